@@ -1,0 +1,284 @@
+"""`anoman-tui compare`: stream one prompt to several models at once, without the TUI.
+
+Runs every model concurrently through the stream core (one request each),
+shows live per-model progress (a Rich live table on a terminal, one line per
+milestone otherwise), then each answer and a summary table; or, with
+`--json`, prints exactly one JSON document on stdout.
+
+Imports the stream core and Rich (which Textual brings); never Textual itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import uuid
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming import (
+    ChatTurn,
+    EndpointFormat,
+    ModelStream,
+    ReasoningDelta,
+    StreamClient,
+    StreamDone,
+    StreamFailed,
+    StreamOpened,
+    StreamRequest,
+    StreamResult,
+    TextDelta,
+)
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """Everything `compare` was asked to do; the key stays out of every repr."""
+
+    prompt: str
+    models: list[str]
+    base_url: str
+    api_key: str = field(repr=False)
+    endpoint: EndpointFormat = "openai"
+    system: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    idle_timeout: float = 60.0
+    headers: tuple[tuple[str, str], ...] = ()
+    gateway_label: str = ""
+
+
+@dataclass
+class PanelProgress:
+    panel: int
+    model: str
+    state: str = "waiting"
+    chunks: int = 0
+    reasoning_chunks: int = 0
+    tail: str = ""
+    result: StreamResult | None = None
+
+
+def _requests(spec: CompareSpec) -> list[StreamRequest]:
+    compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
+    return [
+        StreamRequest(
+            base_url=spec.base_url,
+            api_key=spec.api_key,
+            endpoint=spec.endpoint,
+            model=model,
+            messages=(ChatTurn(role="user", content=spec.prompt),),
+            system=spec.system,
+            temperature=spec.temperature,
+            max_tokens=spec.max_tokens,
+            extra_headers=spec.headers,
+            idle_timeout=spec.idle_timeout,
+            compare_id=compare_id,
+            panel=i,
+        )
+        for i, model in enumerate(spec.models, start=1)
+    ]
+
+
+class CompareRun:
+    """Drives the streams and keeps per-panel progress for whichever view is showing it."""
+
+    def __init__(self, spec: CompareSpec, on_change: Any = None) -> None:
+        self.spec = spec
+        self.panels = [PanelProgress(i, m) for i, m in enumerate(spec.models, start=1)]
+        self._on_change = on_change or (lambda panel, what: None)
+        self._streams: list[ModelStream] = []
+
+    def cancel(self) -> None:
+        for stream in self._streams:
+            stream.cancel()
+
+    async def run(self) -> list[StreamResult]:
+        async with StreamClient() as client:
+            self._streams = [client.stream(r) for r in _requests(self.spec)]
+            await asyncio.gather(
+                *(self._follow(p, s) for p, s in zip(self.panels, self._streams, strict=True))
+            )
+        return [p.result for p in self.panels if p.result is not None]
+
+    async def _follow(self, panel: PanelProgress, stream: ModelStream) -> None:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                if panel.chunks == 0:
+                    panel.state = "streaming"
+                    self._on_change(panel, "first_token")
+                panel.chunks += 1
+                panel.tail = (panel.tail + event.text)[-200:]
+            elif isinstance(event, ReasoningDelta):
+                if panel.reasoning_chunks == 0 and panel.chunks == 0:
+                    panel.state = "thinking"
+                    self._on_change(panel, "thinking")
+                panel.reasoning_chunks += 1
+            elif isinstance(event, StreamOpened):
+                panel.state = "opened"
+            elif isinstance(event, StreamFailed):
+                panel.state = event.failure.kind
+            elif isinstance(event, StreamDone):
+                panel.result = event.result
+                panel.state = event.result.status
+                self._on_change(panel, "done")
+
+
+# -- output -----------------------------------------------------------------
+
+
+def panel_json(panel: PanelProgress) -> dict[str, Any]:
+    result = panel.result
+    assert result is not None
+    return {
+        "panel": panel.panel,
+        "model": panel.model,
+        "status": result.status,
+        "text": result.text,
+        "committed": result.committed,
+        "failure": result.failure.to_json() if result.failure else None,
+        "usage": result.usage.model_dump(include={"prompt_tokens", "completion_tokens",
+                                                  "total_tokens"}) if result.usage else None,
+        "anoman": result.anoman_raw,
+        "metrics": result.metrics.to_json(),
+    }
+
+
+def compare_json(spec: CompareSpec, run: CompareRun) -> dict[str, Any]:
+    return {
+        "prompt": spec.prompt,
+        "endpoint": spec.endpoint,
+        "panels": [panel_json(p) for p in run.panels],
+    }
+
+
+def _fmt(value: float | None, unit: str, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}{unit}"
+
+
+_STATUS_STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow"}
+
+
+def summary_table(run: CompareRun) -> Table:
+    table = Table(title="Summary", title_justify="left", expand=False)
+    for column, justify in (
+        ("#", "right"), ("model", "left"), ("status", "left"), ("TTFT", "right"),
+        ("tok/s", "right"), ("tokens", "right"), ("cost USD", "right"), ("failure", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for panel in run.panels:
+        r = panel.result
+        if r is None:
+            continue
+        tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
+        cost = "—"
+        if r.anoman is not None and r.anoman.cost_usd is not None:
+            cost = f"{r.anoman.cost_usd}"
+        status = r.status + (" (cache hit)" if r.cache_hit else "")
+        table.add_row(
+            str(panel.panel),
+            Text(panel.model),
+            Text(status, style=_STATUS_STYLE.get(r.status, "")),
+            _fmt(r.metrics.ttft_s, " s"),
+            _fmt(r.metrics.output_tokens_per_s, "", 1),
+            tokens,
+            cost,
+            Text(f"{r.failure.kind}: {r.failure.message}" if r.failure else ""),
+        )
+    return table
+
+
+def progress_table(run: CompareRun) -> Table:
+    table = Table(box=None, show_header=True, expand=True)
+    table.add_column("#", width=2, justify="right")
+    table.add_column("model", no_wrap=True)
+    table.add_column("state", no_wrap=True)
+    table.add_column("chunks", justify="right")
+    table.add_column("latest text", no_wrap=True, overflow="ellipsis", ratio=1)
+    for p in run.panels:
+        tail = " ".join(terminal_safe(p.tail).split())[-80:]
+        table.add_row(
+            str(p.panel),
+            Text(p.model),
+            Text(p.state, style=_STATUS_STYLE.get(p.state, "cyan")),
+            str(p.chunks),
+            Text(tail, style="dim"),
+        )
+    return table
+
+
+def answers(run: CompareRun) -> Group:
+    parts: list[Any] = []
+    for p in run.panels:
+        r = p.result
+        if r is None:
+            continue
+        label = "" if r.committed else " [not committed]"
+        parts.append(Rule(Text(f"{p.panel} · {p.model}{label}"), align="left"))
+        if r.reasoning:
+            parts.append(Text(terminal_safe(r.reasoning).strip(), style="dim italic"))
+        parts.append(Text(terminal_safe(r.text).strip() or "(no text)",
+                          style="" if r.committed else "dim"))
+    return Group(*parts)
+
+
+async def run_compare(spec: CompareSpec, *, as_json: bool, out: IO[str] = sys.stdout) -> int:
+    """Run the comparison and print it; returns the exit status (0: all completed)."""
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    err_console = Console(stderr=True, highlight=False)
+    live_console = err_console if as_json else console
+    live_ok = live_console.is_terminal
+
+    def milestone(panel: PanelProgress, what: str) -> None:
+        if live_ok or as_json:
+            return
+        if what == "first_token" and panel.result is None:
+            console.print(f"[{panel.panel}] {escape(panel.model)}: streaming")
+        elif what == "thinking":
+            console.print(f"[{panel.panel}] {escape(panel.model)}: thinking")
+        elif what == "done" and panel.result is not None:
+            r = panel.result
+            why = f" ({r.failure.message})" if r.failure else ""
+            console.print(f"[{panel.panel}] {escape(panel.model)}: {r.status}{escape(why)}")
+
+    run = CompareRun(spec, milestone)
+    if not as_json:
+        where = spec.gateway_label or spec.base_url
+        console.print(
+            f"Comparing {len(spec.models)} models via {escape(where)} ({spec.endpoint} format)"
+        )
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, run.cancel)
+    try:
+        if live_ok:
+            with Live(
+                progress_table(run), console=live_console, refresh_per_second=8,
+                transient=True, get_renderable=lambda: progress_table(run),
+            ):
+                await run.run()
+        else:
+            await run.run()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+    if as_json:
+        out.write(json.dumps(compare_json(spec, run), ensure_ascii=False) + "\n")
+        out.flush()
+    else:
+        console.print(answers(run))
+        console.print()
+        console.print(summary_table(run))
+    return 0 if all(p.result and p.result.status == "completed" for p in run.panels) else 1

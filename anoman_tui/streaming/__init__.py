@@ -1,0 +1,60 @@
+"""The stream core: one typed event stream for every Anoman endpoint format.
+
+Use `StreamClient().stream(StreamRequest(...))` and iterate the events, or
+`await stream.wait()` for the `StreamResult`. Shared by the TUI and the
+headless `anoman-tui compare`. Imports httpx and pydantic, never Textual.
+"""
+
+from anoman_tui.streaming.client import ModelStream, StreamClient
+from anoman_tui.streaming.events import (
+    AnomanMetadata,
+    FailureKind,
+    ReasoningDelta,
+    ResultStatus,
+    RoleStarted,
+    StreamDone,
+    StreamEvent,
+    StreamFailed,
+    StreamFailure,
+    StreamFinished,
+    StreamMetrics,
+    StreamOpened,
+    StreamResult,
+    TextDelta,
+)
+from anoman_tui.streaming.request import (
+    ENDPOINT_FORMATS,
+    ChatTurn,
+    EndpointFormat,
+    StreamRequest,
+    mask_key,
+    normalize_base_url,
+)
+from anoman_tui.streaming.sse import SSEDecoder, SSEEvent
+
+__all__ = [
+    "ENDPOINT_FORMATS",
+    "AnomanMetadata",
+    "ChatTurn",
+    "EndpointFormat",
+    "FailureKind",
+    "ModelStream",
+    "ReasoningDelta",
+    "ResultStatus",
+    "RoleStarted",
+    "SSEDecoder",
+    "SSEEvent",
+    "StreamClient",
+    "StreamDone",
+    "StreamEvent",
+    "StreamFailed",
+    "StreamFailure",
+    "StreamFinished",
+    "StreamMetrics",
+    "StreamOpened",
+    "StreamRequest",
+    "StreamResult",
+    "TextDelta",
+    "mask_key",
+    "normalize_base_url",
+]

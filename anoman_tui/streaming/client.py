@@ -1,0 +1,366 @@
+"""The stream worker: one HTTP streaming call in, one typed event stream out.
+
+`StreamClient` owns the single shared `httpx.AsyncClient` (connection reuse
+across panes and turns). `StreamClient.stream(request)` returns a
+`ModelStream`: an async iterator of `StreamEvent`s that always ends with
+exactly one `StreamDone` carrying the `StreamResult`.
+
+The network is read by a producer task of the stream's own, which stamps
+each read with `time.monotonic()` the moment it returns, parses it and queues
+the events. A consumer that is slow to draw (a busy UI) therefore delays the
+drawing, never the timestamps, so TTFT and tokens/s stay true.
+
+Cancelling — `ModelStream.cancel()`, leaving `async with`, or cancelling the
+task that iterates — cancels the producer, whose `async with` closes the
+response, which closes the socket (the gateway cancels upstream on close).
+
+May import: httpx, pydantic, the standard library, `anoman_tui.wire`.
+Never Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+
+import httpx
+
+from anoman_tui.streaming.events import (
+    StreamDone,
+    StreamEvent,
+    StreamFailed,
+    StreamFailure,
+    StreamOpened,
+    StreamResult,
+)
+from anoman_tui.streaming.failures import (
+    ProtocolViolation,
+    clean_excerpt,
+    http_failure,
+    redact,
+)
+from anoman_tui.streaming.formats import frame_reader, whole_body_events
+from anoman_tui.streaming.recorder import ResultRecorder
+from anoman_tui.streaming.request import StreamRequest
+from anoman_tui.streaming.sse import SSEDecoder
+
+log = logging.getLogger(__name__)
+
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id", "anoman-request-id", "x-anoman-request-id")
+_MAX_ERROR_BODY = 64 * 1024
+_MAX_JSON_BODY = 64 * 1024 * 1024
+
+Emit = Callable[[list[StreamEvent]], None]
+
+
+class StreamClient:
+    """Holds the shared HTTP connection pool; make one per app and close it at exit."""
+
+    def __init__(self, http: httpx.AsyncClient | None = None) -> None:
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+            follow_redirects=False,
+        )
+
+    def stream(self, request: StreamRequest) -> ModelStream:
+        return ModelStream(self._http, request)
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> StreamClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class ModelStream:
+    """One model's stream. Iterate it (`async for event in stream`), or `await stream.wait()`."""
+
+    def __init__(self, http: httpx.AsyncClient, request: StreamRequest) -> None:
+        self.request = request
+        self._http = http
+        self._queue: asyncio.Queue[list[StreamEvent]] = asyncio.Queue()
+        self._ready: deque[StreamEvent] = deque()
+        self._task: asyncio.Task[None] | None = None
+        self._finished = False
+        self.result: StreamResult | None = None
+
+    def start(self) -> None:
+        """Send the request now (iteration starts it too)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(
+                self._produce(), name=f"stream:{self.request.model}"
+            )
+
+    def cancel(self) -> None:
+        """Close the connection at once; the stream then ends with a `cancelled` result."""
+        if self._task is None:
+            self.start()
+        assert self._task is not None
+        if not self._task.done():
+            self._task.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def wait(self) -> StreamResult:
+        """Drain the stream and return its result."""
+        async for _ in self:
+            pass
+        assert self.result is not None
+        return self.result
+
+    async def aclose(self) -> None:
+        """Cancel if still running and wait until the connection is closed."""
+        if self._task is None:
+            return
+        self.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def __aiter__(self) -> ModelStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        if not self._ready:
+            if self._finished:
+                raise StopAsyncIteration
+            self.start()
+            try:
+                batch = await self._queue.get()
+            except asyncio.CancelledError:
+                # Whoever iterates us was cancelled: the connection must not outlive it.
+                self.cancel()
+                raise
+            self._ready.extend(batch)
+        event = self._ready.popleft()
+        if isinstance(event, StreamDone):
+            self._finished = True
+            self.result = event.result
+        return event
+
+    async def __aenter__(self) -> ModelStream:
+        self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- the producer ---------------------------------------------------------
+
+    async def _produce(self) -> None:
+        request = self.request
+        recorder = ResultRecorder(time.monotonic())
+        opened = False
+        completed = False
+        queue = self._queue
+
+        def emit(events: list[StreamEvent]) -> None:
+            for event in events:
+                recorder.record(event)
+            if events:
+                queue.put_nowait(events)
+
+        def fail(failure: StreamFailure) -> None:
+            emit([StreamFailed(time.monotonic(), redact(failure, secret))])
+
+        secret = request.api_key.get_secret_value()
+        timeout = httpx.Timeout(
+            connect=request.connect_timeout,
+            read=request.idle_timeout,
+            write=request.connect_timeout,
+            pool=request.connect_timeout,
+        )
+        try:
+            async with self._http.stream(
+                "POST",
+                request.url,
+                json=request.body(),
+                headers=request.headers(),
+                timeout=timeout,
+            ) as response:
+                at = time.monotonic()
+                headers = {k.lower(): v for k, v in response.headers.items()}
+                if not 200 <= response.status_code < 300:
+                    body = await _read_limited(response, _MAX_ERROR_BODY)
+                    recorder.http_status = response.status_code
+                    fail(http_failure(response.status_code, headers, body))
+                    return
+                content_type = headers.get("content-type", "")
+                request_id = next((headers[h] for h in _REQUEST_ID_HEADERS if h in headers), None)
+                emit([StreamOpened(at, response.status_code, headers, request_id, content_type)])
+                opened = True
+                media = content_type.split(";", 1)[0].strip().lower()
+                if media == "application/json":
+                    body = await _read_limited(response, _MAX_JSON_BODY)
+                    emit(whole_body_events(body, time.monotonic()))
+                    completed = True
+                    return
+                if media != "text/event-stream":
+                    raise ProtocolViolation(
+                        f"expected text/event-stream, got {clean_excerpt(content_type) or 'none'}"
+                    )
+                completed = await self._read_events(response, emit)
+                if not completed and recorder.failure is None:
+                    tokens = recorder.text_chunks
+                    fail(
+                        StreamFailure(
+                            kind="truncated",
+                            message=(
+                                f"connection closed before the end of the stream, after {tokens} chunks"
+                            ),
+                            completion_tokens=tokens,
+                        )
+                    )
+        except asyncio.CancelledError:
+            fail(
+                StreamFailure(
+                    kind="cancelled",
+                    message=f"cancelled after {recorder.text_chunks} chunks",
+                    completion_tokens=recorder.completion_tokens(),
+                )
+            )
+        except ProtocolViolation as exc:
+            fail(StreamFailure(kind="protocol_error", message=f"protocol error: {exc}"))
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ReadTimeout):
+                fail(
+                    StreamFailure(
+                        kind="stalled",
+                        message=(
+                            f"stalled: no bytes for {request.idle_timeout:g} s"
+                            f" after {recorder.text_chunks} chunks"
+                        ),
+                        completion_tokens=recorder.text_chunks,
+                    )
+                )
+            else:
+                fail(
+                    StreamFailure(
+                        kind="transport_error",
+                        message=f"cannot reach the gateway: {type(exc).__name__} ({_host(request)})",
+                    )
+                )
+        except httpx.HTTPError as exc:
+            if opened:
+                fail(
+                    StreamFailure(
+                        kind="truncated",
+                        message=(
+                            f"connection lost after {recorder.text_chunks} chunks"
+                            f" ({_transport_reason(exc)})"
+                        ),
+                        completion_tokens=recorder.text_chunks,
+                    )
+                )
+            else:
+                fail(
+                    StreamFailure(
+                        kind="transport_error",
+                        message=(
+                            f"cannot reach the gateway at {_host(request)}: {_transport_reason(exc)}"
+                        ),
+                    )
+                )
+        except Exception as exc:  # a bug must end this stream, not the app
+            log.exception("stream for model %s failed unexpectedly", request.model)
+            fail(
+                StreamFailure(
+                    kind="protocol_error",
+                    message=f"unexpected client error: {type(exc).__name__}",
+                )
+            )
+        finally:
+            ended = time.monotonic()
+            result = recorder.result(ended, completed)
+            queue.put_nowait([StreamDone(ended, result)])
+
+    async def _read_events(self, response: httpx.Response, emit: Emit) -> bool:
+        """Read until the terminator (True), a failure frame, or EOF (False)."""
+        decoder = SSEDecoder()
+        reader = frame_reader(self.request.endpoint)
+        monotonic = time.monotonic
+        async for chunk in response.aiter_bytes():
+            at = monotonic()
+            batch: list[StreamEvent] = []
+            for sse in decoder.feed(chunk):
+                events = reader.read(sse, at)
+                if events:
+                    batch.extend(events)
+                    if any(type(e) is StreamFailed for e in events):
+                        emit(batch)
+                        return False
+                if reader.done:
+                    emit(batch)
+                    return True
+            emit(batch)
+        at = monotonic()
+        for sse in decoder.close():
+            events = reader.read(sse, at)
+            emit(events)
+            if reader.done:
+                return True
+        return False
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(parts)[:limit]
+
+
+def _host(request: StreamRequest) -> str:
+    url = httpx.URL(request.base_url)
+    port = f":{url.port}" if url.port else ""
+    return f"{url.host}{port}"
+
+
+def _transport_reason(exc: httpx.HTTPError) -> str:
+    # anyio reports "All connection attempts failed"; the OSError underneath says why.
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno is not None:
+            if cause.errno == errno.ECONNREFUSED:
+                return "connection refused"
+            if cause.errno == errno.ECONNRESET:
+                return "connection reset"
+        cause = cause.__cause__ or cause.__context__
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if "refused" in lowered:
+        return "connection refused"
+    if "reset" in lowered:
+        return "connection reset"
+    if "name or service" in lowered or "nodename" in lowered or "getaddrinfo" in lowered:
+        return "host name not found"
+    if "certificate" in lowered or "ssl" in lowered:
+        return "TLS error"
+    if "peer closed" in lowered or "incomplete" in lowered:
+        return "peer closed the connection"
+    return clean_excerpt(text, 100)

@@ -1,0 +1,113 @@
+"""What a caller asks for: one model, one conversation, one endpoint format.
+
+Also builds the HTTP request for each format (path, headers, JSON body), so
+the rest of the stream core never branches on the format to talk HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+EndpointFormat = Literal["openai", "anthropic", "playground"]
+ENDPOINT_FORMATS: tuple[EndpointFormat, ...] = ("openai", "anthropic", "playground")
+
+ENDPOINT_PATHS: dict[EndpointFormat, str] = {
+    "openai": "/v1/chat/completions",
+    "anthropic": "/anthropic/v1/messages",
+    "playground": "/anoman/v1/playground/run",
+}
+
+# The Messages API requires max_tokens; this is the default when the caller sets none.
+ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class ChatTurn(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+def normalize_base_url(url: str) -> str:
+    """The gateway root: no trailing slash, and a trailing `/v1` (as SDKs take it) dropped."""
+    url = url.strip().rstrip("/")
+    if url.endswith("/v1"):
+        url = url[: -len("/v1")]
+    return url
+
+
+def mask_key(key: str | None) -> str:
+    """`anm-sk-…a1b2`: enough to tell keys apart, never enough to use one."""
+    if not key:
+        return "(none)"
+    prefix = "anm-sk-" if key.startswith("anm-sk-") else ""
+    return f"{prefix}…{key[-4:]}" if len(key) > len(prefix) + 8 else f"{prefix}…"
+
+
+class StreamRequest(BaseModel):
+    """One streaming call. The key is a `SecretStr`, so no repr or log line shows it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    api_key: SecretStr = SecretStr("")
+    endpoint: EndpointFormat = "openai"
+    model: str
+    messages: tuple[ChatTurn, ...]
+    system: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    extra_headers: tuple[tuple[str, str], ...] = ()
+    idle_timeout: float = Field(default=60.0, gt=0)
+    connect_timeout: float = Field(default=10.0, gt=0)
+    compare_id: str | None = None
+    panel: int | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _normalize(cls, value: str) -> str:
+        return normalize_base_url(value)
+
+    @property
+    def url(self) -> str:
+        return self.base_url + ENDPOINT_PATHS[self.endpoint]
+
+    def headers(self) -> dict[str, str]:
+        key = self.api_key.get_secret_value()
+        headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
+        if self.endpoint == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            if key:
+                headers["x-api-key"] = key
+        elif key:
+            headers["Authorization"] = f"Bearer {key}"
+        for name, value in self.extra_headers:
+            headers[name] = value
+        return headers
+
+    def body(self) -> dict[str, Any]:
+        turns = [{"role": t.role, "content": t.content} for t in self.messages]
+        body: dict[str, Any] = {"model": self.model, "stream": True}
+        if self.endpoint == "anthropic":
+            if self.system:
+                body["system"] = self.system
+            body["messages"] = turns
+            body["max_tokens"] = self.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS
+        else:
+            system = [{"role": "system", "content": self.system}] if self.system else []
+            body["messages"] = system + turns
+            # Plain OpenAI only sends usage when asked; Anoman always does.
+            body["stream_options"] = {"include_usage": True}
+            if self.max_tokens is not None:
+                body["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.endpoint == "playground":
+            if self.compare_id is not None:
+                body["compare_id"] = self.compare_id
+            if self.panel is not None:
+                body["panel"] = self.panel
+        return body

@@ -1,0 +1,137 @@
+"""An incremental Server-Sent Events decoder that follows the WHATWG event-stream rules.
+
+Bytes go in as they arrive from the network, in reads of any size; complete
+events come out. Handled as the standard says: UTF-8 decoded incrementally
+with U+FFFD for invalid sequences (a multi-byte character split across reads
+is joined, not replaced), one leading BOM dropped, CRLF / LF / CR line ends
+(a CR at the end of one read followed by LF at the start of the next is one
+line end), comments, `event` / `data` / `id` / `retry` fields, multi-line
+data, and events whose data buffer is empty are not dispatched.
+
+Line splitting is done on CR and LF only, never with `str.splitlines`, which
+would also split on U+2028/U+2029 and other characters that may legally sit
+inside a JSON string.
+
+Pure: imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+
+@dataclass(slots=True, frozen=True)
+class SSEEvent:
+    """One dispatched event: its type (default `message`), data, and the last event id."""
+
+    event: str
+    data: str
+    id: str | None = None
+
+
+class SSEDecoder:
+    """Turns a byte stream into `SSEEvent`s; keep one instance per response."""
+
+    __slots__ = (
+        "_bom_checked",
+        "_data",
+        "_decoder",
+        "_event",
+        "_last_id",
+        "_pending",
+        "_skip_lf",
+        "retry_ms",
+    )
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending: list[str] = []  # text of the current, unterminated line
+        self._skip_lf = False  # the previous read ended in CR: a leading LF is part of it
+        self._bom_checked = False
+        self._data: list[str] = []
+        self._event = ""
+        self._last_id: str | None = None
+        self.retry_ms: int | None = None
+
+    @property
+    def has_partial_event(self) -> bool:
+        """True when bytes of an event have arrived but not its terminating blank line."""
+        return bool(self._pending or self._data or self._event)
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume one read from the network; return the events it completed."""
+        text = self._decoder.decode(chunk)
+        return self._feed_text(text) if text else []
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: flush the decoder. An unterminated event is discarded (standard)."""
+        text = self._decoder.decode(b"", final=True)
+        events = self._feed_text(text) if text else []
+        return events
+
+    def _feed_text(self, text: str) -> list[SSEEvent]:
+        if not self._bom_checked:
+            self._bom_checked = True
+            if text.startswith("\ufeff"):
+                text = text[1:]
+                if not text:
+                    return []
+        if self._skip_lf:
+            self._skip_lf = False
+            if text.startswith("\n"):
+                text = text[1:]
+        if "\r" in text:
+            self._skip_lf = text.endswith("\r")
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\n" not in text:
+            if text:
+                self._pending.append(text)
+            return []
+        if self._pending:
+            self._pending.append(text)
+            text = "".join(self._pending)
+            self._pending.clear()
+        lines = text.split("\n")
+        tail = lines.pop()
+        if tail:
+            self._pending.append(tail)
+        events: list[SSEEvent] = []
+        for line in lines:
+            event = self._process_line(line)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _process_line(self, line: str) -> SSEEvent | None:
+        if not line:
+            return self._dispatch()
+        # The hot path: nearly every line of a completion stream is `data: {...}`.
+        if line.startswith("data:"):
+            value = line[5:]
+            self._data.append(value[1:] if value.startswith(" ") else value)
+            return None
+        if line[0] == ":":
+            return None  # comment / keep-alive
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            self._event = value
+        elif name == "data":
+            self._data.append(value)
+        elif name == "id":
+            if "\x00" not in value:
+                self._last_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        if not self._data:
+            self._event = ""
+            return None
+        event = SSEEvent(self._event or "message", "\n".join(self._data), self._last_id)
+        self._data = []
+        self._event = ""
+        return event

@@ -1,0 +1,103 @@
+"""`anoman-tui compare` end to end: the real console entry point in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+from tests.frames import ANOMAN_BLOCK, OPENAI_ERROR_FRAME, OPENAI_SPEC_STREAM
+from tests.replay_server import ReplayServer, Script
+
+KEY = "anm-sk-cli-test-key-9f8e7d6c"
+
+
+async def run_cli(*args: str, env_key: str | None = KEY) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    if env_key is not None:
+        env["ANOMAN_API_KEY"] = env_key
+    env["COLUMNS"] = "160"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "anoman_tui.cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def scripts(replay: ReplayServer) -> None:
+    replay.scripts["good"] = Script(body=list(OPENAI_SPEC_STREAM))
+    replay.scripts["broken"] = Script(
+        body=[*OPENAI_SPEC_STREAM[:3], OPENAI_ERROR_FRAME, b"data: [DONE]\n\n"]
+    )
+    replay.scripts["blocked"] = Script(
+        status=429, content_type="application/json", headers=[("Retry-After", "7")],
+        body=[b'{"error":{"type":"rate_limit_error","message":"slow down"}}'],
+    )
+
+
+async def test_json_output_is_one_document_with_every_panel(replay: ReplayServer) -> None:
+    scripts(replay)
+    code, out, err = await run_cli(
+        "compare", "Tell me a short story", "--base-url", replay.base_url + "/v1",
+        "-m", "good", "-m", "broken", "-m", "blocked", "--json", "--endpoint", "playground",
+    )
+    assert code == 1, err
+    doc = json.loads(out)
+    assert doc["prompt"] == "Tell me a short story" and doc["endpoint"] == "playground"
+    good, broken, blocked = doc["panels"]
+    assert good == {
+        "panel": 1, "model": "good", "status": "completed", "text": "Once upon a time...",
+        "committed": True, "failure": None,
+        "usage": {"prompt_tokens": 7, "completion_tokens": 4, "total_tokens": 11},
+        "anoman": ANOMAN_BLOCK, "metrics": good["metrics"],
+    }
+    assert set(good["metrics"]) == {"ttft_s", "e2e_s", "output_tokens_per_s", "chunks"}
+    assert good["metrics"]["chunks"] == 3
+    assert broken["status"] == "failed" and broken["committed"] is False
+    assert broken["failure"]["kind"] == "stream_error"
+    assert broken["failure"]["failure_class"] == "upstream_error"
+    assert broken["failure"]["completion_tokens"] == 42
+    assert blocked["failure"]["kind"] == "http_error"
+    assert blocked["failure"]["status"] == 429 and blocked["failure"]["retry_after_s"] == 7
+    # one request per panel, all to the playground endpoint with the panel number
+    panels = sorted(r.body["panel"] for r in replay.requests)
+    assert panels == [1, 2, 3]
+    assert len({r.body["compare_id"] for r in replay.requests}) == 1
+    assert KEY not in out and KEY not in err
+
+
+async def test_all_completed_exits_zero_and_prints_table(replay: ReplayServer) -> None:
+    scripts(replay)
+    code, out, err = await run_cli(
+        "compare", "story", "--base-url", replay.base_url, "-m", "good", "-m", "good",
+        "--header", "Cache-Control: no-cache", "--system", "Be brief.",
+    )
+    assert code == 0, err
+    assert "Summary" in out and "completed" in out and "Once upon a time..." in out
+    assert "0.000041" in out
+    assert all(r.headers["cache-control"] == "no-cache" for r in replay.requests)
+    assert all(r.body["messages"][0]["role"] == "system" for r in replay.requests)
+
+
+async def test_bad_usage_exits_two() -> None:
+    code, _, err = await run_cli("compare", "x", "-m", "a", "--base-url", "http://x",
+                                 "--header", "no-colon")
+    assert code == 2 and "Name: value" in err
+    code, _, err = await run_cli("compare", "x", "--base-url", "http://x")
+    assert code == 2
+    code, _, _ = await run_cli("compare", "x", "-m", "a", "--base-url", "http://x",
+                               "--idle-timeout", "0")
+    assert code == 2
+
+
+async def test_unreachable_gateway_fails_cleanly() -> None:
+    code, out, err = await run_cli(
+        "compare", "x", "-m", "a", "--base-url", "http://127.0.0.1:9", "--json"
+    )
+    assert code == 1
+    panel = json.loads(out)["panels"][0]
+    assert panel["failure"]["kind"] == "transport_error"
+    assert "Traceback" not in err
