@@ -116,8 +116,7 @@ def test_client_side_never_imports_textual() -> None:
     code = (
         "import sys, anoman_tui.wire, anoman_tui.streaming;"
         "import importlib.util as u;"
-        "g = u.find_spec('anoman_tui.gateway.app');"
-        "g and __import__('anoman_tui.gateway.app');"
+        "u.find_spec('anoman_tui.gateway') and __import__('anoman_tui.gateway.app');"
         "bad = [m for m in sys.modules if m == 'textual' or m.startswith('textual.')];"
         "assert not bad, bad"
     )
