@@ -22,6 +22,7 @@ from anoman_tui.streaming.events import (
     StreamResult,
     TextDelta,
 )
+from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo
 from anoman_tui.streaming.request import (
     ENDPOINT_FORMATS,
     ChatTurn,
@@ -38,6 +39,8 @@ __all__ = [
     "ChatTurn",
     "EndpointFormat",
     "FailureKind",
+    "GatewayRequestError",
+    "ModelInfo",
     "ModelStream",
     "ReasoningDelta",
     "ResultStatus",

@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -46,6 +47,7 @@ from anoman_tui.streaming.failures import (
     redact,
 )
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
+from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
 from anoman_tui.streaming.recorder import ResultRecorder
 from anoman_tui.streaming.request import StreamRequest
 from anoman_tui.streaming.sse import SSEDecoder
@@ -71,6 +73,16 @@ class StreamClient:
 
     def stream(self, request: StreamRequest) -> ModelStream:
         return ModelStream(self._http, request)
+
+    async def list_models(self, base_url: str, api_key: str) -> list[ModelInfo]:
+        """`GET /v1/models`; raises `GatewayRequestError` with a sentence to show."""
+        return await list_models(self._http, base_url, api_key)
+
+    async def fetch_usage(
+        self, base_url: str, api_key: str, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """`GET /anoman/v1/usage?limit=N`: ledger rows, newest first."""
+        return await fetch_usage(self._http, base_url, api_key, limit)
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -228,7 +240,7 @@ class ModelStream:
                         StreamFailure(
                             kind="truncated",
                             message=(
-                                f"connection closed before the end of the stream, after {tokens} chunks"
+                                f"connection closed before the end of the stream ({tokens} chunks)"
                             ),
                             completion_tokens=tokens,
                         )
@@ -259,7 +271,7 @@ class ModelStream:
                 fail(
                     StreamFailure(
                         kind="transport_error",
-                        message=f"cannot reach the gateway: {type(exc).__name__} ({_host(request)})",
+                        message=f"cannot reach {_host(request)}: {type(exc).__name__}",
                     )
                 )
         except httpx.HTTPError as exc:
@@ -278,9 +290,7 @@ class ModelStream:
                 fail(
                     StreamFailure(
                         kind="transport_error",
-                        message=(
-                            f"cannot reach the gateway at {_host(request)}: {_transport_reason(exc)}"
-                        ),
+                        message=(f"cannot reach {_host(request)}: {_transport_reason(exc)}"),
                     )
                 )
         except Exception as exc:  # a bug must end this stream, not the app

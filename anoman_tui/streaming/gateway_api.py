@@ -1,0 +1,102 @@
+"""The gateway's plain JSON endpoints: `GET /v1/models` and `GET /anoman/v1/usage`.
+
+They live beside the stream core so the UI never touches httpx; both go
+through the caller's shared `httpx.AsyncClient` (see `StreamClient`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import httpx
+
+from anoman_tui.streaming.failures import clean_excerpt, http_failure
+from anoman_tui.streaming.request import normalize_base_url
+
+
+class GatewayRequestError(Exception):
+    """A JSON endpoint failed; the message is one sentence, safe to show."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """One entry of `GET /v1/models`, with Anoman's price and weight when it sends them."""
+
+    id: str
+    owned_by: str | None = None
+    weight: int | None = None
+    input_usd_per_mtok: Decimal | None = None
+    output_usd_per_mtok: Decimal | None = None
+    description: str = ""
+    thinking: bool = False
+
+    @classmethod
+    def from_json(cls, entry: dict[str, Any]) -> ModelInfo:
+        extra = entry.get("anoman") if isinstance(entry.get("anoman"), dict) else {}
+        assert isinstance(extra, dict)
+        pricing = extra.get("pricing") if isinstance(extra.get("pricing"), dict) else {}
+        assert isinstance(pricing, dict)
+        weight = extra.get("weight")
+        return cls(
+            id=str(entry["id"]),
+            owned_by=str(entry["owned_by"]) if entry.get("owned_by") is not None else None,
+            weight=weight if isinstance(weight, int) else None,
+            input_usd_per_mtok=_decimal(pricing.get("input_usd_per_mtok")),
+            output_usd_per_mtok=_decimal(pricing.get("output_usd_per_mtok")),
+            description=str(extra.get("description") or ""),
+            thinking=bool(extra.get("thinking")),
+        )
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+async def _get_json(
+    http: httpx.AsyncClient, base_url: str, api_key: str, path: str, params: dict[str, Any]
+) -> Any:
+    url = normalize_base_url(base_url) + path
+    headers = {"Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    try:
+        response = await http.get(url, headers=headers, params=params, timeout=15.0)
+    except httpx.HTTPError as exc:
+        raise GatewayRequestError(f"cannot reach the gateway ({type(exc).__name__})") from None
+    if response.status_code != 200:
+        failure = http_failure(response.status_code, dict(response.headers), response.content)
+        message = failure.message
+        if api_key:
+            message = message.replace(api_key, "…" + api_key[-4:])
+        raise GatewayRequestError(message)
+    try:
+        return response.json()
+    except ValueError:
+        raise GatewayRequestError(
+            f"{path} did not answer JSON: {clean_excerpt(response.text, 60)}"
+        ) from None
+
+
+async def list_models(http: httpx.AsyncClient, base_url: str, api_key: str) -> list[ModelInfo]:
+    payload = await _get_json(http, base_url, api_key, "/v1/models", {})
+    entries = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(entries, list):
+        raise GatewayRequestError("/v1/models did not return a model list")
+    return [ModelInfo.from_json(e) for e in entries if isinstance(e, dict) and "id" in e]
+
+
+async def fetch_usage(
+    http: httpx.AsyncClient, base_url: str, api_key: str, limit: int = 100
+) -> list[dict[str, Any]]:
+    payload = await _get_json(http, base_url, api_key, "/anoman/v1/usage", {"limit": limit})
+    rows = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(rows, list):
+        raise GatewayRequestError("/anoman/v1/usage did not return rows")
+    return [r for r in rows if isinstance(r, dict)]

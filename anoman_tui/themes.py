@@ -1,0 +1,41 @@
+"""Theme files (TOML, Textual `Theme` fields) turned into Textual themes."""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+
+from textual.theme import Theme
+
+from anoman_tui.locations import theme_dirs
+
+log = logging.getLogger(__name__)
+_FIELDS = {f.name for f in fields(Theme)}
+
+
+def load_theme(path: Path) -> Theme:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise ValueError(f"unknown theme keys: {', '.join(sorted(unknown))}")
+    if "name" not in data or "primary" not in data:
+        raise ValueError("a theme needs at least 'name' and 'primary'")
+    return Theme(**data)
+
+
+def load_themes(dirs: list[Path] | None = None) -> dict[str, Theme]:
+    """Every readable theme file; a broken one is logged and skipped, never fatal."""
+    themes: dict[str, Theme] = {}
+    for directory in dirs if dirs is not None else theme_dirs():
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.toml")):
+            try:
+                theme = load_theme(path)
+            except (OSError, ValueError, TypeError, tomllib.TOMLDecodeError) as exc:
+                log.warning("skipping theme %s: %s", path, exc)
+                continue
+            themes[theme.name] = theme
+    return themes
