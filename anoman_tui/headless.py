@@ -16,7 +16,7 @@ import json
 import signal
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from rich.console import Console, Group
@@ -30,6 +30,7 @@ from anoman_tui.safe_text import terminal_safe
 from anoman_tui.streaming import (
     ChatTurn,
     EndpointFormat,
+    GatewayRequestError,
     ModelStream,
     ReasoningDelta,
     StreamClient,
@@ -282,3 +283,39 @@ async def run_compare(spec: CompareSpec, *, as_json: bool, out: IO[str] = sys.st
         console.print()
         console.print(summary_table(run))
     return 0 if all(p.result and p.result.status == "completed" for p in run.panels) else 1
+
+
+def run_compare_with_target(spec: CompareSpec, *, as_json: bool) -> int:
+    """`compare` from the command line: against `spec.base_url`, or the local gateway.
+
+    Without a base URL the local gateway starts in-process on a free loopback
+    port with a fresh key; without models, the first three it lists are used.
+    """
+    gateway = None
+    if not spec.base_url:
+        from anoman_tui.gateway.embedded import EmbeddedGateway
+
+        gateway = EmbeddedGateway().start()
+        spec = replace(spec, base_url=gateway.base_url, api_key=gateway.api_key,
+                       gateway_label=f"the local gateway ({gateway.base_url})")
+    try:
+        return asyncio.run(_compare_main(spec, as_json))
+    finally:
+        if gateway is not None:
+            gateway.stop()
+
+
+async def _compare_main(spec: CompareSpec, as_json: bool) -> int:
+    if not spec.models:
+        try:
+            async with StreamClient() as client:
+                listed = await client.list_models(spec.base_url, spec.api_key)
+        except GatewayRequestError as exc:
+            print(f"anoman-tui compare: cannot list models: {exc}", file=sys.stderr)
+            return 1
+        if not listed:
+            print("anoman-tui compare: the gateway lists no models; pass --model",
+                  file=sys.stderr)
+            return 1
+        spec = replace(spec, models=[m.id for m in listed[:3]])
+    return await run_compare(spec, as_json=as_json)

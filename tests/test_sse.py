@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,7 +87,10 @@ def _frame_events(reader_cls, chunks: list[bytes]):
 
 STREAMS = [
     (OpenAIFrameReader, b"".join(OPENAI_SPEC_STREAM)),
-    (OpenAIFrameReader, b"".join(OPENAI_SPEC_STREAM[:3]) + OPENAI_ERROR_FRAME + b"data: [DONE]\n\n"),
+    (
+        OpenAIFrameReader,
+        b"".join(OPENAI_SPEC_STREAM[:3]) + OPENAI_ERROR_FRAME + b"data: [DONE]\n\n",
+    ),
     (AnthropicFrameReader, b"".join(ANTHROPIC_SPEC_STREAM)),
     # multi-byte text, line separators inside JSON strings, CRLF line ends
     (
@@ -93,7 +98,8 @@ STREAMS = [
         (
             'data: {"choices":[{"index":0,"delta":{"content":"Héllo \u2028 wörld ☃ 🎉"}}]}\r\n\r\n'
             ": ping\r\n\r\n"
-            'data: {"choices":[{"index":0,"delta":{"content":"\\u2029 done"},"finish_reason":"stop"}]}\r\n\r\n'
+            'data: {"choices":[{"index":0,"delta":{"content":"\\u2029 done"},'
+            '"finish_reason":"stop"}]}\r\n\r\n'
             "data: [DONE]\r\n\r\n"
         ).encode(),
     ),
@@ -107,7 +113,7 @@ def test_any_split_of_a_valid_stream_yields_the_same_events(data, which) -> None
     expected = _frame_events(reader_cls, [raw])
     cuts = sorted(data.draw(st.sets(st.integers(min_value=1, max_value=len(raw) - 1), max_size=40)))
     bounds = [0, *cuts, len(raw)]
-    chunks = [raw[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    chunks = [raw[a:b] for a, b in itertools.pairwise(bounds)]
     assert _frame_events(reader_cls, chunks) == expected
 
 

@@ -429,3 +429,13 @@ async def test_sse_details_over_the_wire(replay: ReplayServer) -> None:
     events, result = await collect(replay, "m")
     assert result.committed and result.text == "Once upon a time..."
     assert isinstance(events[0], StreamOpened)
+
+
+async def test_cancel_before_the_first_step_still_ends_with_a_result(replay) -> None:
+    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM))
+    async with StreamClient() as client:
+        stream = client.stream(make_request(replay, "m"))
+        stream.cancel()
+        result = await asyncio.wait_for(stream.wait(), 5)
+    assert result.status == "cancelled"
+    assert replay.requests == []

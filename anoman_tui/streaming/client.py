@@ -110,7 +110,10 @@ class ModelStream:
         self._ready: deque[StreamEvent] = deque()
         self._task: asyncio.Task[None] | None = None
         self._finished = False
+        self._started = False
+        self._cancel_requested = False
         self.result: StreamResult | None = None
+        self.sent_at: float | None = None  # monotonic instant the request went out
 
     def start(self) -> None:
         """Send the request now (iteration starts it too)."""
@@ -124,7 +127,11 @@ class ModelStream:
         if self._task is None:
             self.start()
         assert self._task is not None
-        if not self._task.done():
+        if not self._started:
+            # A task cancelled before its first step never runs its body, so it could not
+            # report the cancellation; let it start and see the request instead.
+            self._cancel_requested = True
+        elif not self._task.done():
             self._task.cancel()
 
     @property
@@ -183,7 +190,8 @@ class ModelStream:
 
     async def _produce(self) -> None:
         request = self.request
-        recorder = ResultRecorder(time.monotonic())
+        self.sent_at = time.monotonic()
+        recorder = ResultRecorder(self.sent_at)
         opened = False
         completed = False
         queue = self._queue
@@ -204,7 +212,10 @@ class ModelStream:
             write=request.connect_timeout,
             pool=request.connect_timeout,
         )
+        self._started = True
         try:
+            if self._cancel_requested:
+                raise asyncio.CancelledError
             async with self._http.stream(
                 "POST",
                 request.url,
