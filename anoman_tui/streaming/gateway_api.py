@@ -32,6 +32,15 @@ class ModelInfo:
     description: str = ""
     thinking: bool = False
 
+    def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """Cost from the listed prices, for gateways that send no Anoman block (SPEC §7)."""
+        if self.input_usd_per_mtok is None or self.output_usd_per_mtok is None:
+            return None
+        raw = (
+            prompt_tokens * self.input_usd_per_mtok + completion_tokens * self.output_usd_per_mtok
+        ) / Decimal(1_000_000)
+        return raw.quantize(Decimal("0.000001"))
+
     @classmethod
     def from_json(cls, entry: dict[str, Any]) -> ModelInfo:
         extra = entry.get("anoman") if isinstance(entry.get("anoman"), dict) else {}

@@ -1,0 +1,128 @@
+"""What one pane is and has done: its model, format, parameters, scenario and history.
+
+Pure data, no Textual: the compare screen owns three `PanelState`s and the
+pane widgets draw them. Only committed answers enter a pane's history, so a
+follow-up prompt continues each pane's own conversation without the partial
+output of a failed or cancelled stream (SPEC §3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamRequest, StreamResult
+
+PanelStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
+
+Scenario = Literal[
+    "none", "interrupt", "drop", "stall", "malformed", "guardrail", "rate_limit", "slow_thinking"
+]
+
+# What each demo scenario asks of the local gateway (X-Anoman-Simulate, SPEC-compatible).
+SCENARIO_HEADERS: dict[Scenario, str] = {
+    "none": "",
+    "interrupt": "interrupt-after=40",
+    "drop": "drop-after=40",
+    "stall": "stall-after=30",
+    "malformed": "malformed-after=25",
+    "guardrail": "status=403",
+    "rate_limit": "status=429",
+    "slow_thinking": "ttft=4,rate=12",
+}
+SCENARIO_LABELS: dict[Scenario, str] = {
+    "none": "none (normal answer)",
+    "interrupt": "interrupt: error frame after 40 tokens",
+    "drop": "drop: connection closed after 40 tokens",
+    "stall": "stall: no bytes after 30 tokens",
+    "malformed": "malformed: an invalid frame after 25 tokens",
+    "guardrail": "guardrail block: 403 before the stream",
+    "rate_limit": "rate limit: 429 with Retry-After",
+    "slow_thinking": "slow thinking: 4 s to first token, 12 tok/s",
+}
+# A stalled demo should not make the audience wait the default 60 s.
+SCENARIO_IDLE_TIMEOUT: dict[Scenario, float] = {"stall": 5.0}
+
+
+@dataclass
+class PanelParams:
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def describe(self) -> str:
+        temp = "default" if self.temperature is None else f"{self.temperature:g}"
+        tokens = "default" if self.max_tokens is None else str(self.max_tokens)
+        return f"temperature {temp} · max tokens {tokens}"
+
+
+@dataclass
+class PanelState:
+    index: int  # 1-based, as shown
+    model: str = ""
+    endpoint: EndpointFormat = "openai"
+    params: PanelParams = field(default_factory=PanelParams)
+    scenario: Scenario = "none"
+    status: PanelStatus = "idle"
+    history: list[ChatTurn] = field(default_factory=list)
+    last_prompt: str | None = None
+    last_result: StreamResult | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.status in ("waiting", "streaming")
+
+    @property
+    def retryable(self) -> bool:
+        return self.status in ("failed", "cancelled") and self.last_prompt is not None
+
+    def build_request(
+        self,
+        prompt: str,
+        *,
+        base_url: str,
+        api_key: str,
+        system: str | None,
+        idle_timeout: float,
+        bypass_cache: bool,
+        compare_id: str,
+        local_gateway: bool,
+    ) -> StreamRequest:
+        headers: list[tuple[str, str]] = []
+        if bypass_cache:
+            headers.append(("Cache-Control", "no-cache"))
+        simulate = SCENARIO_HEADERS[self.scenario] if local_gateway else ""
+        if simulate:
+            headers.append(("X-Anoman-Simulate", simulate))
+        if local_gateway:
+            idle_timeout = min(idle_timeout, SCENARIO_IDLE_TIMEOUT.get(self.scenario, idle_timeout))
+        return StreamRequest(
+            base_url=base_url,
+            api_key=api_key,
+            endpoint=self.endpoint,
+            model=self.model,
+            messages=(*self.history, ChatTurn(role="user", content=prompt)),
+            system=system or None,
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
+            extra_headers=tuple(headers),
+            idle_timeout=idle_timeout,
+            compare_id=compare_id,
+            panel=self.index,
+        )
+
+    def record(self, prompt: str, result: StreamResult) -> None:
+        """Remember how the turn ended; only a committed answer joins the conversation."""
+        self.last_prompt = prompt
+        self.last_result = result
+        self.status = {"completed": "done", "failed": "failed", "cancelled": "cancelled"}[
+            result.status
+        ]  # type: ignore[assignment]
+        if result.committed:
+            self.history.append(ChatTurn(role="user", content=prompt))
+            self.history.append(ChatTurn(role="assistant", content=result.text))
+
+    def reset(self) -> None:
+        self.history.clear()
+        self.status = "idle"
+        self.last_prompt = None
+        self.last_result = None

@@ -1,0 +1,1 @@
+"""Screens of the app: compare (the main one), the usage ledger and small dialogs."""

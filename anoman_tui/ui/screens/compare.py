@@ -1,0 +1,240 @@
+"""The compare screen: three panes side by side, one prompt box, per-pane abort.
+
+The screen owns the three `PanelState`s and turns a submitted prompt into
+three concurrent streams (one request per pane). Panes post
+`PaneStreamFinished` when a stream ends; the screen keeps the status line
+honest. Below about 120 columns the panes become tabs, one shown at a time.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static, Tab, Tabs
+
+from anoman_tui.streaming import ModelInfo
+from anoman_tui.ui.messages import (
+    GatewayReady,
+    GatewayUnavailable,
+    PaneStatusChanged,
+    PaneStreamFinished,
+    PromptSubmitted,
+)
+from anoman_tui.ui.panel_state import PanelState
+from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+NARROW_BELOW = 120
+
+
+class StatusLine(Static):
+    pass
+
+
+class CompareScreen(Screen[None]):
+    BINDINGS = [
+        Binding("f1", "abort(1)", "Abort 1", id="abort_pane_1", priority=True),
+        Binding("f2", "abort(2)", "Abort 2", id="abort_pane_2", priority=True),
+        Binding("f3", "abort(3)", "Abort 3", id="abort_pane_3", priority=True),
+        Binding("escape", "abort_all", "Abort all", id="abort_all", priority=True),
+        Binding("ctrl+r", "retry", "Retry failed", id="retry", priority=True),
+        Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
+        Binding("f4", "next_pane", "Next pane", id="next_pane", show=False),
+    ]
+
+    def __init__(self, panels: list[PanelState], *, frozen_clock: bool = False) -> None:
+        super().__init__(id="compare")
+        self.panels = panels
+        self._frozen = frozen_clock
+        self.base_url: str | None = None
+        self.target_label = "starting the local gateway…"
+        self.models: list[ModelInfo] = []
+        self.bypass_cache = False
+        self.sync_params = False
+        self._narrow: bool | None = None
+        self._active_pane = 1
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status-line")
+        yield Tabs(*(Tab(f"{p.index}", id=f"tab-{p.index}") for p in self.panels), id="pane-tabs")
+        with Horizontal(id="panes"):
+            for panel in self.panels:
+                yield ComparePane(panel, frozen_clock=self._frozen, model_info=self.model_info)
+        with Vertical(id="prompt-area"):
+            yield Input(placeholder="System prompt (optional, sent to all panes)", id="system")
+            yield PromptBox(
+                id="prompt",
+                placeholder="Type a prompt · Enter send · Ctrl+J newline · ↑ previous",
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(PromptBox).focus()
+        self.update_status()
+        self._apply_layout(self.size.width)
+
+    # -- layout ---------------------------------------------------------------
+
+    def on_resize(self) -> None:
+        self._apply_layout(self.size.width)
+
+    def _apply_layout(self, width: int) -> None:
+        narrow = width < NARROW_BELOW
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        self.set_class(narrow, "-narrow")
+        self.query_one(Tabs).display = narrow
+        self._show_active()
+
+    def _show_active(self) -> None:
+        for pane in self.query(ComparePane):
+            pane.display = (not self._narrow) or pane.state.index == self._active_pane
+
+    @on(Tabs.TabActivated)
+    def _tab_changed(self, event: Tabs.TabActivated) -> None:
+        if event.tab.id:
+            self._active_pane = int(event.tab.id.split("-")[1])
+            self._show_active()
+
+    def action_next_pane(self) -> None:
+        self._active_pane = self._active_pane % len(self.panels) + 1
+        self.query_one(Tabs).active = f"tab-{self._active_pane}"
+        self._show_active()
+
+    def _update_tabs(self) -> None:
+        tabs = self.query_one(Tabs)
+        for panel in self.panels:
+            tab = tabs.query_one(f"#tab-{panel.index}", Tab)
+            tab.label = Text(f"{panel.index} {panel.model or '—'} · {panel.status}")
+
+    # -- status ---------------------------------------------------------------
+
+    def update_status(self) -> None:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(" anoman-tui ", style="bold reverse")
+        line.append("  requests go to: ", style="dim")
+        line.append(self.target_label, style="bold")
+        line.append("   cache: ", style="dim")
+        line.append("bypassed (no-cache)" if self.bypass_cache else "on")
+        line.append("   params: ", style="dim")
+        line.append("synced" if self.sync_params else "per pane")
+        running = sum(p.running for p in self.panels)
+        if running:
+            line.append(f"   {running} streaming", style="bold")
+        self.query_one(StatusLine).update(line)
+        if self._narrow:
+            self._update_tabs()
+
+    @on(GatewayReady)
+    def _gateway_ready(self, event: GatewayReady) -> None:
+        self.base_url = event.base_url
+        self.target_label = event.label
+        self.models = event.models
+        known = [m.id for m in event.models]
+        for panel, pane in zip(self.panels, self.query(ComparePane), strict=True):
+            if not panel.model and known:
+                panel.model = known[(panel.index - 1) % len(known)]
+            pane.refresh_chrome()
+        self.update_status()
+
+    @on(GatewayUnavailable)
+    def _gateway_unavailable(self, event: GatewayUnavailable) -> None:
+        self.target_label = f"unavailable: {event.reason}"
+        self.update_status()
+        self.notify(event.reason, title="Gateway unavailable", severity="error", timeout=10)
+
+    # -- sending --------------------------------------------------------------
+
+    @on(PromptSubmitted)
+    def _submitted(self, event: PromptSubmitted) -> None:
+        if self.base_url is None:
+            self.notify("The gateway is not ready yet; try again in a moment.",
+                        title="Not connected", severity="warning")
+            return
+        if any(p.running for p in self.panels):
+            self.notify("Streams are still running: abort them (Esc) or wait.",
+                        title="Busy", severity="warning")
+            return
+        self.query_one(PromptBox).clear()
+        self.send(event.prompt, self.panels)
+
+    def send(self, prompt: str, panels: list[PanelState], delays: dict[int, float] | None = None
+             ) -> None:
+        app = self.app
+        system = self.query_one("#system", Input).value
+        compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
+        for panel in panels:
+            if not panel.model:
+                continue
+            request = panel.build_request(
+                prompt,
+                base_url=self.base_url or "",
+                api_key=app.api_key,  # type: ignore[attr-defined]
+                system=system,
+                idle_timeout=app.settings.idle_timeout,  # type: ignore[attr-defined]
+                bypass_cache=self.bypass_cache,
+                compare_id=compare_id,
+                local_gateway=app.is_local_gateway,  # type: ignore[attr-defined]
+            )
+            stream = app.stream_client.stream(request)  # type: ignore[attr-defined]
+            pane = self.pane(panel.index)
+            pane.start(stream, prompt, delay_s=(delays or {}).get(panel.index, 0.0))
+        self.update_status()
+
+    def model_info(self, model: str) -> ModelInfo | None:
+        return next((m for m in self.models if m.id == model), None)
+
+    def pane(self, index: int) -> ComparePane:
+        return self.query_one(f"#pane-{index}", ComparePane)
+
+    @on(PaneStreamFinished)
+    def _pane_finished(self, event: PaneStreamFinished) -> None:
+        self.update_status()
+
+    @on(PaneStatusChanged)
+    def _pane_status(self, event: PaneStatusChanged) -> None:
+        self.update_status()
+
+    # -- actions --------------------------------------------------------------
+
+    def action_abort(self, index: int) -> None:
+        if not self.pane(index).abort():
+            self.notify(f"Pane {index} is not streaming.", timeout=2)
+
+    def action_abort_all(self) -> None:
+        aborted = [p.state.index for p in self.query(ComparePane) if p.abort()]
+        if not aborted:
+            self.notify("Nothing is streaming.", timeout=2)
+
+    def action_retry(self) -> None:
+        retry = [p for p in self.panels if p.retryable]
+        if not retry:
+            self.notify("No failed or cancelled pane to retry.", timeout=3)
+            return
+        delays: dict[int, float] = {}
+        for panel in retry:
+            failure = panel.last_result.failure if panel.last_result else None
+            if failure is not None and failure.retry_after_s:
+                delays[panel.index] = failure.retry_after_s
+        prompt = retry[0].last_prompt or ""
+        by_prompt: dict[str, list[PanelState]] = {}
+        for panel in retry:
+            by_prompt.setdefault(panel.last_prompt or prompt, []).append(panel)
+        for text, panels in by_prompt.items():
+            self.send(text, panels, delays)
+
+    def action_new_comparison(self) -> None:
+        for pane in self.query(ComparePane):
+            pane.abort()
+            pane.state.reset()
+            pane.clear()
+        self.query_one(PromptBox).focus()
+        self.update_status()
+        self.notify("New comparison: every pane's conversation was cleared.", timeout=3)

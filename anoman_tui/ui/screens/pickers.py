@@ -1,0 +1,106 @@
+"""Small modal dialogs: pick one option (model, endpoint format, scenario), edit parameters."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from anoman_tui.ui.panel_state import PanelParams
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """A titled list; Enter picks, Escape cancels. Dismisses with the option id or None."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog.cancel")]
+
+    def __init__(self, title: str, options: list[tuple[str, Text | str]], current: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self._title = title
+        self._options = options
+        self._current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self._title, classes="dialog-title")
+            yield OptionList(*(Option(label, id=key) for key, label in self._options))
+            yield Label("Enter select · Esc cancel", classes="dialog-help")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        for index, (key, _) in enumerate(self._options):
+            if key == self._current:
+                options.highlighted = index
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class ParamsScreen(ModalScreen[tuple[PanelParams, bool] | None]):
+    """Edit one pane's temperature and max tokens; optionally apply them to every pane."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog.cancel")]
+
+    def __init__(self, pane: int, params: PanelParams, sync: bool) -> None:
+        super().__init__(classes="dialog-screen")
+        self._pane = pane
+        self._params = params
+        self._sync = sync
+
+    def compose(self) -> ComposeResult:
+        p = self._params
+        with Vertical(classes="dialog"):
+            yield Label(f"Parameters for pane {self._pane}", classes="dialog-title")
+            yield Label("Temperature (0–2, empty = model default)")
+            yield Input("" if p.temperature is None else f"{p.temperature:g}",
+                        placeholder="default", id="temperature")
+            yield Label("Max tokens (empty = model default)")
+            yield Input("" if p.max_tokens is None else str(p.max_tokens),
+                        placeholder="default", id="max-tokens", type="integer")
+            yield Checkbox("Apply to all three panes (sync)", self._sync, id="sync")
+            yield Label("", id="params-error", classes="dialog-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save", variant="primary", id="save")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#temperature", Input).focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#save")
+    def _save(self) -> None:
+        error = self.query_one("#params-error", Label)
+        temp_text = self.query_one("#temperature", Input).value.strip()
+        tokens_text = self.query_one("#max-tokens", Input).value.strip()
+        try:
+            temperature = float(temp_text) if temp_text else None
+        except ValueError:
+            error.update("Temperature must be a number.")
+            return
+        if temperature is not None and not 0 <= temperature <= 2:
+            error.update("Temperature must be between 0 and 2.")
+            return
+        try:
+            max_tokens = int(tokens_text) if tokens_text else None
+        except ValueError:
+            error.update("Max tokens must be a whole number.")
+            return
+        if max_tokens is not None and max_tokens < 1:
+            error.update("Max tokens must be at least 1.")
+            return
+        sync = self.query_one("#sync", Checkbox).value
+        self.dismiss((PanelParams(temperature, max_tokens), sync))
+
+    @on(Button.Pressed, "#cancel")
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,79 @@
+"""The usage ledger view: the gateway's `GET /anoman/v1/usage`, newest first."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label
+
+from anoman_tui.streaming import GatewayRequestError
+
+COLUMNS = (
+    ("time", "started_at"),
+    ("endpoint", "endpoint"),
+    ("model", "model"),
+    ("status", "status"),
+    ("routing", "routing_mode"),
+    ("prompt", "prompt_tokens"),
+    ("completion", "completion_tokens"),
+    ("weighted", "weighted_tokens"),
+    ("cost USD", "cost_usd"),
+    ("failure", "failure_class"),
+    ("key", "key_hint"),
+)
+STATUS_STYLE = {"completed": "green", "cache_hit": "cyan", "failed": "red",
+                "cancelled": "yellow", "blocked": "magenta"}
+
+
+def _cell(key: str, value: Any) -> Text:
+    if value is None or value == "":
+        return Text("—", style="dim")
+    if key == "started_at" and isinstance(value, int | float):
+        return Text(datetime.fromtimestamp(value).strftime("%H:%M:%S"))
+    if key == "key_hint":
+        return Text(f"…{value}")
+    return Text(str(value), style=STATUS_STYLE.get(str(value), "") if key == "status" else "")
+
+
+class UsageScreen(Screen[None]):
+    """A table of the ledger; `r` reloads, Escape returns."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="usage.back"),
+        Binding("r", "reload", "Reload", id="usage.reload"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Label("Usage ledger", classes="screen-title")
+        yield Label("", id="usage-status", classes="usage-status")
+        yield DataTable(zebra_stripes=True, cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, _ in COLUMNS:
+            table.add_column(label, key=label)
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.run_worker(self._load(), exclusive=True, exit_on_error=False)
+
+    async def _load(self) -> None:
+        status = self.query_one("#usage-status", Label)
+        status.update("loading…")
+        try:
+            rows = await self.app.fetch_usage()  # type: ignore[attr-defined]
+        except GatewayRequestError as exc:
+            status.update(Text(f"Could not read the ledger: {exc}", style="bold red"))
+            return
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in rows:
+            table.add_row(*(_cell(key, row.get(key)) for _, key in COLUMNS))
+        total = sum(float(r.get("cost_usd") or 0) for r in rows)
+        status.update(f"{len(rows)} requests, newest first · total cost ${total:.6f} · r reload")

@@ -1,0 +1,436 @@
+"""One compare pane: header, (reasoning), answer body, badge and metadata footer.
+
+The pane consumes one `ModelStream` at a time in an exclusive worker. Deltas
+go straight into the `AnswerView` (which buffers and draws at a frame rate);
+the header and footer are redrawn on state changes and by a 4 Hz tick while
+a stream runs, so drawing cost does not grow with the token rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from itertools import cycle
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Collapsible, Sparkline, Static
+
+from anoman_tui.streaming import (
+    AnomanMetadata,
+    ModelInfo,
+    ModelStream,
+    ReasoningDelta,
+    StreamDone,
+    StreamFailed,
+    StreamFailure,
+    StreamFinished,
+    StreamOpened,
+    StreamResult,
+    TextDelta,
+)
+from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
+from anoman_tui.ui.panel_state import PanelState
+from anoman_tui.ui.widgets.answer_view import AnswerView
+from anoman_tui.wire import AnomanBlock, Usage
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPARK_BUCKET_S = 0.25
+STATE_LABELS = {
+    "idle": "idle",
+    "waiting": "waiting",
+    "streaming": "streaming",
+    "done": "done",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+
+
+def failure_badge(failure: StreamFailure, retry_hint: bool = True) -> tuple[str, str]:
+    """(badge text, severity class) for a failure: words first, colour second."""
+    kind = failure.kind
+    if kind == "http_error":
+        status = failure.status or 0
+        blocked = failure.blocking_guardrail
+        if status == 403 and blocked is not None:
+            name, verdict = blocked
+            score = f" (score {verdict.score:.2f})" if verdict.score is not None else ""
+            return f"⊘ BLOCKED by the {name} guardrail{score} before streaming", "-error"
+        if status == 401:
+            return "✗ 401 UNAUTHORIZED: check your API key (ANOMAN_API_KEY)", "-error"
+        if status == 404:
+            return "✗ 404 MODEL NOT FOUND: pick another model (Ctrl+P)", "-error"
+        if status == 429:
+            retry_s = failure.retry_after_s
+            wait = f"{retry_s:.0f} s" if retry_s is not None else "later"
+            hint = " (Ctrl+R waits, then retries)" if retry_hint else ""
+            return f"◷ 429 RATE LIMITED: retry in {wait}{hint}", "-warning"
+        if status >= 500:
+            return f"✗ {status} GATEWAY ERROR: {failure.message}", "-error"
+        return f"✗ {status} REJECTED: {failure.message}", "-error"
+    if kind == "stream_error":
+        n = failure.completion_tokens
+        after = f" after {n} tokens" if n is not None else ""
+        return f"✗ STREAM INTERRUPTED{after}: partial answer not committed", "-error"
+    if kind == "truncated":
+        return "✗ TRUNCATED: connection closed mid-stream, partial answer not committed", "-error"
+    if kind == "stalled":
+        return f"✗ STALLED: {failure.message.removeprefix('stalled: ')}", "-error"
+    if kind == "protocol_error":
+        return f"✗ PROTOCOL ERROR: {failure.message.removeprefix('protocol error: ')}", "-error"
+    if kind == "transport_error":
+        return f"✗ GATEWAY UNREACHABLE: {failure.message}", "-error"
+    n = failure.completion_tokens
+    tokens = f" after {n} tokens" if n is not None else ""
+    return f"■ CANCELLED{tokens}: partial answer not committed", "-muted"
+
+
+def _money(block: AnomanBlock | None, usage: Usage | None, info: ModelInfo | None) -> str:
+    if block is not None and block.cost_usd is not None:
+        return f"${block.cost_usd}"
+    if usage is not None and info is not None:
+        estimate = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
+        if estimate is not None:
+            return f"~${estimate} (est.)"
+    return "—"
+
+
+def pack_fields(fields: list[tuple[str, str, bool]], width: int) -> Text:
+    """Lay `label value` fields out in lines of `width`, never splitting a field."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    used = 0
+    for label, value, strong in fields:
+        size = len(label) + 1 + len(value)
+        if used and used + 2 + size > width:
+            text.append("\n")
+            used = 0
+        elif used:
+            text.append("  ")
+            used += 2
+        text.append(label + " ", style="dim")
+        text.append(value, style="bold" if strong else "")
+        used += size
+    return text
+
+
+class PaneHeader(Static):
+    pass
+
+
+class PaneBadge(Static):
+    pass
+
+
+class PaneFooter(Static):
+    pass
+
+
+class ComparePane(Vertical):
+    """Pane N of the compare screen."""
+
+    status: reactive[str] = reactive("idle", init=False)
+
+    def __init__(
+        self,
+        state: PanelState,
+        *,
+        frozen_clock: bool = False,
+        model_info: Callable[[str], ModelInfo | None] | None = None,
+    ) -> None:
+        super().__init__(id=f"pane-{state.index}", classes="pane -idle")
+        self.state = state
+        self.model_info = model_info
+        self._frozen = frozen_clock
+        self._stream: ModelStream | None = None
+        self._prompt = ""
+        self._spinner = cycle(SPINNER)
+        self._spinner_frame = SPINNER[0]
+        self._tick: Timer | None = None
+        self._skip_delay = asyncio.Event()
+        self._reset_live()
+
+    def _reset_live(self) -> None:
+        self._sent_at: float | None = None
+        self._first_at: float | None = None
+        self._first_text_at: float | None = None
+        self._last_at: float | None = None
+        self._chunks = 0
+        self._reasoning_chunks = 0
+        self._buckets: list[float] = []
+        self._usage: Usage | None = None
+        self._anoman: AnomanBlock | None = None
+        self._result: StreamResult | None = None
+        self._retry_at: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield PaneHeader(id=f"pane-{self.state.index}-header", classes="pane-header")
+        with Collapsible(title="Reasoning", collapsed=True, classes="reasoning"):
+            yield AnswerView(classes="reasoning-body")
+        yield AnswerView(classes="answer")
+        yield PaneBadge(classes="badge")
+        yield PaneFooter(classes="pane-footer")
+        yield Sparkline([], classes="spark")
+
+    def on_resize(self) -> None:
+        self._draw_footer()  # the footer's fields are packed to the pane's width
+
+    def on_mount(self) -> None:
+        self.query_one(".reasoning", Collapsible).display = False
+        self.query_one(".reasoning-body", AnswerView).dimmed = True
+        self.query_one(".badge", PaneBadge).display = False
+        self.refresh_chrome()
+
+    @property
+    def answer(self) -> AnswerView:
+        return self.query_one(".answer", AnswerView)
+
+    @property
+    def reasoning(self) -> AnswerView:
+        return self.query_one(".reasoning-body", AnswerView)
+
+    # -- drawing ------------------------------------------------------------
+
+    def watch_status(self, old: str, new: str) -> None:
+        self.remove_class(f"-{old}")
+        self.add_class(f"-{new}")
+        self.state.status = new  # type: ignore[assignment]
+        self.refresh_chrome()
+        self.post_message(PaneStatusChanged(self.state.index, new))
+
+    def refresh_chrome(self) -> None:
+        self._draw_header()
+        self._draw_footer()
+
+    def _draw_header(self) -> None:
+        state = self.state
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f" {state.index} ", style="bold reverse")
+        line.append(" ")
+        line.append(state.model or "(no model)", style="bold")
+        line.append(f"  {state.endpoint}", style="dim")
+        if state.scenario != "none":
+            line.append(f"  scenario: {state.scenario}", style="italic")
+        line.append("  ")
+        label = STATE_LABELS.get(self.status, self.status)
+        if self.status == "streaming" and self._first_text_at is None and self._reasoning_chunks:
+            line.append(f"{self._spinner_frame} {label} (reasoning)")
+        elif self.status in ("waiting", "streaming"):
+            line.append(f"{self._spinner_frame} {label}")
+        else:
+            line.append(label)
+        self.query_one(PaneHeader).update(line)
+
+    def _draw_footer(self) -> None:
+        now = self._now()
+        result = self._result
+        metrics = result.metrics if result else None
+        # TTFT counts answer text only (SPEC §7); a thinking model is still "waiting" for it.
+        if metrics is not None and metrics.ttft_s is not None:
+            ttft = f"{metrics.ttft_s:.2f} s"
+        elif self._first_text_at is not None and self._sent_at is not None:
+            ttft = f"{self._first_text_at - self._sent_at:.2f} s"
+        elif self._sent_at is not None and result is None:
+            ttft = f"{max(0.0, now - self._sent_at):.1f} s…"
+        else:
+            ttft = "—"
+        if metrics is not None and metrics.output_tokens_per_s is not None:
+            rate = f"{metrics.output_tokens_per_s:.1f}"
+        elif self._first_at is not None and self._chunks > 1 and self._last_at:
+            span = max(now if result is None else self._last_at, self._last_at) - self._first_at
+            rate = f"~{(self._chunks - 1) / span:.1f}" if span > 0 else "—"
+        else:
+            rate = "—"
+        usage = self._usage
+        if usage is not None:
+            tokens = f"{usage.prompt_tokens} in · {usage.completion_tokens} out"
+        else:
+            tokens = f"~{self._chunks} out" if self._chunks else "—"
+        block = self._anoman
+        weighted = "—"
+        if block is not None and block.weighted_tokens is not None:
+            weighted = str(block.weighted_tokens)
+        routing = "—"
+        if block is not None and block.routing is not None:
+            routing = f"{block.routing.mode or '?'}/{block.routing.region or '?'}"
+        cache = "—"
+        if block is not None and block.cache is not None:
+            cache = "HIT" if block.cache_hit else "miss"
+        checks = "—"
+        if block is not None and block.guardrails:
+            checks = ", ".join(
+                f"{name} {v.status}" + (f" {v.score:.2f}" if v.score is not None else "")
+                for name, v in block.guardrails.items()
+            )
+        info = self.model_info(self.state.model) if self.model_info else None
+        fields = [
+            ("TTFT", ttft, True), ("tok/s", rate, True), ("tokens", tokens, True),
+            ("cost", _money(block, usage, info), True), ("weighted", weighted, True),
+            ("route", routing, False), ("cache", cache, False), ("guardrails", checks, False),
+        ]
+        footer = self.query_one(PaneFooter)
+        footer.update(pack_fields(fields, max(20, footer.content_size.width or 48)))
+        # The newest bucket is partial (still filling, or cut by the end of the stream):
+        # leave it out so the line does not dip at its right edge.
+        buckets = self._buckets[:-1]
+        spark = self.query_one(Sparkline)
+        spark.display = len(buckets) > 1
+        spark.data = buckets[-120:]
+
+    def _show_badge(self, text: str, severity: str) -> None:
+        badge = self.query_one(PaneBadge)
+        badge.set_classes(f"badge {severity}")
+        badge.update(Text(text))
+        badge.display = True
+
+    def _hide_badge(self) -> None:
+        self.query_one(PaneBadge).display = False
+
+    def _now(self) -> float:
+        if self._frozen:  # snapshots: time stands still at the last event
+            return self._last_at or 0.0
+        return time.monotonic()
+
+    def _on_tick(self) -> None:
+        self._spinner_frame = SPINNER[0] if self._frozen else next(self._spinner)
+        if self._retry_at is not None:
+            left = self._retry_at - time.monotonic()
+            if left > 0:
+                self._show_badge(f"◷ waiting {left:.0f} s before retrying (rate limited)",
+                                 "-warning")
+        self.refresh_chrome()
+
+    # -- streaming ------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget the shown answer (not the conversation)."""
+        self.answer.clear()
+        self.answer.dimmed = False
+        self.reasoning.clear()
+        self.query_one(".reasoning", Collapsible).display = False
+        self._hide_badge()
+        self._reset_live()
+        self.status = "idle"
+        self.refresh_chrome()
+
+    def start(self, stream: ModelStream, prompt: str, *, delay_s: float = 0.0) -> None:
+        """Show `stream` in this pane, replacing whatever was shown."""
+        self.abort()
+        self.clear()
+        self._stream = stream
+        self._prompt = prompt
+        self._skip_delay = asyncio.Event()
+        self.status = "waiting"
+        self._sent_at = None if (delay_s or self._frozen) else time.monotonic()
+        self._start_tick()
+        self.run_worker(self._consume(stream, prompt, delay_s), group=f"pane-{self.state.index}",
+                        exclusive=True, exit_on_error=False)
+
+    def abort(self) -> bool:
+        """Close this pane's connection (or skip its pending retry); True if one was running."""
+        if self._stream is None or self.status not in ("waiting", "streaming"):
+            return False
+        self._stream.cancel()
+        self._skip_delay.set()
+        return True
+
+    def _start_tick(self) -> None:
+        if self._tick is None:
+            self._tick = self.set_interval(0.25, self._on_tick)
+        else:
+            self._tick.resume()
+
+    def _stop_tick(self) -> None:
+        if self._tick is not None:
+            self._tick.pause()
+
+    async def _consume(self, stream: ModelStream, prompt: str, delay_s: float) -> None:
+        if delay_s > 0:
+            # Rate limited: wait out Retry-After before sending; abort ends the wait.
+            self._retry_at = time.monotonic() + delay_s
+            self._on_tick()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._skip_delay.wait(), delay_s)
+            self._retry_at = None
+            self._hide_badge()
+        answer = self.answer
+        async for event in stream:
+            if self._sent_at is None:
+                self._sent_at = stream.sent_at
+            kind = type(event)
+            if kind is TextDelta:
+                assert isinstance(event, TextDelta)
+                self._count(event.at)
+                if self._first_text_at is None:
+                    self._first_text_at = event.at
+                if self.status != "streaming":
+                    self.status = "streaming"
+                answer.append(event.text)
+            elif kind is ReasoningDelta:
+                assert isinstance(event, ReasoningDelta)
+                self._count(event.at)
+                self._reasoning_chunks += 1
+                if self._reasoning_chunks == 1:
+                    box = self.query_one(".reasoning", Collapsible)
+                    box.display = True
+                    box.collapsed = False
+                    if self.status != "streaming":
+                        self.status = "streaming"
+                self.reasoning.append(event.text)
+            elif kind is StreamOpened:
+                pass
+            elif kind is StreamFinished:
+                assert isinstance(event, StreamFinished)
+                if event.usage is not None:
+                    self._usage = event.usage
+            elif kind is AnomanMetadata:
+                assert isinstance(event, AnomanMetadata)
+                self._anoman = event.block
+                self._draw_footer()
+            elif kind is StreamFailed:
+                pass  # shown with the result, once
+            elif kind is StreamDone:
+                assert isinstance(event, StreamDone)
+                self._finish(event.result)
+
+    def _count(self, at: float) -> None:
+        if self._first_at is None:
+            self._first_at = at
+        self._last_at = at
+        self._chunks += 1
+        index = int((at - self._first_at) / SPARK_BUCKET_S)
+        while len(self._buckets) <= index:
+            self._buckets.append(0.0)
+        self._buckets[index] += 1 / SPARK_BUCKET_S
+
+    def _finish(self, result: StreamResult) -> None:
+        self._stop_tick()
+        self._result = result
+        if result.usage is not None:
+            self._usage = result.usage
+        if result.anoman is not None:
+            self._anoman = result.anoman
+        if result.cache_hit and not self._chunks:
+            self.answer.append(result.text)
+        self.answer.finish()
+        if self._reasoning_chunks:
+            self.reasoning.finish()
+            self.query_one(".reasoning", Collapsible).collapsed = True
+        elif result.reasoning:
+            self.reasoning.append(result.reasoning)
+            self.reasoning.finish()
+            self.query_one(".reasoning", Collapsible).display = True
+        self.state.record(self._prompt, result)
+        if result.failure is not None:
+            self.answer.dimmed = True
+            self._show_badge(*failure_badge(result.failure))
+        elif result.cache_hit:
+            self._show_badge("● CACHE HIT: the complete answer came from the gateway's cache",
+                             "-success")
+        self.status = self.state.status
+        self.refresh_chrome()
+        self.post_message(PaneStreamFinished(self.state.index, self._prompt, result))

@@ -1,0 +1,63 @@
+"""The multi-line prompt box: Enter sends, Ctrl+J (or Shift+Enter where the terminal
+reports it) inserts a newline. Up/Down at the edges recall earlier prompts."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import TextArea
+
+from anoman_tui.ui.messages import PromptSubmitted
+
+NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
+
+
+class PromptBox(TextArea):
+    DEFAULT_CSS = """
+    PromptBox { height: auto; min-height: 3; max-height: 10; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(
+            soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
+            compact=False, **kwargs,  # type: ignore[arg-type]
+        )
+        self._past: list[str] = []
+        self._recall: int | None = None
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if event.key in ("up", "down") and self._past and self._at_edge(event.key):
+            event.stop()
+            event.prevent_default()
+            self._step_history(-1 if event.key == "up" else 1)
+            return
+        await super()._on_key(event)
+
+    def _at_edge(self, key: str) -> bool:
+        row, _ = self.cursor_location
+        return row == 0 if key == "up" else row == self.document.line_count - 1
+
+    def _step_history(self, step: int) -> None:
+        index = len(self._past) if self._recall is None else self._recall
+        index = max(0, min(len(self._past), index + step))
+        self._recall = index
+        self.text = self._past[index] if index < len(self._past) else ""
+        self.move_cursor(self.document.end)
+
+    def submit(self) -> None:
+        prompt = self.text.strip()
+        if not prompt:
+            return
+        if not self._past or self._past[-1] != prompt:
+            self._past.append(prompt)
+        self._recall = None
+        self.post_message(PromptSubmitted(prompt))

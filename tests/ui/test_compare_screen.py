@@ -1,0 +1,267 @@
+"""The compare screen against the real local gateway, driven with Pilot."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Tabs
+
+from anoman_tui.ui import panel_state
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge, PaneFooter
+
+
+async def until(pilot: Pilot, check: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+async def ready(pilot: Pilot) -> AnomanApp:
+    app = pilot.app
+    assert isinstance(app, AnomanApp)
+    await until(pilot, lambda: app.compare.base_url is not None)
+    return app
+
+
+async def send(pilot: Pilot, prompt: str) -> None:
+    await pilot.click("#prompt")
+    for ch in prompt:
+        await pilot.press(ch if ch != " " else "space")
+    await pilot.press("enter")
+
+
+def panes(app: AnomanApp) -> list[ComparePane]:
+    return list(app.compare.query(ComparePane))
+
+
+def settled(app: AnomanApp) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in panes(app))
+
+
+def badge_text(pane: ComparePane) -> str:
+    badge = pane.query_one(PaneBadge)
+    return str(badge.render()) if badge.display else ""
+
+
+async def test_three_panes_stream_and_complete(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        assert "local gateway" in str(app.compare.query_one("#status-line").render())
+        await send(pilot, "compare pooling strategies")
+        await until(pilot, lambda: settled(app))
+        for pane in panes(app):
+            assert pane.status == "done", badge_text(pane)
+            assert pane.answer.text.strip()
+            assert len(pane.state.history) == 2
+            footer = str(pane.query_one(PaneFooter).render())
+            assert "$0.0" in footer and "realtime/id" in footer and "miss" in footer
+            assert pane.state.last_result is not None
+            assert pane.state.last_result.metrics.ttft_s is not None
+        # the key is never drawn
+        assert app.api_key not in "".join(str(w.render()) for w in app.screen.query("Static"))
+
+
+async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkeypatch) -> None:
+    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        app.panels[1].scenario = "slow_thinking"
+        await send(pilot, "explain abort handling")
+        pane2 = app.compare.pane(2)
+        await until(pilot, lambda: pane2._chunks >= 3)
+        aborted_at = time.time()
+        await pilot.press("f2")
+        await until(pilot, lambda: settled(app))
+        statuses = [p.status for p in panes(app)]
+        assert statuses == ["done", "cancelled", "done"]
+        assert "CANCELLED" in badge_text(pane2) and "not committed" in badge_text(pane2)
+        assert pane2.state.history == []
+        assert pane2.answer.dimmed
+        result = pane2.state.last_result
+        assert result is not None and result.request_id
+        # the gateway metered the cancelled stream, as cancelled, promptly
+        row = None
+        for _ in range(100):
+            row = ui_gateway.state.ledger.get(result.request_id)
+            if row:
+                break
+            await asyncio.sleep(0.02)
+        assert row is not None
+        assert row["status"] == "cancelled"
+        assert row["routing_mode"] == "streaming_cancelled"
+        assert row["completion_tokens"] >= 3
+        assert row["ended_at"] - aborted_at < 1.0
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "expected"),
+    [
+        (("interrupt", "drop", "malformed"),
+         ("STREAM INTERRUPTED after 40 tokens", "TRUNCATED", "PROTOCOL ERROR")),
+        (("stall", "guardrail", "rate_limit"),
+         ("STALLED", "BLOCKED by the injection guardrail (score 0.97)",
+          "429 RATE LIMITED: retry in 1 s")),
+    ],
+)
+async def test_failure_badges_commit_nothing(make_app, scenarios, expected) -> None:
+    app = make_app(models=["anoman-lite"] * 3)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        for panel, scenario in zip(app.panels, scenarios, strict=True):
+            panel.scenario = scenario
+        await send(pilot, f"show failures {scenarios[0]}")
+        await until(pilot, lambda: settled(app))
+        for pane, words in zip(panes(app), expected, strict=True):
+            assert pane.status == "failed"
+            assert words in badge_text(pane)
+            assert pane.state.history == []
+            assert pane.has_class("-failed")
+        # a failure in one pane never froze the app: it still takes keys
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: all(p.status == "idle" for p in panes(app)))
+
+
+async def test_cache_hit_shows_the_whole_answer_with_a_badge(make_app) -> None:
+    app = make_app(models=["anoman-lite", "anoman-lite", "anoman-lite"])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await send(pilot, "cache me please")
+        await until(pilot, lambda: settled(app))
+        first = app.compare.pane(1).answer.text
+        await pilot.press("ctrl+n")
+        await send(pilot, "cache me please")
+        await until(pilot, lambda: settled(app))
+        pane = app.compare.pane(1)
+        assert pane.status == "done"
+        assert "CACHE HIT" in badge_text(pane)
+        assert pane.answer.text == first
+        assert "HIT" in str(pane.query_one(PaneFooter).render())
+        # bypassing the cache streams afresh
+        app.toggle_cache_bypass()
+        await pilot.press("ctrl+n")
+        await send(pilot, "cache me please")
+        await until(pilot, lambda: settled(app))
+        assert "CACHE HIT" not in badge_text(app.compare.pane(1))
+
+
+async def test_retry_resends_failed_panes_only(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        app.panels[0].scenario = "interrupt"
+        await send(pilot, "retry this one")
+        await until(pilot, lambda: settled(app))
+        assert [p.status for p in panes(app)] == ["failed", "done", "done"]
+        done_text = app.compare.pane(2).answer.text
+        app.panels[0].scenario = "none"
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.compare.pane(1).status == "done")
+        assert len(app.panels[0].history) == 2
+        assert app.compare.pane(2).answer.text == done_text  # untouched
+        assert len(app.panels[1].history) == 2
+
+
+async def test_rate_limit_retry_waits_for_retry_after(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        app.panels[2].scenario = "rate_limit"
+        await send(pilot, "rate limited prompt")
+        await until(pilot, lambda: settled(app))
+        app.panels[2].scenario = "none"
+        started = time.monotonic()
+        await pilot.press("ctrl+r")
+        await pilot.pause(0.2)
+        assert "waiting" in badge_text(app.compare.pane(3))
+        await until(pilot, lambda: app.compare.pane(3).status == "done")
+        assert time.monotonic() - started >= 0.9  # Retry-After: 1
+
+
+async def test_follow_up_continues_each_conversation(make_app, ui_gateway) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await send(pilot, "first question")
+        await until(pilot, lambda: settled(app))
+        await send(pilot, "second question")
+        await until(pilot, lambda: settled(app))
+        for panel in app.panels:
+            assert [t.role for t in panel.history] == ["user", "assistant"] * 2
+
+
+async def test_narrow_terminal_shows_tabs_one_pane_at_a_time(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(pilot)
+        assert app.compare.query_one(Tabs).display
+        shown = [p.state.index for p in panes(app) if p.display]
+        assert shown == [1]
+        await pilot.press("f4")
+        shown = [p.state.index for p in panes(app) if p.display]
+        assert shown == [2]
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        assert not app.compare.query_one(Tabs).display
+        assert all(p.display for p in panes(app))
+
+
+async def test_command_palette_changes_model_and_endpoint(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        app.pick_model(1)
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.panels[0].model != "anoman-lite"
+        app.pick_endpoint(2)
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.panels[1].endpoint == "anthropic"
+        await send(pilot, "formats differ")
+        await until(pilot, lambda: settled(app))
+        assert [p.status for p in panes(app)] == ["done", "done", "done"]
+
+
+async def test_theme_choice_persists(make_app, isolated_config) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        assert app.theme == "anoman-dark"
+        app.theme = "anoman-light"
+        await pilot.pause()
+    assert 'theme = "anoman-light"' in isolated_config.read_text()
+
+
+async def test_cost_is_estimated_without_an_anoman_block() -> None:
+    from decimal import Decimal
+
+    from anoman_tui.config import Settings
+    from anoman_tui.streaming import ModelInfo, StreamFinished
+    from anoman_tui.ui.messages import GatewayReady
+    from anoman_tui.wire import Usage
+    from tests.ui.scripted import ScriptedStream, text_events
+
+    app = AnomanApp(Settings(), models=["plain-model"], connect=False, frozen_clock=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        info = ModelInfo("plain-model", input_usd_per_mtok=Decimal("3"),
+                         output_usd_per_mtok=Decimal("15"))
+        app.compare.post_message(GatewayReady("http://127.0.0.1:1", "test", [info]))
+        await pilot.pause()
+        events = text_events("a plain answer", ttft=0.2, rate=50)
+        usage = Usage(prompt_tokens=1000, completion_tokens=2000, total_tokens=3000)
+        events.append(StreamFinished(events[-1].at, "stop", usage))
+        app.compare.pane(1).start(ScriptedStream(events), "hi")  # type: ignore[arg-type]
+        await until(pilot, lambda: app.compare.pane(1).status == "done")
+        footer = str(app.compare.pane(1).query_one(PaneFooter).render())
+        assert "~$0.033000 (est.)" in footer
