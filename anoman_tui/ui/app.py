@@ -53,7 +53,7 @@ class AnomanApp(App[None]):
     TITLE = "anoman-tui"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-        Binding("ctrl+u", "usage", "Usage", id="usage", show=False),
+        Binding("ctrl+u", "usage", "Usage", id="usage"),
     ]
 
     def __init__(

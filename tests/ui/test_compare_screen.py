@@ -265,3 +265,58 @@ async def test_cost_is_estimated_without_an_anoman_block() -> None:
         await until(pilot, lambda: app.compare.pane(1).status == "done")
         footer = str(app.compare.pane(1).query_one(PaneFooter).render())
         assert "~$0.033000 (est.)" in footer
+
+
+async def test_pre_stream_http_errors_have_their_badges(make_app, monkeypatch) -> None:
+    # Reuse three scenario slots for the statuses no built-in scenario sends.
+    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "interrupt", "status=401")
+    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "drop", "status=404")
+    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "stall", "status=503")
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        for panel, scenario in zip(app.panels, ("interrupt", "drop", "stall"), strict=True):
+            panel.scenario = scenario
+        await send(pilot, "http errors")
+        await until(pilot, lambda: settled(app))
+        badges = [badge_text(p) for p in panes(app)]
+        assert "401 UNAUTHORIZED: check your API key" in badges[0]
+        assert "404 MODEL NOT FOUND" in badges[1]
+        assert "503 GATEWAY ERROR" in badges[2]
+        assert all(p.state.history == [] for p in panes(app))
+
+
+async def test_unreachable_gateway_is_told_not_crashed(make_app) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = make_app(base_url=f"http://127.0.0.1:{port}")
+    async with app.run_test(size=(160, 45)) as pilot:
+        status = app.compare.query_one("#status-line")
+        await until(pilot, lambda: "unavailable" in str(status.render()))
+        assert "connection refused" in str(status.render()) or "cannot reach" in str(
+            status.render()
+        )
+        # sending now says why nothing happens, instead of failing silently
+        await send(pilot, "anyone there?")
+        await pilot.pause(0.2)
+        assert all(p.status == "idle" for p in panes(app))
+
+
+async def test_gateway_lost_mid_session_is_a_transport_badge(make_app) -> None:
+    import socket
+
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        app.compare.base_url = f"http://127.0.0.1:{port}"
+        await send(pilot, "where did it go")
+        await until(pilot, lambda: settled(app))
+        for pane in panes(app):
+            assert "GATEWAY UNREACHABLE" in badge_text(pane)
+            assert "connection refused" in badge_text(pane)

@@ -43,9 +43,9 @@ class CompareScreen(Screen[None]):
         Binding("f2", "abort(2)", "Abort 2", id="abort_pane_2", priority=True),
         Binding("f3", "abort(3)", "Abort 3", id="abort_pane_3", priority=True),
         Binding("escape", "abort_all", "Abort all", id="abort_all", priority=True),
-        Binding("ctrl+r", "retry", "Retry failed", id="retry", priority=True),
+        Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
-        Binding("f4", "next_pane", "Next pane", id="next_pane", show=False),
+        Binding("f4", "next_pane", "Next pane", id="next_pane"),
     ]
 
     def __init__(self, panels: list[PanelState], *, frozen_clock: bool = False) -> None:
@@ -72,7 +72,7 @@ class CompareScreen(Screen[None]):
                 id="prompt",
                 placeholder="Type a prompt · Enter send · Ctrl+J newline · ↑ previous",
             )
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(PromptBox).focus()

@@ -53,6 +53,7 @@ from rich.cells import cell_len
 from rich.markdown import CodeBlock, Markdown, MarkdownElement
 from rich.segment import Segment
 from rich.style import Style
+from rich.theme import Theme
 from textual import events
 from textual.geometry import Offset, Size
 from textual.message import Message
@@ -127,6 +128,18 @@ class _CodeBlock(CodeBlock):
         if lexer_name not in _builtin_lexers():
             lexer_name = "text"
         return cls(lexer_name, markdown.code_theme)
+
+
+_LIGHT_MARKDOWN = Theme(
+    {
+        "markdown.code": "bold #1F5FBF on #E7EAF1",
+        "markdown.block_quote": "#6A4FCB",
+        "markdown.link": "#1F5FBF",
+        "markdown.link_url": "underline #1F5FBF",
+        "markdown.h1": "bold #B35A00",
+        "markdown.h2": "bold underline #1B2230",
+    }
+)
 
 
 class _Markdown(Markdown):
@@ -383,6 +396,8 @@ class AnswerView(ScrollView, can_focus=True):
     FINISH_BUDGET: ClassVar[float] = 0.04
     """The same for `finish()`: a huge backlog is finished over several timer ticks."""
     CODE_THEME: ClassVar[str] = "monokai"
+    LIGHT_CODE_THEME: ClassVar[str] = "friendly"
+    """Pygments theme for code fences under a light app theme."""
 
     dimmed: reactive[bool] = reactive(False)
     """Draw the answer dimmed (partial output of a failed stream)."""
@@ -496,6 +511,7 @@ class AnswerView(ScrollView, can_focus=True):
         self._flush(final=self._finishing)
 
     def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self._update_width()
         if self._inbox or self._finishing:
             self._schedule()
@@ -585,8 +601,14 @@ class AnswerView(ScrollView, can_focus=True):
             text = text.expandtabs(4)  # a raw tab would move the terminal cursor
         console = self.app.console
         options = console.options.update_width(self._width)
-        markdown = _Markdown(text, code_theme=self.CODE_THEME, hyperlinks=False)
-        lines = console.render_lines(markdown, options, pad=False)
+        if self.app.current_theme.dark:
+            markdown = _Markdown(text, code_theme=self.CODE_THEME, hyperlinks=False)
+            lines = console.render_lines(markdown, options, pad=False)
+        else:
+            # Rich's Markdown defaults (inline code on black) are made for dark terminals.
+            markdown = _Markdown(text, code_theme=self.LIGHT_CODE_THEME, hyperlinks=False)
+            with console.use_theme(_LIGHT_MARKDOWN):
+                lines = console.render_lines(markdown, options, pad=False)
         # Rich pads some elements (tables, lists) with empty rows; the gap between
         # blocks is ours, so drop them (but keep code padding, which has a background).
         start, end = 0, len(lines)
@@ -777,12 +799,18 @@ class AnswerView(ScrollView, can_focus=True):
             index += 1
         return changed
 
-    def _update_width(self) -> bool:
+    def _on_theme_changed(self, _theme: object) -> None:
+        # Rendered strips carry the old theme's colours: render again, as after a resize.
+        if self._width > 0:
+            self._update_width(force=True)
+            self.refresh()
+
+    def _update_width(self, *, force: bool = False) -> bool:
         width = self.scrollable_content_region.width
         if width <= 0:
             return False
         width = max(width, MIN_RENDER_WIDTH)
-        if width == self._width:
+        if width == self._width and not force:
             return False
         anchor: tuple[int, float] | None = None
         if not self._follow and self._blocks:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from itertools import cycle
@@ -39,6 +40,7 @@ from anoman_tui.ui.panel_state import PanelState
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.wire import AnomanBlock, Usage
 
+log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPARK_BUCKET_S = 0.25
 STATE_LABELS = {
@@ -126,8 +128,21 @@ class PaneBadge(Static):
     pass
 
 
+FOOTER_HELP = (
+    "TTFT: request sent → first answer text (measured here).\n"
+    "tok/s: output tokens per second between first and last token (~ while streaming).\n"
+    "tokens: prompt in · completion out, from the gateway's usage.\n"
+    "cost: USD from the gateway's Anoman block (est. = from listed prices).\n"
+    "weighted: the gateway's weighted tokens (tokens × model weight).\n"
+    "route: routing mode / region · cache: semantic-cache hit or miss.\n"
+    "guardrails: each check's verdict (pass, flag, block) and score."
+)
+
+
 class PaneFooter(Static):
-    pass
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.tooltip = FOOTER_HELP
 
 
 class ComparePane(Vertical):
@@ -207,22 +222,23 @@ class ComparePane(Vertical):
         self._draw_footer()
 
     def _draw_header(self) -> None:
+        # The state comes right after the model so that narrow panes never cut it off.
         state = self.state
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f" {state.index} ", style="bold reverse")
         line.append(" ")
         line.append(state.model or "(no model)", style="bold")
-        line.append(f"  {state.endpoint}", style="dim")
-        if state.scenario != "none":
-            line.append(f"  scenario: {state.scenario}", style="italic")
         line.append("  ")
         label = STATE_LABELS.get(self.status, self.status)
         if self.status == "streaming" and self._first_text_at is None and self._reasoning_chunks:
-            line.append(f"{self._spinner_frame} {label} (reasoning)")
+            line.append(f"{self._spinner_frame} {label} (reasoning)", style="bold")
         elif self.status in ("waiting", "streaming"):
-            line.append(f"{self._spinner_frame} {label}")
+            line.append(f"{self._spinner_frame} {label}", style="bold")
         else:
-            line.append(label)
+            line.append(label, style="bold")
+        line.append(f"  {state.endpoint}", style="dim")
+        if state.scenario != "none":
+            line.append(f" · scenario: {state.scenario}", style="dim italic")
         self.query_one(PaneHeader).update(line)
 
     def _draw_footer(self) -> None:
@@ -261,10 +277,13 @@ class ComparePane(Vertical):
         if block is not None and block.cache is not None:
             cache = "HIT" if block.cache_hit else "miss"
         checks = "—"
-        if block is not None and block.guardrails:
+        verdicts = block.guardrails if block is not None else None
+        if not verdicts and result is not None and result.failure is not None:
+            verdicts = result.failure.guardrails  # a 403 block reports them in its body
+        if verdicts:
             checks = ", ".join(
                 f"{name} {v.status}" + (f" {v.score:.2f}" if v.score is not None else "")
-                for name, v in block.guardrails.items()
+                for name, v in verdicts.items()
             )
         info = self.model_info(self.state.model) if self.model_info else None
         fields = [
@@ -349,6 +368,19 @@ class ComparePane(Vertical):
             self._tick.pause()
 
     async def _consume(self, stream: ModelStream, prompt: str, delay_s: float) -> None:
+        try:
+            await self._follow(stream, prompt, delay_s)
+        except Exception:
+            # A bug here must cost one pane, not the app: end the stream and say so.
+            log.exception("pane %d failed while drawing its stream", self.state.index)
+            stream.cancel()
+            self._stop_tick()
+            self.answer.dimmed = True
+            self._show_badge("✗ INTERNAL ERROR while drawing this answer (details in the log)",
+                             "-error")
+            self.status = "failed"
+
+    async def _follow(self, stream: ModelStream, prompt: str, delay_s: float) -> None:
         if delay_s > 0:
             # Rate limited: wait out Retry-After before sending; abort ends the wait.
             self._retry_at = time.monotonic() + delay_s

@@ -1,20 +1,28 @@
 """The multi-line prompt box: Enter sends, Ctrl+J (or Shift+Enter where the terminal
-reports it) inserts a newline. Up/Down at the edges recall earlier prompts."""
+reports it) inserts a newline. Up/Down at the edges recall earlier prompts.
+
+Send and newline are priority bindings with ids, so they show in the footer and
+a `keymap` can move them; TextArea would otherwise take Enter for itself."""
 
 from __future__ import annotations
 
 from textual import events
+from textual.binding import Binding
 from textual.widgets import TextArea
 
 from anoman_tui.ui.messages import PromptSubmitted
-
-NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
 
 
 class PromptBox(TextArea):
     DEFAULT_CSS = """
     PromptBox { height: auto; min-height: 3; max-height: 10; }
     """
+    BINDINGS = [
+        # Not in the footer: the box's placeholder says them, and the footer is for the rest.
+        Binding("enter", "submit", "Send", id="send", priority=True, show=False),
+        Binding("ctrl+j,shift+enter", "newline", "Newline", id="newline", priority=True,
+                show=False),
+    ]
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(
@@ -24,17 +32,13 @@ class PromptBox(TextArea):
         self._past: list[str] = []
         self._recall: int | None = None
 
+    def action_submit(self) -> None:
+        self.submit()
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.submit()
-            return
-        if event.key in NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            self.insert("\n")
-            return
         if event.key in ("up", "down") and self._past and self._at_edge(event.key):
             event.stop()
             event.prevent_default()

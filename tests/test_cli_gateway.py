@@ -1,0 +1,105 @@
+"""`anoman-tui serve`, `compare` against it, and `usage`, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "anoman_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_serve_compare_usage_round_trip(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.sqlite3"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "anoman_tui.cli", "serve", "--port", "0", "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        url = key = None
+        deadline = time.monotonic() + 20
+        assert serve.stdout is not None
+        while (url is None or key is None) and time.monotonic() < deadline:
+            line = serve.stdout.readline()
+            if "listening on" in line:
+                url = line.rsplit(" ", 1)[1].strip()
+            if "API key" in line:
+                key = line.rsplit(" ", 1)[1].strip()
+        assert url and key and key.startswith("anm-sk-")
+
+        run_env = {**env, "ANOMAN_API_KEY": key}
+        compared = cli(
+            "compare",
+            "What is a ledger?",
+            "--base-url",
+            url,
+            "-m",
+            "anoman-lite",
+            "--json",
+            "--endpoint",
+            "anthropic",
+            env=run_env,
+        )
+        assert compared.returncode == 0, compared.stderr
+        panel = json.loads(compared.stdout)["panels"][0]
+        assert panel["status"] == "completed" and panel["anoman"]["weighted_tokens"] > 0
+
+        remote = cli("usage", "--base-url", url, "--json", env=run_env)
+        assert remote.returncode == 0, remote.stderr
+        rows = json.loads(remote.stdout)["data"]
+        assert rows[0]["model"] == "anoman-lite" and rows[0]["status"] == "completed"
+        assert key not in remote.stdout  # only a hint of the key is stored
+
+        table = cli("usage", "--base-url", url, env=run_env)
+        assert "anoman-lite" in table.stdout and "completed" in table.stdout
+
+        wrong = cli("usage", "--base-url", url, env={**env, "ANOMAN_API_KEY": "anm-sk-wrong-0000"})
+        assert wrong.returncode == 1 and "401" in wrong.stderr
+    finally:
+        serve.send_signal(signal.SIGINT)
+        out, err = serve.communicate(timeout=20)
+    assert serve.returncode == 0, err
+    local = cli("usage", "--db", str(db), "--json", env=env)
+    assert local.returncode == 0
+    assert json.loads(local.stdout)["data"][0]["request_id"] == rows[0]["request_id"]
+
+
+def test_usage_without_a_ledger_says_so(tmp_path: Path) -> None:
+    result = cli("usage", "--db", str(tmp_path / "none.sqlite3"))
+    assert result.returncode == 1 and "no ledger" in result.stderr
+
+
+def test_compare_defaults_to_the_local_gateway(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env["XDG_DATA_HOME"] = str(tmp_path)
+    result = cli(
+        "compare",
+        "Name three sorting algorithms",
+        "--json",
+        "-H",
+        "X-Anoman-Simulate: ttft=0,rate=2000",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert len(doc["panels"]) == 3
+    assert all(p["status"] == "completed" for p in doc["panels"])
+    assert (tmp_path / "anoman-tui" / "usage.sqlite3").exists()
