@@ -53,7 +53,8 @@ class AnomanApp(App[None]):
     TITLE = "anoman-tui"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-        Binding("ctrl+u", "usage", "Usage", id="usage"),
+        # Not Ctrl+U: the prompt box (a TextArea) uses it to delete to the line start.
+        Binding("f5", "usage", "Usage", id="usage"),
     ]
 
     def __init__(

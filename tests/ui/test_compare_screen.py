@@ -320,3 +320,23 @@ async def test_gateway_lost_mid_session_is_a_transport_badge(make_app) -> None:
         for pane in panes(app):
             assert "GATEWAY UNREACHABLE" in badge_text(pane)
             assert "connection refused" in badge_text(pane)
+
+
+async def test_prompt_sent_before_the_gateway_is_up_goes_out_once_it_is(ui_gateway) -> None:
+    from anoman_tui.config import Settings
+    from anoman_tui.streaming import ModelInfo
+    from anoman_tui.ui.messages import GatewayReady
+
+    app = AnomanApp(Settings(api_key=ui_gateway.api_key), models=["anoman-lite"] * 3,
+                    connect=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await send(pilot, "early bird")
+        await pilot.pause(0.1)
+        assert all(p.status == "idle" for p in panes(app))
+        assert app.compare.query_one("#prompt").text == ""
+        app.compare.post_message(
+            GatewayReady(ui_gateway.base_url, "local gateway", [ModelInfo("anoman-lite")])
+        )
+        await until(pilot, lambda: settled(app))
+        assert [p.status for p in panes(app)] == ["done"] * 3
+        assert app.panels[0].last_prompt == "early bird"

@@ -58,6 +58,7 @@ class CompareScreen(Screen[None]):
         self.bypass_cache = False
         self.sync_params = False
         self._narrow: bool | None = None
+        self._pending_prompt: str | None = None
         self._active_pane = 1
 
     def compose(self) -> ComposeResult:
@@ -143,6 +144,9 @@ class CompareScreen(Screen[None]):
                 panel.model = known[(panel.index - 1) % len(known)]
             pane.refresh_chrome()
         self.update_status()
+        if self._pending_prompt is not None:
+            prompt, self._pending_prompt = self._pending_prompt, None
+            self.send(prompt, self.panels)
 
     @on(GatewayUnavailable)
     def _gateway_unavailable(self, event: GatewayUnavailable) -> None:
@@ -155,8 +159,15 @@ class CompareScreen(Screen[None]):
     @on(PromptSubmitted)
     def _submitted(self, event: PromptSubmitted) -> None:
         if self.base_url is None:
-            self.notify("The gateway is not ready yet; try again in a moment.",
-                        title="Not connected", severity="warning")
+            if self.target_label.startswith("unavailable"):
+                self.notify("No gateway to send to: see the status line.",
+                            title="Not connected", severity="error")
+                return
+            # Typed before the local gateway finished starting: send it once it is up.
+            self._pending_prompt = event.prompt
+            self.query_one(PromptBox).clear()
+            self.notify("The gateway is starting; your prompt goes out as soon as it is up.",
+                        timeout=3)
             return
         if any(p.running for p in self.panels):
             self.notify("Streams are still running: abort them (Esc) or wait.",
