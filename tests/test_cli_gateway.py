@@ -75,7 +75,7 @@ def test_serve_compare_usage_round_trip(tmp_path: Path) -> None:
         assert wrong.returncode == 1 and "401" in wrong.stderr
     finally:
         serve.send_signal(signal.SIGINT)
-        out, err = serve.communicate(timeout=20)
+        _, err = serve.communicate(timeout=20)
     assert serve.returncode == 0, err
     local = cli("usage", "--db", str(db), "--json", env=env)
     assert local.returncode == 0

@@ -191,9 +191,12 @@ class GenerationRun:
                     return
                 if i == len(tokens):
                     break
-                delay = first_due + i * interval - loop.time()
-                # Sleeping 0 still yields, so one fast stream cannot starve the others.
-                await asyncio.sleep(delay if delay > 0 else 0)
+                if i == 0:
+                    await _sleep_until(loop, first_due)  # TTFT: on time to a fraction of 1 ms
+                else:
+                    delay = first_due + i * interval - loop.time()
+                    # Sleeping 0 still yields, so one fast stream cannot starve the others.
+                    await asyncio.sleep(delay if delay > 0 else 0)
                 kind, token = tokens[i]
                 await write(frames.delta(kind, token))
                 self.sent = i + 1
@@ -388,6 +391,25 @@ class GenerationRun:
                 prompt_tokens=self.prompt_tokens, completion_tokens=self.sent,
                 reasoning_tokens=min(self.sent, self.reasoning_count),
             ))
+
+
+_TIMER_SLACK_S = 0.001
+
+
+async def _sleep_until(loop: asyncio.AbstractEventLoop, due: float) -> None:
+    """Sleep until ``due`` on the loop clock, late by well under a millisecond.
+
+    epoll rounds each wait up to a whole millisecond, counted from the loop's next poll
+    rather than from the moment the sleep was asked for, so a plain sleep wakes up to
+    1 ms late, and for the first token that lateness is TTFT the gateway adds on top of
+    the simulated one (issue 5). Sleep to within 1 ms of ``due``, then yield until it
+    passes: other tasks keep running, and the cost is at most 1 ms of polling per stream.
+    """
+    coarse = due - loop.time() - _TIMER_SLACK_S
+    if coarse > 0:
+        await asyncio.sleep(coarse)
+    while loop.time() < due:
+        await asyncio.sleep(0)
 
 
 async def _send_json(send: Send, status: int, body: dict[str, Any], request_id: str) -> None:

@@ -322,14 +322,15 @@ class ModelStream:
         decoder = SSEDecoder()
         reader = frame_reader(self.request.endpoint)
         monotonic = time.monotonic
+        read = reader.read
         async for chunk in response.aiter_bytes():
             at = monotonic()
             batch: list[StreamEvent] = []
             for sse in decoder.feed(chunk):
-                events = reader.read(sse, at)
+                events = read(sse, at)
                 if events:
-                    batch.extend(events)
-                    if any(type(e) is StreamFailed for e in events):
+                    batch += events
+                    if StreamFailed in map(type, events):
                         emit(batch)
                         return False
                 if reader.done:

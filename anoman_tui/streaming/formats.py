@@ -61,11 +61,23 @@ class FrameReader(Protocol):
     def read(self, event: SSEEvent, at: float) -> list[StreamEvent]: ...
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
 def _decode(data: str) -> dict[str, Any]:
+    # `raw_decode` skips `json.loads`'s wrapper and its two whitespace scans. Anything it
+    # does not take whole (surrounding whitespace, extra data, bad JSON) goes through
+    # `json.loads`, so what is accepted and what is refused stay exactly the same.
+    payload: Any = None
     try:
-        payload = json.loads(data)
-    except ValueError as exc:
-        raise ProtocolViolation(f"frame is not valid JSON: {describe_payload(data)}") from exc
+        payload, end = _raw_decode(data)
+    except ValueError:
+        end = -1
+    if end != len(data):
+        try:
+            payload = json.loads(data)
+        except ValueError as exc:
+            raise ProtocolViolation(f"frame is not valid JSON: {describe_payload(data)}") from exc
     if not isinstance(payload, dict):
         raise ProtocolViolation(f"frame is not a JSON object: {describe_payload(data)}")
     return payload

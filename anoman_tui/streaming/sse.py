@@ -97,10 +97,22 @@ class SSEDecoder:
         if tail:
             self._pending.append(tail)
         events: list[SSEEvent] = []
+        data = self._data
+        # The hot path, inlined (a method call per line costs as much as the parse):
+        # nearly every line of a completion stream is `data: {...}` or the blank line.
         for line in lines:
-            event = self._process_line(line)
-            if event is not None:
-                events.append(event)
+            if not line:
+                if data:
+                    events.append(
+                        SSEEvent(self._event or "message", "\n".join(data), self._last_id)
+                    )
+                    data = self._data = []
+                self._event = ""
+            elif line.startswith("data:"):
+                data.append(line[6:] if line.startswith(" ", 5) else line[5:])
+            else:
+                self._process_line(line)
+                data = self._data
         return events
 
     def _process_line(self, line: str) -> SSEEvent | None:
