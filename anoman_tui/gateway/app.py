@@ -14,6 +14,7 @@ client side (`anoman_tui.ui`, `anoman_tui.streaming`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -24,7 +25,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -157,7 +158,20 @@ class _Gateway:
         verdicts: dict[str, GuardrailVerdict] = {}
         try:
             try:
-                raw = await _read_body(request, state.config.max_body_bytes)
+                async with asyncio.timeout(state.config.body_timeout_s):
+                    raw = await _read_body(request, state.config.max_body_bytes)
+            except TimeoutError:
+                # A client that stops mid-body must not hold a request (and a task) forever.
+                raise _PrecallError(
+                    408, "invalid_request_error",
+                    f"request body not received within {state.config.body_timeout_s:g} s",
+                    failure_class="body_timeout", code="body_timeout") from None
+            except ClientDisconnect:
+                # Gone before the body arrived: nothing to answer, but the request is metered.
+                raise _PrecallError(
+                    499, "invalid_request_error", "client closed the connection mid-body",
+                    failure_class="client_disconnect", code="client_disconnect",
+                    row_status="cancelled") from None
             except _BodyTooLarge:
                 raise _PrecallError(
                     413, "invalid_request_error",

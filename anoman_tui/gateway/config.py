@@ -30,6 +30,7 @@ rate_limit_rpm = 600                   # per key, sliding minute -> 429 + Retry-
 max_concurrent_streams = 32            # per key
 max_body_bytes = 4194304               # 4 MiB -> 413
 non_stream_timeout_s = 100.0           # -> 504 (streams are not bound by it)
+body_timeout_s = 10.0                  # a request body not received in time -> 408
 cache_enabled = true
 cache_max_entries = 512
 time_scale = 1.0                       # < 1 makes every simulated model faster (tests)
@@ -145,6 +146,7 @@ class GatewayConfig(BaseSettings):
     max_concurrent_streams: int = Field(default=32, ge=1)
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
     non_stream_timeout_s: float = Field(default=100.0, gt=0)
+    body_timeout_s: float = Field(default=10.0, gt=0)  # a request body slower than this: 408
     cache_enabled: bool = True
     cache_max_entries: int = Field(default=512, ge=0)
     guardrails: GuardrailSettings = Field(default_factory=GuardrailSettings)

@@ -31,7 +31,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="address to bind (default 127.0.0.1; anything else is exposed)")
     parser.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 = any)")
     parser.add_argument("--api-key", action="append", dest="api_key", metavar="KEY",
-                        help="accepted API key (repeatable); one is generated if none is given")
+                        help="accepted API key (repeatable); one is generated if none is given. "
+                        "A key on the command line can end up in shell history and process "
+                        "lists: the config file's api_keys is safer")
     parser.add_argument("--db", type=Path, default=None, metavar="PATH",
                         help="usage ledger file (default: the user data directory)")
     parser.add_argument("--config", type=Path, default=None, metavar="PATH",

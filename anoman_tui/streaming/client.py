@@ -197,13 +197,16 @@ class ModelStream:
         queue = self._queue
 
         def emit(events: list[StreamEvent]) -> None:
-            for event in events:
+            for index, event in enumerate(events):
+                if type(event) is StreamFailed:
+                    # A server may echo the key in an error frame: mask it before anyone sees it.
+                    event = events[index] = StreamFailed(event.at, redact(event.failure, secret))
                 recorder.record(event)
             if events:
                 queue.put_nowait(events)
 
         def fail(failure: StreamFailure) -> None:
-            emit([StreamFailed(time.monotonic(), redact(failure, secret))])
+            emit([StreamFailed(time.monotonic(), failure)])
 
         secret = request.api_key.get_secret_value()
         timeout = httpx.Timeout(

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from anoman_tui.safe_text import terminal_safe
 from anoman_tui.streaming.events import StreamFailure
 from anoman_tui.wire import ErrorBody, StreamErrorDetail
 
@@ -23,7 +24,12 @@ class ProtocolViolation(Exception):
 
 
 def clean_excerpt(text: str, limit: int = 160) -> str:
-    """A short, single-line, control-free excerpt of server text, safe to show."""
+    """A short, single-line, control-free excerpt of server text, safe to show.
+
+    Whole escape sequences go first (an OSC's payload is not text to show), then
+    bidi overrides and other controls.
+    """
+    text = terminal_safe(text)
     text = _TAGS.sub(" ", text)
     text = _CONTROL.sub(" ", text)
     text = " ".join(text.split())

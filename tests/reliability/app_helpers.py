@@ -1,0 +1,82 @@
+"""Driving `AnomanApp` with Pilot against scripted servers (no local gateway start-up)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.segment import Segment
+from textual.pilot import Pilot
+from textual.widgets import TextArea
+
+from anoman_tui.config import Settings
+from anoman_tui.streaming import EndpointFormat, ModelInfo
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.messages import GatewayReady
+from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge
+from tests.reliability.helpers import KEY
+
+
+def remote_app(base_url: str, models: list[str], endpoint: EndpointFormat = "openai",
+               *, idle_timeout: float = 0.5, key: str = KEY) -> AnomanApp:
+    """An app aimed at `base_url` as a remote gateway; `connect_to` finishes the start-up."""
+    settings = Settings(base_url=base_url, api_key=key, endpoint=endpoint,  # type: ignore[arg-type]
+                        idle_timeout=idle_timeout, theme="anoman-dark")
+    return AnomanApp(settings, models=models, connect=False)
+
+
+async def connect_to(pilot: Pilot, base_url: str) -> AnomanApp:
+    app = pilot.app
+    assert isinstance(app, AnomanApp)
+    models = [ModelInfo(m) for m in dict.fromkeys(p.model for p in app.panels)]
+    app.compare.post_message(GatewayReady(base_url, base_url, models))
+    await until(pilot, lambda: app.compare.base_url is not None)
+    return app
+
+
+async def until(pilot: Pilot, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+async def send(pilot: Pilot, prompt: str) -> None:
+    """Put `prompt` in the prompt box and press Enter (typing it key by key is slow)."""
+    box = pilot.app.screen.query_one("#prompt", TextArea)
+    box.focus()
+    box.load_text(prompt)
+    box.move_cursor(box.document.end)
+    await pilot.press("enter")
+
+
+def panes(app: AnomanApp) -> list[ComparePane]:
+    return list(app.compare.query(ComparePane))
+
+
+def settled(app: AnomanApp) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in panes(app))
+
+
+def badge_text(pane: ComparePane) -> str:
+    badge = pane.query_one(PaneBadge)
+    return str(badge.render()) if badge.display else ""
+
+
+def screen_text(app: AnomanApp) -> str:
+    """Everything the screen shows right now, as plain text."""
+    update = app.screen._compositor.render_full_update()
+    return "\n".join("".join(strip.text for strip in line) for line in update.strips)
+
+
+def screen_segments(app: AnomanApp) -> list[Segment]:
+    """Every segment of a full repaint of the screen."""
+    update = app.screen._compositor.render_full_update()
+    return [seg for line in update.strips for strip in line for seg in strip]
+
+
+def terminal_bytes(app: AnomanApp) -> str:
+    """What Textual would write to a real terminal for a full repaint of the screen."""
+    update = app.screen._compositor.render_full_update()
+    return update.render_segments(app.console)
