@@ -28,6 +28,7 @@ from anoman_tui.streaming import (
 )
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayReady, GatewayUnavailable
+from anoman_tui.ui.network import NetworkThread
 from anoman_tui.ui.panel_state import SCENARIO_LABELS, PanelParams, PanelState
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
@@ -46,6 +47,39 @@ def _freeze_startup_objects() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+class StreamingCollector:
+    """Keep the cyclic GC's full collections small while answers stream.
+
+    A full collection walks every tracked object and holds the GIL throughout; with
+    three panes drawing, Textual's `Strip`s (seven small caches each) put ~100k objects
+    in the old generation and full collections paused for 35-60 ms, 67 times in 35 s
+    (benchmarks/app_metrics_truth.py): long enough to delay the network thread's
+    timestamps and an abort. While a stream runs, `tick()` freezes the survivors each
+    second (those that die by reference count are still freed), so a full collection
+    only walks the last second's objects. Once nothing streams, everything is
+    unfrozen and collected in one go (reclaiming any cycles frozen meanwhile), then
+    refrozen as after start-up.
+    """
+
+    def __init__(self) -> None:
+        self._frozen_while_streaming = False
+        self._idle_ticks = 0
+
+    def tick(self, streaming: bool) -> None:
+        if streaming:
+            gc.freeze()
+            self._frozen_while_streaming = True
+            self._idle_ticks = 0
+        elif self._frozen_while_streaming:
+            # Not on the first idle tick: the last frames of the answers (finish())
+            # may still be on their way, and this collection pauses for ~80 ms.
+            self._idle_ticks += 1
+            if self._idle_ticks >= 2:
+                self._frozen_while_streaming = False
+                gc.unfreeze()
+                _freeze_startup_objects()
 
 
 class AnomanApp(App[None]):
@@ -68,7 +102,8 @@ class AnomanApp(App[None]):
     ) -> None:
         super().__init__()
         self.settings = settings
-        self.stream_client = StreamClient()
+        self.stream_client = StreamClient()  # JSON endpoints (models, usage), on the UI loop
+        self.network = NetworkThread()  # the streams: read and timed off the UI's thread
         self.api_key = settings.api_key.get_secret_value() if settings.api_key else ""
         self.is_local_gateway = settings.base_url is None
         self._gateway_factory = gateway_factory
@@ -101,8 +136,13 @@ class AnomanApp(App[None]):
         if self._connect_on_mount:
             self.run_worker(self._connect(), name="connect", exit_on_error=False)
         self.call_after_refresh(_freeze_startup_objects)
+        collector = StreamingCollector()
+        self.set_interval(1.0, lambda: collector.tick(any(p.running for p in self.panels)),
+                          name="streaming-gc")
 
     async def _connect(self) -> None:
+        # After the first paint, so the thread's start never delays it.
+        await asyncio.to_thread(self.network.start)
         try:
             if self.is_local_gateway:
                 base_url, label = await self._start_local_gateway()
@@ -137,6 +177,7 @@ class AnomanApp(App[None]):
         for pane in self.query(ComparePane):
             pane.abort()
         await self.stream_client.aclose()
+        await asyncio.to_thread(self.network.stop)
         if self._gateway is not None and self._gateway_factory is None:
             await asyncio.to_thread(self._gateway.stop)
 

@@ -194,7 +194,7 @@ class CompareScreen(Screen[None]):
                 compare_id=compare_id,
                 local_gateway=app.is_local_gateway,  # type: ignore[attr-defined]
             )
-            stream = app.stream_client.stream(request)  # type: ignore[attr-defined]
+            stream = app.network.stream(request)  # type: ignore[attr-defined]
             pane = self.pane(panel.index)
             pane.start(stream, prompt, delay_s=(delays or {}).get(panel.index, 0.0))
         self.update_status()

@@ -1,6 +1,7 @@
 """One compare pane: header, (reasoning), answer body, badge and metadata footer.
 
-The pane consumes one `ModelStream` at a time in an exclusive worker. Deltas
+The pane consumes one stream at a time (a `ModelStream`, or the app's
+`ThreadedStream` that reads it off the UI's thread) in an exclusive worker. Deltas
 go straight into the `AnswerView` (which buffers and draws at a frame rate);
 the header and footer are redrawn on state changes and by a 4 Hz tick while
 a stream runs, so drawing cost does not grow with the token rate.
@@ -12,8 +13,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from itertools import cycle
+from typing import Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,9 +27,9 @@ from textual.widgets import Collapsible, Sparkline, Static
 from anoman_tui.streaming import (
     AnomanMetadata,
     ModelInfo,
-    ModelStream,
     ReasoningDelta,
     StreamDone,
+    StreamEvent,
     StreamFailed,
     StreamFailure,
     StreamFinished,
@@ -43,6 +45,7 @@ from anoman_tui.wire import AnomanBlock, Usage
 log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPARK_BUCKET_S = 0.25
+TICK_S = 0.2  # header spinner and live footer figures (a multiple of the flush interval)
 STATE_LABELS = {
     "idle": "idle",
     "waiting": "waiting",
@@ -120,6 +123,17 @@ def pack_fields(fields: list[tuple[str, str, bool]], width: int) -> Text:
     return text
 
 
+class PaneStream(Protocol):
+    """What a pane needs of a stream (`ModelStream`, `ThreadedStream`, test doubles)."""
+
+    @property
+    def sent_at(self) -> float | None: ...
+
+    def cancel(self) -> None: ...
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]: ...
+
+
 class PaneHeader(Static):
     pass
 
@@ -143,6 +157,14 @@ class PaneFooter(Static):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.tooltip = FOOTER_HELP
+        self._lines = -1
+
+    def show(self, text: Text) -> None:
+        # Redrawn 4x/s per pane while streaming; a layout of the screen costs ~10 ms
+        # (profiled), so ask for one only when the footer's height changes.
+        lines = text.plain.count("\n") + 1
+        self.update(text, layout=lines != self._lines)
+        self._lines = lines
 
 
 class ComparePane(Vertical):
@@ -161,7 +183,7 @@ class ComparePane(Vertical):
         self.state = state
         self.model_info = model_info
         self._frozen = frozen_clock
-        self._stream: ModelStream | None = None
+        self._stream: PaneStream | None = None
         self._prompt = ""
         self._spinner = cycle(SPINNER)
         self._spinner_frame = SPINNER[0]
@@ -239,7 +261,7 @@ class ComparePane(Vertical):
         line.append(f"  {state.endpoint}", style="dim")
         if state.scenario != "none":
             line.append(f" · scenario: {state.scenario}", style="dim italic")
-        self.query_one(PaneHeader).update(line)
+        self.query_one(PaneHeader).update(line, layout=False)  # always one row high
 
     def _draw_footer(self) -> None:
         now = self._now()
@@ -292,7 +314,7 @@ class ComparePane(Vertical):
             ("route", routing, False), ("cache", cache, False), ("guardrails", checks, False),
         ]
         footer = self.query_one(PaneFooter)
-        footer.update(pack_fields(fields, max(20, footer.content_size.width or 48)))
+        footer.show(pack_fields(fields, max(20, footer.content_size.width or 48)))
         # The newest bucket is partial (still filling, or cut by the end of the stream):
         # leave it out so the line does not dip at its right edge.
         buckets = self._buckets[:-1]
@@ -336,7 +358,7 @@ class ComparePane(Vertical):
         self.status = "idle"
         self.refresh_chrome()
 
-    def start(self, stream: ModelStream, prompt: str, *, delay_s: float = 0.0) -> None:
+    def start(self, stream: PaneStream, prompt: str, *, delay_s: float = 0.0) -> None:
         """Show `stream` in this pane, replacing whatever was shown."""
         self.abort()
         self.clear()
@@ -358,16 +380,23 @@ class ComparePane(Vertical):
         return True
 
     def _start_tick(self) -> None:
-        if self._tick is None:
-            self._tick = self.set_interval(0.25, self._on_tick)
-        else:
-            self._tick.resume()
+        # On a wall-clock grid shared by every pane and by the answers' flushes (whose
+        # interval divides it), so chrome redraws share frames instead of adding
+        # up to 12 more per second.
+        self._stop_tick()
+        delay = TICK_S - time.monotonic() % TICK_S
+        self._tick = self.set_timer(max(0.001, delay), self._begin_ticking, name="pane-tick")
+
+    def _begin_ticking(self) -> None:
+        self._tick = self.set_interval(TICK_S, self._on_tick, name="pane-tick")
+        self._on_tick()
 
     def _stop_tick(self) -> None:
         if self._tick is not None:
-            self._tick.pause()
+            self._tick.stop()
+            self._tick = None
 
-    async def _consume(self, stream: ModelStream, prompt: str, delay_s: float) -> None:
+    async def _consume(self, stream: PaneStream, prompt: str, delay_s: float) -> None:
         try:
             await self._follow(stream, prompt, delay_s)
         except Exception:
@@ -380,7 +409,7 @@ class ComparePane(Vertical):
                              "-error")
             self.status = "failed"
 
-    async def _follow(self, stream: ModelStream, prompt: str, delay_s: float) -> None:
+    async def _follow(self, stream: PaneStream, prompt: str, delay_s: float) -> None:
         if delay_s > 0:
             # Rate limited: wait out Retry-After before sending; abort ends the wait.
             self._retry_at = time.monotonic() + delay_s
@@ -401,7 +430,7 @@ class ComparePane(Vertical):
                     self._first_text_at = event.at
                 if self.status != "streaming":
                     self.status = "streaming"
-                answer.append(event.text)
+                answer.append(event.text, event.at)
             elif kind is ReasoningDelta:
                 assert isinstance(event, ReasoningDelta)
                 self._count(event.at)
@@ -412,7 +441,7 @@ class ComparePane(Vertical):
                     box.collapsed = False
                     if self.status != "streaming":
                         self.status = "streaming"
-                self.reasoning.append(event.text)
+                self.reasoning.append(event.text, event.at)
             elif kind is StreamOpened:
                 pass
             elif kind is StreamFinished:

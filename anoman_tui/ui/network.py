@@ -1,0 +1,189 @@
+"""Streams read off the UI's thread: one network thread with its own event loop.
+
+A `ModelStream` stamps each network read with `time.monotonic()` when its producer task
+runs. On the UI's event loop that task waits behind drawing (a flush, a frame: 10-50 ms),
+so the request went out late and first-token stamps came late: measured with
+benchmarks/app_metrics_truth.py, TTFT read +26..+62 ms against a 0.30 s schedule while two
+other panes drew at 300 tok/s. `NetworkThread` runs every stream (and its own
+`StreamClient`, since an httpx client belongs to one loop) on a loop in a daemon thread
+that does nothing else, so requests leave at once and reads are stamped when they arrive
+(bounded by the GIL switch interval, not by a frame). Aborts are handed to that loop too,
+so closing the connection never waits for the UI.
+
+While the UI thread draws it holds the GIL, and the network thread waits up to the switch
+interval for it after every socket call; sending a request takes several, so at the
+default 5 ms TTFT still read up to +46 ms. The thread lowers the interval to
+`SWITCH_INTERVAL_S` (measured at 0.5 ms: TTFT error within +3..+9 ms under the same load;
+CPU cost in benchmarks/app_display_lag.py).
+
+`ThreadedStream` is what a pane iterates on the UI loop: the network thread hands events
+over in batches (at most one pending wake-up of the UI loop per stream, however many reads
+arrive while the UI is busy), so the UI's cost per read does not grow with the rate.
+
+May import: the standard library and `anoman_tui.streaming`. Never Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import sys
+import threading
+from collections import deque
+
+from anoman_tui.streaming import (
+    ModelStream,
+    StreamClient,
+    StreamDone,
+    StreamEvent,
+    StreamRequest,
+    StreamResult,
+)
+
+__all__ = ["NetworkThread", "ThreadedStream"]
+
+SWITCH_INTERVAL_S = 0.0005
+
+
+class NetworkThread:
+    """A daemon thread running an asyncio loop for the app's streams."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: StreamClient | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the thread (idempotent; `stream()` starts it too)."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            # Process-wide, but only this app's threads compete for the GIL.
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+            ready = threading.Event()
+            self._thread = threading.Thread(
+                target=self._run, args=(ready,), name="anoman-network", daemon=True
+            )
+            self._thread.start()
+        ready.wait()
+
+    def _run(self, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        self._client = StreamClient()
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        self.start()
+        assert self._loop is not None
+        return self._loop
+
+    def stream(self, request: StreamRequest) -> ThreadedStream:
+        self.start()
+        assert self._client is not None
+        return ThreadedStream(self, self._client.stream(request))
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Cancel what still runs, close the HTTP client and end the thread."""
+        loop, thread, client = self._loop, self._thread, self._client
+        if loop is None or thread is None or client is None or not thread.is_alive():
+            return
+
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await client.aclose()
+
+        future = asyncio.run_coroutine_threadsafe(shutdown(), loop)
+        with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
+            future.result(timeout)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+
+
+class ThreadedStream:
+    """A `ModelStream` running in the network thread, iterated from the UI loop.
+
+    Same surface as `ModelStream` for a pane: `async for event in stream`, `cancel()`,
+    `sent_at`, `result`.
+    """
+
+    def __init__(self, network: NetworkThread, stream: ModelStream) -> None:
+        self.request = stream.request
+        self.result: StreamResult | None = None
+        self._network = network
+        self._inner = stream
+        self._lock = threading.Lock()
+        self._pending: list[StreamEvent] = []
+        self._signalled = False
+        self._ready: deque[StreamEvent] = deque()
+        self._wake: asyncio.Event | None = None
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self._started = False
+        self._finished = False
+
+    @property
+    def sent_at(self) -> float | None:
+        return self._inner.sent_at  # stamped in the network thread when the request left
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._ui_loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        asyncio.run_coroutine_threadsafe(self._pump(), self._network.loop)
+
+    def cancel(self) -> None:
+        """Close the connection now, from the network thread (never waits for the UI)."""
+        if not self._started:
+            self.start()
+        with contextlib.suppress(RuntimeError):  # the thread was stopped: nothing runs
+            self._network.loop.call_soon_threadsafe(self._inner.cancel)
+
+    async def _pump(self) -> None:
+        """In the network thread: move events to the UI side as they come."""
+        async for event in self._inner:
+            with self._lock:
+                self._pending.append(event)
+                if self._signalled:
+                    continue  # the UI has not taken the last batch yet: it joins it
+                self._signalled = True
+            assert self._ui_loop is not None and self._wake is not None
+            with contextlib.suppress(RuntimeError):  # the UI loop is gone (app exit)
+                self._ui_loop.call_soon_threadsafe(self._wake.set)
+
+    def __aiter__(self) -> ThreadedStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        while not self._ready:
+            if self._finished:
+                raise StopAsyncIteration
+            self.start()
+            assert self._wake is not None
+            try:
+                await self._wake.wait()
+            except asyncio.CancelledError:
+                self.cancel()  # whoever iterates us was cancelled: close the connection
+                raise
+            with self._lock:
+                self._ready.extend(self._pending)
+                self._pending = []
+                self._signalled = False
+                self._wake.clear()
+        event = self._ready.popleft()
+        if type(event) is StreamDone:
+            self._finished = True
+            self.result = event.result
+        return event
