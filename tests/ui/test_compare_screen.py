@@ -340,3 +340,24 @@ async def test_prompt_sent_before_the_gateway_is_up_goes_out_once_it_is(ui_gatew
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["done"] * 3
         assert app.panels[0].last_prompt == "early bird"
+
+
+async def test_enter_right_after_typed_ahead_text_sends_all_of_it(ui_gateway) -> None:
+    """Keys that arrive in one read (fast typing, tmux send-keys) must keep their order."""
+    from textual import events
+
+    from anoman_tui.config import Settings
+
+    app = AnomanApp(Settings(api_key=ui_gateway.api_key), models=["anoman-lite"] * 3,
+                    connect=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.compare.query_one("#prompt").focus()
+        await pilot.pause()
+        submitted: list[str] = []
+        app.compare.send = lambda prompt, panels, delays=None: submitted.append(prompt)
+        app.compare.base_url = ui_gateway.base_url
+        for ch in "burst":
+            app.post_message(events.Key(ch, ch))
+        app.post_message(events.Key("enter", "\r"))
+        await pilot.pause(0.2)
+        assert submitted == ["burst"]

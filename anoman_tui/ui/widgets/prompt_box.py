@@ -32,11 +32,15 @@ class PromptBox(TextArea):
         self._past: list[str] = []
         self._recall: int | None = None
 
+    # Priority bindings run in the app before this widget has handled key events already
+    # queued for it: typed-ahead text followed by Enter in one read (a fast typist, a
+    # paste, tmux send-keys) would be submitted without its last characters, or empty.
+    # Queue the action behind them instead.
     def action_submit(self) -> None:
-        self.submit()
+        self.call_later(self.submit)
 
     def action_newline(self) -> None:
-        self.insert("\n")
+        self.call_later(self.insert, "\n")
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key in ("up", "down") and self._past and self._at_edge(event.key):
