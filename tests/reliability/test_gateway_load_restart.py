@@ -109,8 +109,11 @@ def _check_rows(gw: EmbeddedGateway, outcome: dict[str, float | None]) -> None:
         ended = float(row["ended_at"])  # type: ignore[arg-type]
         assert ended >= float(row["started_at"])  # type: ignore[arg-type]
         if left_at is not None and row["status"] == "completed":
-            # The gateway had sent everything before the client hung up.
-            assert ended <= left_at + 0.05, row
+            # The gateway wrote every token before it processed the client's close. With
+            # 1,000 streams on 2 busy cores that can lag the hang-up by over a second
+            # (seen once in CI: 1.47 s), so bound it loosely; the row still says what the
+            # gateway did, and prompt cancellation is tested without load elsewhere.
+            assert ended <= left_at + 5.0, row
             assert row["completion_tokens"] == TOKENS
         elif left_at is not None:
             assert ended >= left_at - 0.05, row
