@@ -60,11 +60,17 @@ def errors() -> Iterator[_Errors]:
     logging.getLogger().removeHandler(handler)
 
 
+def _unique_words() -> str:
+    # Letters only: a hex id can hold a digit run that passes the PII guardrail's Luhn
+    # check (a "card number"), which blocks the request (seen in CI).
+    return uuid.uuid4().hex.translate(str.maketrans("0123456789", "ghijklmnop"))
+
+
 async def _one(client: httpx.AsyncClient, gw: EmbeddedGateway, path: str, disconnect: bool
                ) -> tuple[str, float | None]:
     """(request id, wall-clock instant the client hung up, or None if it read to the end)."""
     body = {"model": "anoman-lite", "stream": True, "max_tokens": 64,
-            "messages": [{"role": "user", "content": f"load {uuid.uuid4().hex}"}]}
+            "messages": [{"role": "user", "content": f"load {_unique_words()}"}]}
     headers = {"Authorization": f"Bearer {gw.api_key}", "X-Anoman-Simulate": SIMULATE}
     async with client.stream("POST", path, json=body, headers=headers) as response:
         assert response.status_code == 200, await response.aread()
@@ -177,7 +183,7 @@ async def _in_flight(url: str, n: int, stop_after: int) -> list[str]:
 
     async def one(i: int) -> None:
         body = {"model": "anoman-lite", "stream": True,
-                "messages": [{"role": "user", "content": f"restart {i} {uuid.uuid4().hex}"}]}
+                "messages": [{"role": "user", "content": f"restart {i} {_unique_words()}"}]}
         headers = {"Authorization": f"Bearer {KEY}",
                    "X-Anoman-Simulate": f"stall-after={stop_after},ttft=0,rate=200"}
         try:
