@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from rich.segment import Segment
 from textual.pilot import Pilot
 from textual.widgets import TextArea
@@ -13,7 +10,12 @@ from anoman_tui.config import Settings
 from anoman_tui.streaming import EndpointFormat, ModelInfo
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.messages import GatewayReady
-from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge
+
+# Re-exported: the suite's tests take every Pilot helper from here.
+from tests.pilot import badge_text as badge_text
+from tests.pilot import panes as panes
+from tests.pilot import settled as settled
+from tests.pilot import until as until
 from tests.reliability.helpers import KEY
 
 
@@ -34,14 +36,6 @@ async def connect_to(pilot: Pilot, base_url: str) -> AnomanApp:
     return app
 
 
-async def until(pilot: Pilot, check: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
-
-
 async def send(pilot: Pilot, prompt: str) -> None:
     """Put `prompt` in the prompt box and press Enter (typing it key by key is slow)."""
     box = pilot.app.screen.query_one("#prompt", TextArea)
@@ -49,19 +43,6 @@ async def send(pilot: Pilot, prompt: str) -> None:
     box.load_text(prompt)
     box.move_cursor(box.document.end)
     await pilot.press("enter")
-
-
-def panes(app: AnomanApp) -> list[ComparePane]:
-    return list(app.compare.query(ComparePane))
-
-
-def settled(app: AnomanApp) -> bool:
-    return all(p.status in ("done", "failed", "cancelled") for p in panes(app))
-
-
-def badge_text(pane: ComparePane) -> str:
-    badge = pane.query_one(PaneBadge)
-    return str(badge.render()) if badge.display else ""
 
 
 def screen_text(app: AnomanApp) -> str:

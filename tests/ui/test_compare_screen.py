@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot
@@ -12,15 +11,8 @@ from textual.widgets import Tabs
 
 from anoman_tui.ui import panel_state
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge, PaneFooter
-
-
-async def until(pilot: Pilot, check: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
+from anoman_tui.ui.widgets.pane import PaneFooter
+from tests.pilot import badge_text, panes, settled, until
 
 
 async def ready(pilot: Pilot) -> AnomanApp:
@@ -35,19 +27,6 @@ async def send(pilot: Pilot, prompt: str) -> None:
     for ch in prompt:
         await pilot.press(ch if ch != " " else "space")
     await pilot.press("enter")
-
-
-def panes(app: AnomanApp) -> list[ComparePane]:
-    return list(app.compare.query(ComparePane))
-
-
-def settled(app: AnomanApp) -> bool:
-    return all(p.status in ("done", "failed", "cancelled") for p in panes(app))
-
-
-def badge_text(pane: ComparePane) -> str:
-    badge = pane.query_one(PaneBadge)
-    return str(badge.render()) if badge.display else ""
 
 
 async def test_three_panes_stream_and_complete(make_app) -> None:

@@ -1,0 +1,32 @@
+"""Shared Pilot helpers for tests that drive `AnomanApp`: waiting, and reading panes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge
+
+
+async def until(pilot: Pilot, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+def panes(app: AnomanApp) -> list[ComparePane]:
+    return list(app.compare.query(ComparePane))
+
+
+def settled(app: AnomanApp) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in panes(app))
+
+
+def badge_text(pane: ComparePane) -> str:
+    badge = pane.query_one(PaneBadge)
+    return str(badge.render()) if badge.display else ""
