@@ -184,7 +184,9 @@ class BenchApp(AnomanApp):
 
     # -- set-up ----------------------------------------------------------------------
     async def ready(self) -> None:
-        while self.compare.base_url is None:
+        # Connected, and the start-up warm-up (a thread, ~0.2 s) is over: no one sends a
+        # prompt sooner than that after launching the app.
+        while self.compare.base_url is None or not self.warmed_up:
             await asyncio.sleep(0.02)
         screen = self.screen
         compositor_refresh = screen._compositor_refresh

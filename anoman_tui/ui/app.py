@@ -33,6 +33,7 @@ from anoman_tui.ui.panel_state import SCENARIO_LABELS, PanelParams, PanelState
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.usage import UsageScreen
+from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ class AnomanApp(App[None]):
         self._gateway: Any = None
         self._frozen = frozen_clock
         self._connect_on_mount = connect
+        self.warmed_up = False
+        """True once the first-render warm-up (a thread after the first paint) is over."""
         chosen = (models or settings.models)[:PANES]
         self.panels = [
             PanelState(
@@ -136,9 +139,18 @@ class AnomanApp(App[None]):
         if self._connect_on_mount:
             self.run_worker(self._connect(), name="connect", exit_on_error=False)
         self.call_after_refresh(_freeze_startup_objects)
+        # After the first paint, and off the UI thread: the first answers then draw
+        # without one-time set-up stalls.
+        self.call_after_refresh(
+            self.run_worker, self._warm_up, thread=True, name="warm-up", exit_on_error=False
+        )
         collector = StreamingCollector()
         self.set_interval(1.0, lambda: collector.tick(any(p.running for p in self.panels)),
                           name="streaming-gc")
+
+    def _warm_up(self) -> None:
+        warm_up()
+        self.warmed_up = True
 
     async def _connect(self) -> None:
         # After the first paint, so the thread's start never delays it.

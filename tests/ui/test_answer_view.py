@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from textual.selection import Selection
 
 from anoman_tui.ui.widgets.answer_view import AnswerView, _BlockSplitter
+from anoman_tui.ui.widgets.frame_clock import FrameClock
 
 LONG_CODE = "".join(f"    value_{i} = compute({i})  # step {i}\n" for i in range(70))
 
@@ -82,7 +83,7 @@ class Host(App[None]):
 async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -> None:
     """Wait until every appended delta has been flushed (and finish() completed)."""
     deadline = time.monotonic() + timeout
-    while view._inbox or view._timer is not None or view._finishing:
+    while view._inbox or view._scheduled or view._finishing:
         assert time.monotonic() < deadline, "AnswerView did not drain in time"
         await pilot.pause(0.01)
     await pilot.pause()
@@ -387,7 +388,8 @@ async def test_flushed_is_opt_in_and_idle_costs_nothing() -> None:
                 assert app.flushed and before <= app.flushed[-1] <= time.monotonic()
             else:
                 assert app.flushed == []
-            assert view._timer is None  # no timer left running when idle
+            assert not view._scheduled
+            assert FrameClock.of(app)._timer is None  # no timer left running when idle
 
 
 def test_snapshot_finished_answer(snap_compare) -> None:  # type: ignore[no-untyped-def]

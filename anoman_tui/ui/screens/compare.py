@@ -129,7 +129,7 @@ class CompareScreen(Screen[None]):
         running = sum(p.running for p in self.panels)
         if running:
             line.append(f"   {running} streaming", style="bold")
-        self.query_one(StatusLine).update(line)
+        self.query_one(StatusLine).update(line, layout=False)  # always one row high
         if self._narrow:
             self._update_tabs()
 

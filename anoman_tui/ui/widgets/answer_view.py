@@ -4,9 +4,9 @@ Model text arrives as many small deltas (up to ~1,000 tokens/s per pane, three p
 once). Textual's `Markdown` widget re-lays-out a widget tree per update and falls behind,
 so this is a Line-API widget (`ScrollView`) instead:
 
-* `append()` only buffers. A one-shot timer (started on demand, never left running)
-  flushes every `FLUSH_INTERVAL` seconds on a grid shared by all views, so panes that
-  stream together are composited in one frame.
+* `append()` only buffers. The app's `FrameClock` (ticking only while something waits)
+  flushes every view with new text on one grid and then draws the screen at once, so
+  panes that stream together are composited in one frame.
 * A flush feeds the text to `_BlockSplitter`, which cuts the source into Markdown blocks
   at blank lines outside fenced code (so a fence with blank lines is one block), keeps
   indented list continuations with their list, and cuts very long blocks into bounded
@@ -34,12 +34,14 @@ dominated by Textual's compositor and by CPython's cyclic GC; an app that calls
 `gc.freeze()` after its first paint avoids most of the GC pauses.
 
 May import: the standard library, `rich` (and its `markdown_it` and `pygments`
-dependencies), `textual`, and `anoman_tui.safe_text`. Nothing else from the project.
+dependencies), `textual`, `anoman_tui.safe_text` and `anoman_tui.ui.widgets.frame_clock`.
+Nothing else from the project.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
 import re
 import time
 from bisect import bisect_right
@@ -59,18 +61,21 @@ from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.theme import Theme
 from textual import events
-from textual.geometry import Offset, Region, Size
+from textual._styles_cache import StylesCache
+from textual.color import Color
+from textual.css.styles import StylesBase
+from textual.geometry import Offset, Region, Size, Spacing
 from textual.message import Message
 from textual.reactive import Reactive, reactive
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.timer import Timer
 
 from anoman_tui.safe_text import terminal_safe
+from anoman_tui.ui.widgets.frame_clock import FrameClock
 
-__all__ = ["AnswerView"]
+__all__ = ["AnswerView", "warm_up"]
 
 # Bounds on one block (one Rich render). Measured here: Rich renders ~1 ms per 700
 # characters of prose and ~0.15 ms per highlighted code line.
@@ -463,13 +468,16 @@ class _ThumbScrollBar(ScrollBar):
             return
         if self._check_pending:
             return
-        # New text moves the thumb by a fraction of a cell per flush: at most 4 Hz.
+        # New text moves the thumb by a fraction of a cell per flush: at most 4 Hz, and
+        # in a frame the answers draw anyway.
         self._check_pending = True
-        delay = self._painted_at + THUMB_REPAINT_INTERVAL - time.monotonic()
-        if delay > 0:
-            self.set_timer(delay, self._repaint_if_moved, name="thumb")
-        else:
-            self.call_next(self._repaint_if_moved)
+        FrameClock.of(self.app).request(self._repaint_when_due)
+
+    def _repaint_when_due(self) -> None:
+        if time.monotonic() < self._painted_at + THUMB_REPAINT_INTERVAL:
+            FrameClock.of(self.app).request(self._repaint_when_due)
+        elif self.is_mounted:
+            self._repaint_if_moved()
 
     def _repaint_if_moved(self) -> None:
         self._check_pending = False
@@ -504,6 +512,113 @@ class _ThumbScrollBar(ScrollBar):
         self._thumb = None  # a resize repaints the bar anyway
 
 
+class _RowStylesCache(StylesCache):
+    """Textual's per-widget cache of styled lines, keeping each answer row's result.
+
+    Textual caches styled lines by their row on screen, so every scroll restyles every
+    visible row (profiled at 3 x 300 tok/s: ~60 us a row, the largest part of a frame
+    while three answers follow their ends). An answer row is an immutable `Strip` that
+    carries its own offsets, so its styled line (and, through the `Strip`'s own caches,
+    its filtered and divided forms) can be reused wherever the row lands, as long as the
+    styles around it are the same. (`textual._styles_cache` is private: textual is pinned.)
+    """
+
+    MAX_ROWS: ClassVar[int] = 1_024
+
+    def __init__(self, view: AnswerView) -> None:
+        super().__init__()
+        self._view = view
+        self._rows: dict[int, tuple[Strip, Strip]] = {}  # answer row -> (source, styled)
+        self._blank: Strip | None = None  # the styled blank row
+        self._context: tuple[object, ...] = ()
+        self._gutter_top = 0
+
+    def forget_rows(self) -> None:
+        self._rows.clear()
+        self._blank = None
+
+    def render(
+        self,
+        styles: StylesBase,
+        size: Size,
+        base_background: Color,
+        background: Color,
+        render_content_line: Any,
+        filters: Any,
+        border_title: Any,
+        border_subtitle: Any,
+        content_size: Size | None = None,
+        padding: Spacing | None = None,
+        crop: Region | None = None,
+        opacity: float = 1.0,
+        ansi_theme: Any = None,
+        native_ansi: bool = False,
+    ) -> list[Strip]:
+        # Everything a styled content row depends on besides its own source strip.
+        context = (
+            size, content_size, padding, base_background, background, opacity,
+            styles.text_opacity, styles.tint, styles.border, styles.outline,
+            styles.hatch if styles.has_rule("hatch") else None,
+            id(ansi_theme), native_ansi, self._view.rich_style,
+        )
+        if context != self._context:
+            self._context = context
+            self.forget_rows()
+        self._gutter_top = styles.gutter.top
+        if len(self._rows) > self.MAX_ROWS:
+            self._rows.clear()
+        return super().render(
+            styles, size, base_background, background, render_content_line, filters,
+            border_title, border_subtitle, content_size=content_size, padding=padding,
+            crop=crop, opacity=opacity, ansi_theme=ansi_theme, native_ansi=native_ansi,
+        )
+
+    def render_line(
+        self,
+        styles: StylesBase,
+        y: int,
+        size: Size,
+        content_size: Size,
+        padding: Spacing,
+        base_background: Color,
+        background: Color,
+        render_content_line: Any,
+        border_title: Any,
+        border_subtitle: Any,
+        opacity: float,
+        ansi_theme: Any,
+        native_ansi: bool,
+    ) -> Strip:
+        view = self._view
+        content_y = y - self._gutter_top
+        cacheable = False
+        source: Strip | None = None
+        virtual_y = 0
+        if 0 <= content_y < content_size.height and view.text_selection is None:
+            cacheable = True
+            virtual_y = view.scroll_offset.y + content_y
+            source = view._row(virtual_y)
+            if source is None:
+                # Gaps between blocks and rows past the end: one blank, styled once.
+                if self._blank is not None:
+                    return self._blank
+            else:
+                hit = self._rows.get(virtual_y)
+                if hit is not None and hit[0] is source:
+                    return hit[1]
+        strip = super().render_line(
+            styles, y, size, content_size, padding, base_background, background,
+            render_content_line, border_title, border_subtitle, opacity, ansi_theme,
+            native_ansi,
+        )
+        if cacheable:
+            if source is None:
+                self._blank = strip
+            else:
+                self._rows[virtual_y] = (source, strip)
+        return strip
+
+
 class AnswerView(ScrollView, can_focus=True):
     """Streams one Markdown answer; see the module docstring for how."""
 
@@ -517,8 +632,6 @@ class AnswerView(ScrollView, can_focus=True):
     }
     """
 
-    FLUSH_INTERVAL: ClassVar[float] = 0.04
-    """Seconds between flushes while text is arriving."""
     FLUSH_BUDGET: ClassVar[float] = 0.02
     """Seconds of parsing one flush may spend before leaving the rest to the next."""
     FINISH_BUDGET: ClassVar[float] = 0.04
@@ -554,11 +667,12 @@ class AnswerView(ScrollView, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         self._report_flushes = report_flushes
-        self._timer: Timer | None = None
+        self._scheduled = False  # waiting for the flush clock
         self._width = 0  # render width; 0 until the size is known
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
         self._row_cache: dict[int, tuple[Strip, Strip]] = {}  # y -> (source, drawn)
+        self._styles_cache: _RowStylesCache = _RowStylesCache(self)
         self._reset_content()
 
     def _reset_content(self) -> None:
@@ -581,6 +695,7 @@ class AnswerView(ScrollView, can_focus=True):
         self._dirty_from: int | None = None  # first row changed since the last refresh
         self._evict_from = 0  # blocks before this index have had their strips dropped
         self._row_cache = {}
+        self._styles_cache.forget_rows()
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -619,12 +734,9 @@ class AnswerView(ScrollView, can_focus=True):
 
     def clear(self) -> None:
         """Remove all text."""
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
         self._reset_content()
         self._follow = True
-        self.virtual_size = Size(self._width, 0)
+        self._set_virtual_size(Size(self._width, 0))  # (a screen layout only if needed)
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 
@@ -640,17 +752,12 @@ class AnswerView(ScrollView, can_focus=True):
 
     # -- flushing ----------------------------------------------------------------------
     def _schedule(self) -> None:
-        if self._timer is None and self.is_mounted:
-            # Flush on a grid shared by every AnswerView so that panes streaming together
-            # flush in the same frame and the screen is composited once for all of them
-            # (measured: staggering them costs ~30% more CPU and raises lag). Textual
-            # timers divide by their interval, so never schedule a zero delay.
-            interval = self.FLUSH_INTERVAL
-            delay = max(0.001, interval - time.monotonic() % interval)
-            self._timer = self.set_timer(delay, self._on_flush_timer, name="answer-flush")
+        if not self._scheduled and self.is_mounted:
+            self._scheduled = True
+            FrameClock.of(self.app).request(self._on_flush_timer)
 
     def _on_flush_timer(self) -> None:
-        self._timer = None
+        self._scheduled = False
         self._flush(final=self._finishing)
 
     def on_mount(self) -> None:
@@ -1088,6 +1195,7 @@ class AnswerView(ScrollView, can_focus=True):
         super().notify_style_update()
         self._style = None
         self._row_cache.clear()
+        self._styles_cache.forget_rows()
 
     def _highlight(self, strip: Strip, start: int, end: int) -> Strip:
         text = strip.text
@@ -1181,3 +1289,42 @@ class AnswerView(ScrollView, can_focus=True):
         if rendered_any:
             self._relayout()
         return rows
+
+
+# Languages whose Pygments lexers `warm_up()` builds ahead of the first answer.
+WARM_LANGUAGES = (
+    "python", "bash", "javascript", "typescript", "json", "sql", "yaml", "toml", "rust",
+    "go", "c", "cpp", "java", "html", "css", "diff", "markdown",
+)
+_WARM_SAMPLE = """# Heading
+
+Some **bold**, *italic*, `code` and a [link](https://example.com).
+
+- an item
+  - a nested item
+1. a numbered item
+
+> a quote
+
+| a | b |
+|---|:-:|
+| 1 | 2 |
+
+---
+"""
+
+
+def warm_up() -> None:
+    """Do the one-time work of a first Markdown render, in any thread.
+
+    The first fence in a language builds its Pygments lexer (compiling its regexes:
+    measured 1-35 ms each, e.g. sql and css ~35 ms) and the first render of each
+    Markdown element imports and sets up Rich's code for it; in the middle of the first
+    streamed answers those stalls were the worst frames (100-190 ms of display lag
+    at 3 x 300 tok/s). The app calls this in a thread after its first paint.
+    """
+    fences = "".join(f"```{name}\nx = 1\n```\n\n" for name in WARM_LANGUAGES)
+    console = Console(file=io.StringIO(), width=80, color_system="truecolor")
+    for code_theme in (AnswerView.CODE_THEME, AnswerView.LIGHT_CODE_THEME):
+        markdown = _Markdown(_WARM_SAMPLE + fences, code_theme=code_theme)
+        console.render_lines(markdown, console.options, pad=False)

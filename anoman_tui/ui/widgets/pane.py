@@ -40,6 +40,7 @@ from anoman_tui.streaming import (
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.panel_state import PanelState
 from anoman_tui.ui.widgets.answer_view import AnswerView
+from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.wire import AnomanBlock, Usage
 
 log = logging.getLogger(__name__)
@@ -233,8 +234,12 @@ class ComparePane(Vertical):
     # -- drawing ------------------------------------------------------------
 
     def watch_status(self, old: str, new: str) -> None:
-        self.remove_class(f"-{old}")
-        self.add_class(f"-{new}")
+        # Only the pane's own border depends on its status (anoman.tcss): restyle this
+        # node alone. Textual would restyle all ~20 descendants, twice (one per class
+        # change): 5-12 ms per change measured, in the middle of three streams.
+        self.remove_class(f"-{old}", update=False)
+        self.add_class(f"-{new}", update=False)
+        self.app.stylesheet.update_nodes([self], animate=True)
         self.state.status = new  # type: ignore[assignment]
         self.refresh_chrome()
         self.post_message(PaneStatusChanged(self.state.index, new))
@@ -388,8 +393,16 @@ class ComparePane(Vertical):
         self._tick = self.set_timer(max(0.001, delay), self._begin_ticking, name="pane-tick")
 
     def _begin_ticking(self) -> None:
-        self._tick = self.set_interval(TICK_S, self._on_tick, name="pane-tick")
+        self._tick = self.set_interval(TICK_S, self._request_tick, name="pane-tick")
         self._on_tick()
+
+    def _request_tick(self) -> None:
+        # Drawn in the frame the answers draw in, not a frame of its own.
+        FrameClock.of(self.app).request(self._on_clock_tick, key=(self, "tick"))
+
+    def _on_clock_tick(self) -> None:
+        if self._tick is not None and self.is_mounted:  # not stopped in the meantime
+            self._on_tick()
 
     def _stop_tick(self) -> None:
         if self._tick is not None:
