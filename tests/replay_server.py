@@ -38,6 +38,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, object]
     client_closed_at: float | None = None
+    peer: tuple[str, int] | None = None  # the client's address: one per connection
+    received_at: float = 0.0  # monotonic, once the whole request was read
 
 
 class ReplayServer:
@@ -90,7 +92,9 @@ class ReplayServer:
                 headers[name.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length", "0")))
         body = json.loads(raw) if raw else {}
-        recorded = RecordedRequest(method, path, headers, body)
+        recorded = RecordedRequest(method, path, headers, body,
+                                   peer=writer.get_extra_info("peername"),
+                                   received_at=time.monotonic())
         self.requests.append(recorded)
         script = self.scripts.get(str(body.get("model")), Script(status=404, body=[b"{}"]))
 

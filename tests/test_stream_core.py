@@ -399,13 +399,51 @@ async def test_cancelling_the_consuming_task_closes_the_socket(replay: ReplaySer
 
 
 async def test_connections_are_reused(replay: ReplayServer) -> None:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM))
+    # The end of the chunked body comes as its own write after [DONE]: the client must
+    # read it, or the connection cannot go back to the pool.
+    replay.scripts["m"] = Script(body=[*OPENAI_SPEC_STREAM, 0.02])
     async with StreamClient() as client:
         for _ in range(3):
             result = await client.stream(make_request(replay, "m")).wait()
             assert result.committed
     assert len(replay.requests) == 3
-    assert len(replay._handlers) <= 1
+    assert len({request.peer for request in replay.requests}) == 1, "one connection for all"
+
+
+async def test_a_server_that_keeps_the_body_open_after_the_terminator(replay) -> None:
+    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM), ending="hang")
+    async with StreamClient() as client:
+        started = time.monotonic()
+        stream = client.stream(make_request(replay, "m"))
+        result = await stream.wait()
+        elapsed = time.monotonic() - started
+    assert result.committed
+    assert elapsed < 1.0, "the wait for the rest of the body is bounded"
+    # E2E ends at the terminator, not when the client gave up on the connection.
+    assert result.metrics.e2e_s is not None and result.metrics.e2e_s < elapsed - 0.03
+
+
+async def test_ttft_starts_when_the_request_goes_onto_the_wire(
+    replay: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Building the request is slowed down (as by a busy UI holding the GIL): that time is
+    # the client's, not the model's, and must not count in TTFT.
+    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM))
+    original = StreamRequest.headers
+
+    def slow_headers(self: StreamRequest) -> dict[str, str]:
+        time.sleep(0.08)
+        return original(self)
+
+    monkeypatch.setattr(StreamRequest, "headers", slow_headers)
+    async with StreamClient() as client:
+        before = time.monotonic()
+        stream = client.stream(make_request(replay, "m"))
+        result = await stream.wait()
+    assert result.committed and stream.sent_at is not None
+    received = replay.requests[0].received_at
+    assert before + 0.08 <= stream.sent_at <= received
+    assert received - stream.sent_at < 0.03
 
 
 async def test_key_never_in_repr_or_failure_text(replay: ReplayServer) -> None:

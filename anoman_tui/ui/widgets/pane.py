@@ -432,9 +432,13 @@ class ComparePane(Vertical):
             self._retry_at = None
             self._hide_badge()
         answer = self.answer
+        adopted = False
         async for event in stream:
-            if self._sent_at is None:
-                self._sent_at = stream.sent_at
+            if not adopted:
+                # The core's stamp, taken when the request went onto the wire (final by
+                # the first event), so the live TTFT matches the final one.
+                adopted = True
+                self._sent_at = stream.sent_at or self._sent_at
             kind = type(event)
             if kind is TextDelta:
                 assert isinstance(event, TextDelta)
