@@ -46,7 +46,7 @@ from anoman_tui.wire import AnomanBlock, Usage
 log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPARK_BUCKET_S = 0.25
-TICK_S = 0.2  # header spinner and live footer figures (a multiple of the flush interval)
+TICK_S = 0.2  # header spinner and live footer figures (a multiple of FrameClock.INTERVAL)
 STATE_LABELS = {
     "idle": "idle",
     "waiting": "waiting",
@@ -385,16 +385,15 @@ class ComparePane(Vertical):
         return True
 
     def _start_tick(self) -> None:
-        # On a wall-clock grid shared by every pane and by the answers' flushes (whose
-        # interval divides it), so chrome redraws share frames instead of adding
-        # up to 12 more per second.
+        # On a wall-clock grid shared by every pane and by the FrameClock (whose interval
+        # divides it); each tick is drawn by the clock, in the answers' frame.
         self._stop_tick()
         delay = TICK_S - time.monotonic() % TICK_S
         self._tick = self.set_timer(max(0.001, delay), self._begin_ticking, name="pane-tick")
 
     def _begin_ticking(self) -> None:
         self._tick = self.set_interval(TICK_S, self._request_tick, name="pane-tick")
-        self._on_tick()
+        self._request_tick()
 
     def _request_tick(self) -> None:
         # Drawn in the frame the answers draw in, not a frame of its own.
