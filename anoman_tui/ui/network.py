@@ -14,7 +14,9 @@ While the UI thread draws it holds the GIL, and the network thread waits up to t
 interval for it after every socket call; sending a request takes several, so at the
 default 5 ms TTFT still read up to +46 ms. The thread lowers the interval to
 `SWITCH_INTERVAL_S` (measured at 0.5 ms: TTFT error within +3..+9 ms under the same load;
-CPU cost in benchmarks/app_display_lag.py).
+CPU cost in benchmarks/app_display_lag.py). Since the core stamps a request when its
+first bytes reach the wire rather than when it starts building it, the error left is
++1..+5 ms.
 
 `ThreadedStream` is what a pane iterates on the UI loop: the network thread hands events
 over in batches (at most one pending wake-up of the UI loop per stream, however many reads
