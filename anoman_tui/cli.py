@@ -210,8 +210,9 @@ def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     setup_file_logging(secrets=[settings.api_key.get_secret_value()] if settings.api_key else [])
     from anoman_tui.ui.app import AnomanApp
 
-    AnomanApp(settings, models=args.models).run()
-    return 0
+    app = AnomanApp(settings, models=args.models)
+    app.run()
+    return app.return_code or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
+import select
+import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -38,6 +41,7 @@ from anoman_tui.ui.widgets.pane import ComparePane
 
 log = logging.getLogger(__name__)
 PANES = 3
+HANGUP_EXIT_CODE = 129  # 128 + SIGHUP, as a shell reports a hung-up job
 
 
 def _freeze_startup_objects() -> None:
@@ -144,9 +148,37 @@ class AnomanApp(App[None]):
         self.call_after_refresh(
             self.run_worker, self._warm_up, thread=True, name="warm-up", exit_on_error=False
         )
+        self._watch_for_hangup()
         collector = StreamingCollector()
         self.set_interval(1.0, lambda: collector.tick(any(p.running for p in self.panels)),
                           name="streaming-gc")
+
+    def _watch_for_hangup(self) -> None:
+        """Exit when the terminal goes away, as a hang-up signal would make us.
+
+        Closing a terminal normally sends SIGHUP, which ends the process. When the
+        terminal goes without one (its pseudo-terminal's other end just closes), Textual
+        8's input thread reads end-of-file forever at 100% CPU (measured): look for a
+        hang-up on the terminal once a second instead.
+        """
+        if self.is_headless or sys.__stdin__ is None:
+            return
+        try:
+            fd = sys.__stdin__.fileno()
+            if not os.isatty(fd):
+                return
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)  # hang-ups and errors are always reported
+        except (OSError, ValueError):
+            return
+        gone = select.POLLHUP | select.POLLERR | select.POLLNVAL
+
+        def check() -> None:
+            if any(mask & gone for _, mask in poller.poll(0)):
+                log.warning("the terminal hung up: exiting")
+                self.exit(return_code=HANGUP_EXIT_CODE)
+
+        self.set_interval(1.0, check, name="hangup-watch")
 
     def _warm_up(self) -> None:
         warm_up()
