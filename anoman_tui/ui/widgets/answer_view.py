@@ -532,6 +532,7 @@ class _RowStylesCache(StylesCache):
         self._blank: Strip | None = None  # the styled blank row
         self._context: tuple[object, ...] = ()
         self._gutter_top = 0
+        self._scroll_y: int | None = None
 
     def forget_rows(self) -> None:
         self._rows.clear()
@@ -565,6 +566,9 @@ class _RowStylesCache(StylesCache):
             self._context = context
             self.forget_rows()
         self._gutter_top = styles.gutter.top
+        # Per render, not per row (each costs a walk up the DOM).
+        view = self._view
+        self._scroll_y = view.scroll_offset.y if view.text_selection is None else None
         if len(self._rows) > self.MAX_ROWS:
             self._rows.clear()
         return super().render(
@@ -589,15 +593,15 @@ class _RowStylesCache(StylesCache):
         ansi_theme: Any,
         native_ansi: bool,
     ) -> Strip:
-        view = self._view
         content_y = y - self._gutter_top
         cacheable = False
         source: Strip | None = None
         virtual_y = 0
-        if 0 <= content_y < content_size.height and view.text_selection is None:
+        scroll_y = self._scroll_y  # None while text is selected: rows are highlighted
+        if scroll_y is not None and 0 <= content_y < content_size.height:
             cacheable = True
-            virtual_y = view.scroll_offset.y + content_y
-            source = view._row(virtual_y)
+            virtual_y = scroll_y + content_y
+            source = self._view._row(virtual_y)
             if source is None:
                 # Gaps between blocks and rows past the end: one blank, styled once.
                 if self._blank is not None:
