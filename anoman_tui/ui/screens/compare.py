@@ -37,11 +37,16 @@ class StatusLine(Static):
     pass
 
 
+_ABORT = Binding.Group("Abort pane")
+
+
 class CompareScreen(Screen[None]):
     BINDINGS = [
-        Binding("f1", "abort(1)", "Abort 1", id="abort_pane_1", priority=True),
-        Binding("f2", "abort(2)", "Abort 2", id="abort_pane_2", priority=True),
-        Binding("f3", "abort(3)", "Abort 3", id="abort_pane_3", priority=True),
+        # One footer entry for the three ("f1 f2 f3 Abort pane"), so that F5 Usage and the
+        # rest still fit in a 100-column terminal.
+        Binding("f1", "abort(1)", "Abort 1", id="abort_pane_1", priority=True, group=_ABORT),
+        Binding("f2", "abort(2)", "Abort 2", id="abort_pane_2", priority=True, group=_ABORT),
+        Binding("f3", "abort(3)", "Abort 3", id="abort_pane_3", priority=True, group=_ABORT),
         Binding("escape", "abort_all", "Abort all", id="abort_all", priority=True),
         Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
