@@ -73,11 +73,17 @@ class CompareScreen(Screen[None]):
             for panel in self.panels:
                 yield ComparePane(panel, frozen_clock=self._frozen, model_info=self.model_info)
         with Vertical(id="prompt-area"):
-            yield Input(placeholder="System prompt (optional, sent to all panes)", id="system")
-            yield PromptBox(
+            system = Input(placeholder="System prompt (optional, sent to all panes)", id="system")
+            prompt = PromptBox(
                 id="prompt",
                 placeholder="Type a prompt · Enter send · Ctrl+J newline · ↑ previous",
             )
+            if self._frozen:
+                # Frozen time (snapshots): a blinking cursor would make the picture depend
+                # on the instant it is taken.
+                system.cursor_blink = prompt.cursor_blink = False
+            yield system
+            yield prompt
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
