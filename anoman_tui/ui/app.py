@@ -171,9 +171,11 @@ class AnomanApp(App[None]):
                 return
             poller = select.poll()
             poller.register(fd, select.POLLIN)  # hang-ups and errors are always reported
-        except (OSError, ValueError):
+            gone = select.POLLHUP | select.POLLERR | select.POLLNVAL
+            if any(mask & gone for _, mask in poller.poll(0)):
+                return  # poll() cannot watch this terminal (macOS: POLLNVAL for devices)
+        except (OSError, ValueError, AttributeError):  # (no select.poll on Windows)
             return
-        gone = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
         def check() -> None:
             if any(mask & gone for _, mask in poller.poll(0)):
