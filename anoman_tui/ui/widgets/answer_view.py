@@ -675,7 +675,6 @@ class AnswerView(ScrollView, can_focus=True):
         self._width = 0  # render width; 0 until the size is known
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
-        self._row_cache: dict[int, tuple[Strip, Strip]] = {}  # y -> (source, drawn)
         self._styles_cache: _RowStylesCache = _RowStylesCache(self)
         self._reset_content()
 
@@ -698,7 +697,6 @@ class AnswerView(ScrollView, can_focus=True):
         self._finishing = False
         self._dirty_from: int | None = None  # first row changed since the last refresh
         self._evict_from = 0  # blocks before this index have had their strips dropped
-        self._row_cache = {}
         self._styles_cache.forget_rows()
 
     @property
@@ -986,7 +984,7 @@ class AnswerView(ScrollView, can_focus=True):
         style = self.rich_style  # may change with an ancestor's style: check per flush
         if style != self._style:
             self._style = style
-            self._row_cache.clear()
+            self._styles_cache.forget_rows()
         full = self._render_viewport()
         total = self._total_rows()
         bar = self._vertical_scrollbar
@@ -1158,20 +1156,12 @@ class AnswerView(ScrollView, can_focus=True):
         source = self._row(virtual_y)
         if source is None:
             return Strip.blank(width, rich_style)
+        # (Drawn rows are kept, styled, by _RowStylesCache: no cache of our own here.)
         selection = self.text_selection
-        if selection is None:
-            cached = self._row_cache.get(virtual_y)
-            if cached is not None and cached[0] is source and cached[1].cell_length == width:
-                return cached[1]
         if selection is not None and (span := selection.get_span(virtual_y)) is not None:
             strip = self._highlight(source.apply_style(rich_style), *span)
             return strip.crop_extend(0, width, rich_style).apply_offsets(0, virtual_y)
-        strip = self._draw(source, virtual_y, width, rich_style)
-        if selection is None:
-            if len(self._row_cache) > 256:  # a couple of screens of rows
-                self._row_cache.clear()
-            self._row_cache[virtual_y] = (source, strip)
-        return strip
+        return self._draw(source, virtual_y, width, rich_style)
 
     @staticmethod
     def _draw(source: Strip, y: int, width: int, style: Style) -> Strip:
@@ -1198,7 +1188,6 @@ class AnswerView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._style = None
-        self._row_cache.clear()
         self._styles_cache.forget_rows()
 
     def _highlight(self, strip: Strip, start: int, end: int) -> Strip:
