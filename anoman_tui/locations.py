@@ -1,11 +1,16 @@
-"""Where files live: XDG config and data directories, and the bundled themes.
+"""Where files live: XDG config and data directories, and the bundled files.
 
-Computed by hand from the XDG variables so no extra dependency is needed.
+Computed by hand from the XDG variables so no extra dependency is needed. Files
+that ship with the package (stylesheet, themes) are found with
+`importlib.resources`, so they load the same from a checkout, an editable
+install or a built wheel (`tests/test_packaging.py` installs one to check).
 """
 
 from __future__ import annotations
 
 import os
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 APP_DIR = "anoman-tui"
@@ -35,7 +40,16 @@ def log_file() -> Path:
     return data_dir() / "anoman-tui.log"
 
 
-def theme_dirs() -> list[Path]:
-    """Bundled themes (the repository's `themes/`), then the user's own, which win."""
-    bundled = Path(__file__).resolve().parent.parent / "themes"
-    return [bundled, config_dir() / "themes"]
+def bundled(name: str) -> Traversable:
+    """A file or folder shipped inside the `anoman_tui.ui` package (package data)."""
+    return files("anoman_tui.ui").joinpath(name)
+
+
+def stylesheet() -> str:
+    """The app's one stylesheet, as a path Textual can load (and watch with --dev)."""
+    return str(bundled("anoman.tcss"))
+
+
+def theme_dirs() -> list[Traversable]:
+    """The bundled themes, then the user's own, which win."""
+    return [bundled("themes"), config_dir() / "themes"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import tomllib
 from dataclasses import fields
-from pathlib import Path
+from importlib.resources.abc import Traversable
 
 from textual.theme import Theme
 
@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 _FIELDS = {f.name for f in fields(Theme)}
 
 
-def load_theme(path: Path) -> Theme:
+def load_theme(path: Traversable) -> Theme:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     unknown = set(data) - _FIELDS
     if unknown:
@@ -25,13 +25,15 @@ def load_theme(path: Path) -> Theme:
     return Theme(**data)
 
 
-def load_themes(dirs: list[Path] | None = None) -> dict[str, Theme]:
+def load_themes(dirs: list[Traversable] | None = None) -> dict[str, Theme]:
     """Every readable theme file; a broken one is logged and skipped, never fatal."""
     themes: dict[str, Theme] = {}
     for directory in dirs if dirs is not None else theme_dirs():
         if not directory.is_dir():
             continue
-        for path in sorted(directory.glob("*.toml")):
+        for path in sorted(
+            (p for p in directory.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name
+        ):
             try:
                 theme = load_theme(path)
             except (OSError, ValueError, TypeError, tomllib.TOMLDecodeError) as exc:

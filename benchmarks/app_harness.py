@@ -41,6 +41,7 @@ from textual import events
 from textual.binding import Binding
 
 from anoman_tui.config import Settings
+from anoman_tui.locations import stylesheet
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.panel_state import SCENARIO_HEADERS
 from anoman_tui.ui.widgets.answer_view import AnswerView
@@ -167,8 +168,8 @@ class BenchApp(AnomanApp):
     """The real app, plus a frame clock, flush bookkeeping and a key probe."""
 
     BINDINGS = [*AnomanApp.BINDINGS, Binding("f12", "probe_key", show=False, priority=True)]
-    # CSS_PATH is resolved beside the class's module: point at the app's own stylesheet.
-    CSS_PATH = str(Path(sys.modules[AnomanApp.__module__].__file__ or "").parent / "anoman.tcss")
+    # A relative CSS_PATH would be resolved beside this subclass: use the app's own.
+    CSS_PATH = stylesheet()
 
     def __init__(self, gateway: GatewayProcess, *, flushed_messages: bool = False) -> None:
         super().__init__(

@@ -23,6 +23,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from anoman_tui.config import Settings, persist_setting
+from anoman_tui.locations import stylesheet
 from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
     GatewayRequestError,
@@ -88,7 +89,7 @@ class StreamingCollector:
 
 
 class AnomanApp(App[None]):
-    CSS_PATH = "anoman.tcss"
+    CSS_PATH = stylesheet()
     TITLE = "anoman-tui"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),

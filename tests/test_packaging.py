@@ -1,0 +1,212 @@
+"""The package as users install it: a built wheel in a fresh virtual environment.
+
+An editable install reads the stylesheet and themes from the checkout, so it hides a
+wheel that lacks them. This builds the sdist and, from it, the wheel (as `python -m
+build`, `pipx install` and an index upload do), installs the wheel (not editable) into
+a new virtual environment, and runs the installed `anoman-tui` from outside the
+checkout: `--version`, a headless `compare --json` against the embedded gateway, and
+the TUI's first paint in a pseudo-terminal.
+
+It also checks that what the snapshot tests render with is what pyproject.toml pins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+import venv
+import zipfile
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+VERSION = PYPROJECT["project"]["version"]
+RUNTIME_FILES = [
+    "anoman_tui/ui/anoman.tcss",
+    "anoman_tui/ui/themes/anoman-dark.toml",
+    "anoman_tui/ui/themes/anoman-light.toml",
+    "anoman_tui/ui/themes/anoman-high-contrast.toml",
+]
+# anoman-dark's `background` (#0F1420) as a 24-bit SGR colour: seen only if the bundled
+# theme loaded (Textual's own default theme has another background).
+DARK_BACKGROUND_SGR = "48;2;15;20;32"
+
+
+def _pinned() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for requirement in PYPROJECT["project"]["dependencies"]:
+        name, sep, pinned = requirement.partition("==")
+        if sep:
+            pins[name.strip()] = pinned.strip()
+    return pins
+
+
+def test_rendering_dependencies_are_pinned_and_installed_as_pinned() -> None:
+    pins = _pinned()
+    for name in ("textual", "rich", "markdown-it-py", "pygments"):
+        assert name in pins, f"{name} renders what the snapshots compare: pin it with =="
+        installed = version(name)
+        assert installed == pins[name], (
+            f"{name} {installed} is installed but pyproject.toml pins {pins[name]}: the "
+            "snapshot tests were taken with the pinned version; reinstall with "
+            "`pip install -e '.[test]'` in a fresh virtual environment"
+        )
+
+
+def _clean_env(home: Path) -> dict[str, str]:
+    """The environment of a user who has nothing but the installed tool."""
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("ANOMAN_", "PYTHON", "VIRTUAL_ENV", "XDG_"))
+    }
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               XDG_DATA_HOME=str(home / "data"))
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh virtual environment with the built wheel installed; yields its bin/."""
+    work = tmp_path_factory.mktemp("wheel")
+    # From a copy of what git would commit: build leftovers in the checkout (an old
+    # egg-info's file list) must not stand in for the package's own declarations.
+    source = work / "source"
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, check=True, capture_output=True, timeout=60,
+    ).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    dist = work / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist), str(source)],
+        check=True, capture_output=True, timeout=300,
+    )
+    (sdist,) = dist.glob("*.tar.gz")
+    (wheel,) = dist.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        in_wheel = set(zf.namelist())
+    with tarfile.open(sdist) as tf:
+        in_sdist = {name.split("/", 1)[1] for name in tf.getnames() if "/" in name}
+    for name in RUNTIME_FILES:
+        assert name in in_wheel, f"the wheel lacks {name}"
+        assert name in in_sdist, f"the sdist lacks {name}"
+
+    env_dir = work / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    bin_dir = env_dir / "bin"
+    home = work / "home"
+    home.mkdir()
+    subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        check=True, capture_output=True, timeout=600, env=_clean_env(home), cwd=work,
+    )
+    yield bin_dir
+
+
+def _run(bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    home = bin_dir.parent.parent / "home"
+    return subprocess.run(
+        [str(bin_dir / "anoman-tui"), *args], capture_output=True, text=True, timeout=120,
+        env=_clean_env(home), cwd=home,
+    )
+
+
+def test_installed_package_is_not_the_checkout(installed: Path) -> None:
+    probe = subprocess.run(
+        [str(installed / "python"), "-c",
+         "import anoman_tui, anoman_tui.locations as l; print(anoman_tui.__file__); "
+         "print(sorted(p.name for p in l.bundled('themes').iterdir()))"],
+        capture_output=True, text=True, timeout=60, cwd=installed,
+        env=_clean_env(installed.parent.parent / "home"),
+    )
+    assert probe.returncode == 0, probe.stderr
+    where, themes = probe.stdout.splitlines()
+    assert str(installed.parent) in where and str(ROOT) not in where
+    assert "anoman-dark.toml" in themes
+
+
+def test_installed_compare_json_against_embedded_gateway(installed: Path) -> None:
+    result = _run(installed, "compare", "--json", "--max-tokens", "20", "Explain TCP slow start")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert len(document["panels"]) == 3
+    for panel in document["panels"]:
+        assert panel["status"] == "completed", panel
+        assert panel["text"]
+
+
+def _read_until(fd: int, done: re.Pattern[str], timeout: float) -> str:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if done.search(seen.decode("utf-8", "replace")):
+            break
+    return seen.decode("utf-8", "replace")
+
+
+def test_installed_tui_first_paint(installed: Path) -> None:
+    import fcntl
+    import termios
+
+    env = _clean_env(installed.parent.parent / "home")
+    env.update(TERM="xterm-256color", COLORTERM="truecolor")
+    env.pop("CI", None)  # as a user's terminal: no headless shortcuts
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes the installed app on the pseudo-terminal
+        try:
+            os.chdir(env["HOME"])
+            os.execve(str(installed / "anoman-tui"), [str(installed / "anoman-tui")], env)
+        finally:
+            os._exit(127)
+    try:
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+        os.kill(pid, signal.SIGWINCH)
+        screen = _read_until(fd, re.compile(r"local gateway"), timeout=60)
+        assert DARK_BACKGROUND_SGR in screen, "the bundled theme did not load"
+        assert "local gateway" in screen, screen[-2000:]
+        assert "Traceback" not in screen
+        os.write(fd, b"\x11")  # Ctrl+Q
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            _read_until(fd, re.compile(r"$^"), timeout=0.2)
+            finished, status = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                assert os.waitstatus_to_exitcode(status) == 0
+                break
+        else:
+            pytest.fail("the installed app did not quit on Ctrl+Q")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
