@@ -31,6 +31,7 @@ from anoman_tui.streaming import (
     ChatTurn,
     EndpointFormat,
     GatewayRequestError,
+    ModelInfo,
     ModelStream,
     ReasoningDelta,
     StreamClient,
@@ -40,6 +41,8 @@ from anoman_tui.streaming import (
     StreamRequest,
     StreamResult,
     TextDelta,
+    cost_text,
+    describe_failure,
 )
 
 
@@ -100,6 +103,8 @@ class CompareRun:
         self.panels = [PanelProgress(i, m) for i, m in enumerate(spec.models, start=1)]
         self._on_change = on_change or (lambda panel, what: None)
         self._streams: list[ModelStream] = []
+        # What the gateway lists about each model: prices for an estimated cost.
+        self.model_info: dict[str, ModelInfo] = {}
 
     def cancel(self) -> None:
         for stream in self._streams:
@@ -175,7 +180,7 @@ def summary_table(run: CompareRun) -> Table:
     table = Table(title="Summary", title_justify="left", expand=False)
     for column, justify in (
         ("#", "right"), ("model", "left"), ("status", "left"), ("TTFT", "right"),
-        ("tok/s", "right"), ("tokens", "right"), ("cost USD", "right"), ("failure", "left"),
+        ("tok/s", "right"), ("tokens", "right"), ("cost", "right"), ("failure", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for panel in run.panels:
@@ -183,9 +188,7 @@ def summary_table(run: CompareRun) -> Table:
         if r is None:
             continue
         tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
-        cost = "—"
-        if r.anoman is not None and r.anoman.cost_usd is not None:
-            cost = f"{r.anoman.cost_usd}"
+        cost = cost_text(r.anoman, r.usage, run.model_info.get(panel.model))
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         table.add_row(
             str(panel.panel),
@@ -195,7 +198,7 @@ def summary_table(run: CompareRun) -> Table:
             _fmt(r.metrics.output_tokens_per_s, "", 1),
             tokens,
             cost,
-            Text(f"{r.failure.kind}: {r.failure.message}" if r.failure else ""),
+            Text(describe_failure(r.failure).line if r.failure else ""),
         )
     return table
 
@@ -234,8 +237,15 @@ def answers(run: CompareRun) -> Group:
     return Group(*parts)
 
 
-async def run_compare(spec: CompareSpec, *, as_json: bool, out: IO[str] = sys.stdout) -> int:
+async def run_compare(
+    spec: CompareSpec,
+    *,
+    as_json: bool,
+    out: IO[str] | None = None,
+    model_info: dict[str, ModelInfo] | None = None,
+) -> int:
     """Run the comparison and print it; returns the exit status (0: all completed)."""
+    out = out or sys.stdout  # looked up now: a caller may have redirected it
     console = Console(file=out, highlight=False, soft_wrap=False)
     err_console = Console(stderr=True, highlight=False)
     live_console = err_console if as_json else console
@@ -254,6 +264,7 @@ async def run_compare(spec: CompareSpec, *, as_json: bool, out: IO[str] = sys.st
             console.print(f"[{panel.panel}] {escape(panel.model)}: {r.status}{escape(why)}")
 
     run = CompareRun(spec, milestone)
+    run.model_info = model_info or {}
     if not as_json:
         where = spec.gateway_label or spec.base_url
         console.print(
@@ -306,16 +317,20 @@ def run_compare_with_target(spec: CompareSpec, *, as_json: bool) -> int:
 
 
 async def _compare_main(spec: CompareSpec, as_json: bool) -> int:
-    if not spec.models:
-        try:
-            async with StreamClient() as client:
-                listed = await client.list_models(spec.base_url, spec.api_key)
-        except GatewayRequestError as exc:
+    # The model list also carries prices: without an Anoman block, cost is estimated
+    # from them (as on the compare screen). Needed only to pick models when none given.
+    listed: list[ModelInfo] = []
+    try:
+        async with StreamClient() as client:
+            listed = await client.list_models(spec.base_url, spec.api_key, spec.headers)
+    except GatewayRequestError as exc:
+        if not spec.models:
             print(f"anoman-tui compare: cannot list models: {exc}", file=sys.stderr)
             return 1
+    if not spec.models:
         if not listed:
             print("anoman-tui compare: the gateway lists no models; pass --model",
                   file=sys.stderr)
             return 1
         spec = replace(spec, models=[m.id for m in listed[:3]])
-    return await run_compare(spec, as_json=as_json)
+    return await run_compare(spec, as_json=as_json, model_info={m.id: m for m in listed})

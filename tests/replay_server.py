@@ -3,8 +3,9 @@
 Scripts choose the exact bytes, how they are split into writes, pauses, and
 how the connection ends (clean, truncated chunked body, hang, RST), which a
 well-behaved framework would not let us do. The request's JSON `model`
-selects the script. Every request is recorded (path, headers, body) and so
-is the instant the client closed its side.
+selects the script (a request without one, e.g. GET /v1/models, its path).
+Every request is recorded (path, headers, body) and so is the instant the
+client closed its side.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ class ReplayServer:
                                    peer=writer.get_extra_info("peername"),
                                    received_at=time.monotonic())
         self.requests.append(recorded)
-        script = self.scripts.get(str(body.get("model")), Script(status=404, body=[b"{}"]))
+        # A body's `model` picks the script; a request without one (GET /v1/models) its path.
+        key = str(body["model"]) if "model" in body else path
+        script = self.scripts.get(key, Script(status=404, body=[b"{}"]))
 
         reason = {200: "OK", 404: "Not Found"}.get(script.status, "Status")
         out = [f"HTTP/1.1 {script.status} {reason}"]

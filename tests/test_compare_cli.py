@@ -63,9 +63,10 @@ async def test_json_output_is_one_document_with_every_panel(replay: ReplayServer
     assert blocked["failure"]["kind"] == "http_error"
     assert blocked["failure"]["status"] == 429 and blocked["failure"]["retry_after_s"] == 7
     # one request per panel, all to the playground endpoint with the panel number
-    panels = sorted(r.body["panel"] for r in replay.requests)
+    streams = [r for r in replay.requests if r.method == "POST"]  # not GET /v1/models
+    panels = sorted(r.body["panel"] for r in streams)
     assert panels == [1, 2, 3]
-    assert len({r.body["compare_id"] for r in replay.requests}) == 1
+    assert len({r.body["compare_id"] for r in streams}) == 1
     assert KEY not in out and KEY not in err
 
 
@@ -79,7 +80,9 @@ async def test_all_completed_exits_zero_and_prints_table(replay: ReplayServer) -
     assert "Summary" in out and "completed" in out and "Once upon a time..." in out
     assert "0.000041" in out
     assert all(r.headers["cache-control"] == "no-cache" for r in replay.requests)
-    assert all(r.body["messages"][0]["role"] == "system" for r in replay.requests)
+    streams = [r for r in replay.requests if r.method == "POST"]  # not GET /v1/models
+    assert len(streams) == 2
+    assert all(r.body["messages"][0]["role"] == "system" for r in streams)
 
 
 async def test_bad_usage_exits_two() -> None:

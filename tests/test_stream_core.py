@@ -181,7 +181,8 @@ async def test_mid_stream_error_frame_fails_and_commits_nothing(
             "retry in 7 s",
         ),
         (503, [], {"error": {"type": "overloaded_error", "message": "busy"}}, "503"),
-        (400, [], {"error": {"type": "invalid_request_error", "message": "bad"}}, "bad request"),
+        (400, [], {"error": {"type": "invalid_request_error", "message": "bad"}},
+         "400 BAD REQUEST: bad"),
     ],
 )
 async def test_http_errors_before_the_stream(replay, status, headers, body, expect) -> None:

@@ -22,7 +22,8 @@ from anoman_tui.streaming.events import (
     StreamResult,
     TextDelta,
 )
-from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo
+from anoman_tui.streaming.failure_text import FailureDescription, describe_failure
+from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo, cost_text
 from anoman_tui.streaming.request import (
     ENDPOINT_FORMATS,
     ChatTurn,
@@ -38,6 +39,7 @@ __all__ = [
     "AnomanMetadata",
     "ChatTurn",
     "EndpointFormat",
+    "FailureDescription",
     "FailureKind",
     "GatewayRequestError",
     "ModelInfo",
@@ -58,6 +60,8 @@ __all__ = [
     "StreamRequest",
     "StreamResult",
     "TextDelta",
+    "cost_text",
+    "describe_failure",
     "mask_key",
     "normalize_base_url",
 ]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
 import time
 from collections import deque
@@ -43,8 +42,10 @@ from anoman_tui.streaming.events import (
 from anoman_tui.streaming.failures import (
     ProtocolViolation,
     clean_excerpt,
+    failure_from_exception,
     http_failure,
     redact,
+    truncated_failure,
 )
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
 from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
@@ -84,9 +85,11 @@ class StreamClient:
     def stream(self, request: StreamRequest) -> ModelStream:
         return ModelStream(self._http, request)
 
-    async def list_models(self, base_url: str, api_key: str) -> list[ModelInfo]:
+    async def list_models(
+        self, base_url: str, api_key: str, extra_headers: tuple[tuple[str, str], ...] = ()
+    ) -> list[ModelInfo]:
         """`GET /v1/models`; raises `GatewayRequestError` with a sentence to show."""
-        return await list_models(self._http, base_url, api_key)
+        return await list_models(self._http, base_url, api_key, extra_headers)
 
     async def fetch_usage(
         self, base_url: str, api_key: str, limit: int = 100
@@ -275,76 +278,28 @@ class ModelStream:
                 if completed:
                     await self._drain_for_reuse()
                 if not completed and recorder.failure is None:
-                    tokens = recorder.text_chunks
-                    fail(
-                        StreamFailure(
-                            kind="truncated",
-                            message=(
-                                f"connection closed before the end of the stream ({tokens} chunks)"
-                            ),
-                            completion_tokens=tokens,
-                        )
-                    )
-        except asyncio.CancelledError:
+                    fail(truncated_failure(recorder.text_chunks))
+        except (asyncio.CancelledError, Exception) as exc:  # a bug ends this stream, not the app
+            if not isinstance(exc, (asyncio.CancelledError, ProtocolViolation, httpx.HTTPError)):
+                log.exception("stream for model %s failed unexpectedly", request.model)
             fail(
-                StreamFailure(
-                    kind="cancelled",
-                    message=f"cancelled after {recorder.text_chunks} chunks",
+                failure_from_exception(
+                    exc,
+                    opened=opened,
+                    chunks=recorder.text_chunks,
                     completion_tokens=recorder.completion_tokens(),
-                )
-            )
-        except ProtocolViolation as exc:
-            fail(StreamFailure(kind="protocol_error", message=f"protocol error: {exc}"))
-        except httpx.TimeoutException as exc:
-            if isinstance(exc, httpx.ReadTimeout):
-                fail(
-                    StreamFailure(
-                        kind="stalled",
-                        message=(
-                            f"stalled: no bytes for {request.idle_timeout:g} s"
-                            f" after {recorder.text_chunks} chunks"
-                        ),
-                        completion_tokens=recorder.text_chunks,
-                    )
-                )
-            else:
-                fail(
-                    StreamFailure(
-                        kind="transport_error",
-                        message=f"cannot reach {_host(request)}: {type(exc).__name__}",
-                    )
-                )
-        except httpx.HTTPError as exc:
-            if opened:
-                fail(
-                    StreamFailure(
-                        kind="truncated",
-                        message=(
-                            f"connection lost after {recorder.text_chunks} chunks"
-                            f" ({_transport_reason(exc)})"
-                        ),
-                        completion_tokens=recorder.text_chunks,
-                    )
-                )
-            else:
-                fail(
-                    StreamFailure(
-                        kind="transport_error",
-                        message=(f"cannot reach {_host(request)}: {_transport_reason(exc)}"),
-                    )
-                )
-        except Exception as exc:  # a bug must end this stream, not the app
-            log.exception("stream for model %s failed unexpectedly", request.model)
-            fail(
-                StreamFailure(
-                    kind="protocol_error",
-                    message=f"unexpected client error: {type(exc).__name__}",
+                    idle_timeout=request.idle_timeout,
+                    host=_host(request),
                 )
             )
         finally:
             ended = self._terminated_at if completed and self._terminated_at else time.monotonic()
             result = recorder.result(ended, completed)
             queue.put_nowait([StreamDone(ended, result)])
+            if result.failure is not None:
+                # The same words as the pane's badge and `compare` (failure_text.py).
+                log.info("stream %s (%s) %s: %s", request.panel, request.model, result.status,
+                         result.failure.message)
 
     async def _read_events(self, response: httpx.Response, emit: Emit) -> bool:
         """Read until the terminator (True), a failure frame, or EOF (False)."""
@@ -416,28 +371,3 @@ def _host(request: StreamRequest) -> str:
     url = httpx.URL(request.base_url)
     port = f":{url.port}" if url.port else ""
     return f"{url.host}{port}"
-
-
-def _transport_reason(exc: httpx.HTTPError) -> str:
-    # anyio reports "All connection attempts failed"; the OSError underneath says why.
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, OSError) and cause.errno is not None:
-            if cause.errno == errno.ECONNREFUSED:
-                return "connection refused"
-            if cause.errno == errno.ECONNRESET:
-                return "connection reset"
-        cause = cause.__cause__ or cause.__context__
-    text = str(exc) or type(exc).__name__
-    lowered = text.lower()
-    if "refused" in lowered:
-        return "connection refused"
-    if "reset" in lowered:
-        return "connection reset"
-    if "name or service" in lowered or "nodename" in lowered or "getaddrinfo" in lowered:
-        return "host name not found"
-    if "certificate" in lowered or "ssl" in lowered:
-        return "TLS error"
-    if "peer closed" in lowered or "incomplete" in lowered:
-        return "peer closed the connection"
-    return clean_excerpt(text, 100)

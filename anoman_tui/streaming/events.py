@@ -28,12 +28,13 @@ ResultStatus = Literal["completed", "failed", "cancelled"]
 class StreamFailure:
     """Why a stream did not complete, with every detail the gateway gave.
 
-    `message` is one human sentence, safe to show (it never contains a key or
-    a raw upstream error beyond what the gateway chose to send).
+    `detail` is what the server or the transport said, cleaned and key-free (the
+    gateway's message, "connection refused", the protocol problem); `message` is the
+    one sentence every view shows, made from all the fields by `describe_failure`.
     """
 
     kind: FailureKind
-    message: str
+    detail: str = ""
     status: int | None = None
     type: str | None = None
     code: str | None = None
@@ -41,6 +42,13 @@ class StreamFailure:
     completion_tokens: int | None = None
     retry_after_s: float | None = None
     guardrails: dict[str, GuardrailVerdict] | None = None
+
+    @property
+    def message(self) -> str:
+        """The failure in one line, the same words on the badge, in `compare` and the log."""
+        from anoman_tui.streaming.failure_text import describe_failure
+
+        return describe_failure(self).text
 
     @property
     def blocking_guardrail(self) -> tuple[str, GuardrailVerdict] | None:

@@ -1,7 +1,16 @@
-"""Turning what went wrong into a `StreamFailure` with a sentence a person can act on."""
+"""Turning what went wrong into a `StreamFailure`: the one mapping of the stream core.
+
+Every way a stream can fail arrives here: an HTTP error status (`http_failure`), an
+error frame in the body (`stream_error_failure`), the body ending early
+(`truncated_failure`) or an exception while reading (`failure_from_exception`, the
+one place an exception becomes a failure kind). The words shown for a failure are
+made from its fields by `failure_text.describe_failure`.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import re
 import time
@@ -9,6 +18,7 @@ from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
 from anoman_tui.safe_text import terminal_safe
@@ -53,7 +63,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def http_failure(status: int, headers: dict[str, str], body: bytes) -> StreamFailure:
-    """A pre-stream HTTP error (SPEC §3), described from its status and JSON body."""
+    """A pre-stream HTTP error (docs/wire-contract.md §3), from its status and JSON body."""
     retry_after = parse_retry_after(headers.get("retry-after"))
     error = _error_body(body)
     detail = error.error if error else None
@@ -64,16 +74,15 @@ def http_failure(status: int, headers: dict[str, str], body: bytes) -> StreamFai
     if error is None:
         excerpt = clean_excerpt(body.decode("utf-8", "replace"), 80)
         gateway_says = f"non-JSON body: {excerpt}" if excerpt else "empty body"
-    failure = StreamFailure(
+    return StreamFailure(
         kind="http_error",
-        message="",
+        detail=gateway_says,
         status=status,
         type=detail.type if detail else None,
         code=detail.code if detail else None,
         retry_after_s=retry_after,
         guardrails=guardrails,
     )
-    return replace(failure, message=_describe_http(failure, gateway_says))
 
 
 def _error_body(body: bytes) -> ErrorBody | None:
@@ -89,57 +98,97 @@ def _error_body(body: bytes) -> ErrorBody | None:
         return None
 
 
-def _describe_http(failure: StreamFailure, gateway_says: str) -> str:
-    status = failure.status or 0
-    suffix = f" ({gateway_says})" if gateway_says else ""
-    if status == 401:
-        return f"HTTP 401 unauthorized: check your API key{suffix}"
-    if status == 403:
-        blocked = failure.blocking_guardrail
-        if blocked is not None:
-            name, verdict = blocked
-            score = f", score {verdict.score:.2f}" if verdict.score is not None else ""
-            return f"HTTP 403 blocked by the {name} guardrail{score}{suffix}"
-        return f"HTTP 403 forbidden{suffix}"
-    if status == 404:
-        return f"HTTP 404 not found: check the model name{suffix}"
-    if status == 429:
-        wait = (
-            f"retry in {failure.retry_after_s:.0f} s"
-            if failure.retry_after_s is not None
-            else "retry later"
-        )
-        return f"HTTP 429 rate limited: {wait}{suffix}"
-    if status == 413:
-        return f"HTTP 413 request too large{suffix}"
-    if 400 <= status < 500:
-        return f"HTTP {status} bad request{suffix}"
-    if status >= 500:
-        return f"HTTP {status} gateway or upstream error{suffix}"
-    return f"HTTP {status} unexpected status{suffix}"
-
-
 def stream_error_failure(detail: StreamErrorDetail) -> StreamFailure:
-    """The in-stream error frame (SPEC §3): the response failed after it opened."""
+    """The in-stream error frame (docs/wire-contract.md §3): the response failed after it opened."""
     info = detail.anoman
-    tokens = info.completion_tokens if info else None
-    after = f" after {tokens} tokens" if tokens is not None else ""
-    says = clean_excerpt(detail.message) if detail.message else ""
     return StreamFailure(
         kind="stream_error",
-        message=f"stream interrupted{after}" + (f" ({says})" if says else ""),
+        detail=clean_excerpt(detail.message) if detail.message else "",
         type=detail.type,
         code=detail.code,
         failure_class=info.failure_class if info else None,
-        completion_tokens=tokens,
+        completion_tokens=info.completion_tokens if info else None,
     )
+
+
+def truncated_failure(chunks: int, how: str = "connection closed") -> StreamFailure:
+    """The body ended (or broke) before the terminator: the answer is not whole."""
+    return StreamFailure(
+        kind="truncated", detail=f"{how} after {chunks} chunks", completion_tokens=chunks
+    )
+
+
+def failure_from_exception(
+    exc: BaseException,
+    *,
+    opened: bool,
+    chunks: int,
+    completion_tokens: int | None,
+    idle_timeout: float,
+    host: str,
+) -> StreamFailure:
+    """What an exception raised while a stream ran means, as a failure kind.
+
+    `opened`: the response headers had arrived; `chunks`: text chunks received so far;
+    `completion_tokens`: the best count of tokens produced (for a cancelled stream).
+    """
+    if isinstance(exc, asyncio.CancelledError):
+        return StreamFailure(kind="cancelled", completion_tokens=completion_tokens)
+    if isinstance(exc, ProtocolViolation):
+        return StreamFailure(kind="protocol_error", detail=str(exc))
+    if isinstance(exc, httpx.ReadTimeout):
+        return StreamFailure(
+            kind="stalled",
+            detail=f"no bytes for {idle_timeout:g} s after {chunks} chunks",
+            completion_tokens=chunks,
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return StreamFailure(
+            kind="transport_error", detail=f"cannot reach {host}: {type(exc).__name__}"
+        )
+    if isinstance(exc, httpx.HTTPError):
+        if opened:
+            return truncated_failure(chunks, f"connection lost ({transport_reason(exc)})")
+        return StreamFailure(
+            kind="transport_error", detail=f"cannot reach {host}: {transport_reason(exc)}"
+        )
+    # A bug in the client: the stream ends with a failure (the caller logs the traceback).
+    return StreamFailure(
+        kind="protocol_error", detail=f"unexpected client error: {type(exc).__name__}"
+    )
+
+
+def transport_reason(exc: httpx.HTTPError) -> str:
+    """Why a connection failed, in a few words."""
+    # anyio reports "All connection attempts failed"; the OSError underneath says why.
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno is not None:
+            if cause.errno == errno.ECONNREFUSED:
+                return "connection refused"
+            if cause.errno == errno.ECONNRESET:
+                return "connection reset"
+        cause = cause.__cause__ or cause.__context__
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if "refused" in lowered:
+        return "connection refused"
+    if "reset" in lowered:
+        return "connection reset"
+    if "name or service" in lowered or "nodename" in lowered or "getaddrinfo" in lowered:
+        return "host name not found"
+    if "certificate" in lowered or "ssl" in lowered:
+        return "TLS error"
+    if "peer closed" in lowered or "incomplete" in lowered:
+        return "peer closed the connection"
+    return clean_excerpt(text, 100)
 
 
 def redact(failure: StreamFailure, secret: str) -> StreamFailure:
     """Mask a key a server might have echoed back in its error text."""
-    if not secret or secret not in failure.message:
+    if not secret or secret not in failure.detail:
         return failure
-    return replace(failure, message=failure.message.replace(secret, "…" + secret[-4:]))
+    return replace(failure, detail=failure.detail.replace(secret, "…" + secret[-4:]))
 
 
 def describe_payload(payload: Any) -> str:

@@ -14,6 +14,22 @@ import httpx
 
 from anoman_tui.streaming.failures import clean_excerpt, http_failure
 from anoman_tui.streaming.request import normalize_base_url
+from anoman_tui.wire import AnomanBlock, Usage
+
+
+def cost_text(block: AnomanBlock | None, usage: Usage | None, info: ModelInfo | None) -> str:
+    """A stream's cost as every view shows it: the gateway's figure, else a labelled estimate.
+
+    `$0.000041` when the Anoman block carries `cost_usd`; `~$0.000038 (est.)` from
+    the model's listed prices and the usage counts otherwise; `—` when neither is known.
+    """
+    if block is not None and block.cost_usd is not None:
+        return f"${block.cost_usd}"
+    if usage is not None and info is not None:
+        estimate = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
+        if estimate is not None:
+            return f"~${estimate} (est.)"
+    return "—"
 
 
 class GatewayRequestError(Exception):
@@ -33,7 +49,10 @@ class ModelInfo:
     thinking: bool = False
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
-        """Cost from the listed prices, for gateways that send no Anoman block (SPEC §7)."""
+        """Cost from the listed prices, for gateways that send no Anoman block.
+
+        Labelled as an estimate wherever it is shown (docs/wire-contract.md §7).
+        """
         if self.input_usd_per_mtok is None or self.output_usd_per_mtok is None:
             return None
         raw = (
@@ -69,10 +88,15 @@ def _decimal(value: Any) -> Decimal | None:
 
 
 async def _get_json(
-    http: httpx.AsyncClient, base_url: str, api_key: str, path: str, params: dict[str, Any]
+    http: httpx.AsyncClient,
+    base_url: str,
+    api_key: str,
+    path: str,
+    params: dict[str, Any],
+    extra_headers: tuple[tuple[str, str], ...] = (),
 ) -> Any:
     url = normalize_base_url(base_url) + path
-    headers = {"Accept": "application/json"}
+    headers = {"Accept": "application/json", **dict(extra_headers)}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     try:
@@ -93,8 +117,13 @@ async def _get_json(
         ) from None
 
 
-async def list_models(http: httpx.AsyncClient, base_url: str, api_key: str) -> list[ModelInfo]:
-    payload = await _get_json(http, base_url, api_key, "/v1/models", {})
+async def list_models(
+    http: httpx.AsyncClient,
+    base_url: str,
+    api_key: str,
+    extra_headers: tuple[tuple[str, str], ...] = (),
+) -> list[ModelInfo]:
+    payload = await _get_json(http, base_url, api_key, "/v1/models", {}, extra_headers)
     entries = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(entries, list):
         raise GatewayRequestError("/v1/models did not return a model list")

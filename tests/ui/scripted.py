@@ -99,7 +99,7 @@ class ScriptedStream:
         end = self._events[-1].at if self._events else T0
         if self._hold:
             await self._cancelled.wait()
-            failure = StreamFailure(kind="cancelled", message="cancelled",
+            failure = StreamFailure(kind="cancelled",
                                     completion_tokens=recorder.text_chunks)
             recorder.record(StreamFailed(end, failure))
             completed_ok = False

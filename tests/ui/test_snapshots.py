@@ -84,13 +84,13 @@ def test_mixed_outcomes(snap_compare) -> None:
         _start(app, 1, ScriptedStream(completed(text_events(ANSWER, ttft=0.42, rate=60),
                                                 prompt_tokens=12, cost="0.000921", weight=4)))
         interrupted = StreamFailure(
-            kind="stream_error", message="stream interrupted after 9 tokens",
+            kind="stream_error", detail="upstream stream interrupted",
             type="provider_error", code="stream_interrupted",
             failure_class="upstream_error", completion_tokens=9)
         _start(app, 2, ScriptedStream(failed(text_events(SHORT, ttft=0.08, rate=220)[:11],
                                              interrupted)))
         blocked = StreamFailure(
-            kind="http_error", message="HTTP 403 blocked by the pii guardrail", status=403,
+            kind="http_error", detail="request blocked by guardrails", status=403,
             type="guardrail_blocked",
             guardrails={"injection": GuardrailVerdict(status="pass", score=0.02),
                         "pii": GuardrailVerdict(status="block", score=0.97)})

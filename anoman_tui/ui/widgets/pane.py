@@ -36,6 +36,8 @@ from anoman_tui.streaming import (
     StreamOpened,
     StreamResult,
     TextDelta,
+    cost_text,
+    describe_failure,
 )
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.panel_state import PanelState
@@ -58,52 +60,14 @@ STATE_LABELS = {
 
 
 def failure_badge(failure: StreamFailure, retry_hint: bool = True) -> tuple[str, str]:
-    """(badge text, severity class) for a failure: words first, colour second."""
-    kind = failure.kind
-    if kind == "http_error":
-        status = failure.status or 0
-        blocked = failure.blocking_guardrail
-        if status == 403 and blocked is not None:
-            name, verdict = blocked
-            score = f" (score {verdict.score:.2f})" if verdict.score is not None else ""
-            return f"⊘ BLOCKED by the {name} guardrail{score} before streaming", "-error"
-        if status == 401:
-            return "✗ 401 UNAUTHORIZED: check your API key (ANOMAN_API_KEY)", "-error"
-        if status == 404:
-            return "✗ 404 MODEL NOT FOUND: pick another model (Ctrl+P)", "-error"
-        if status == 429:
-            retry_s = failure.retry_after_s
-            wait = f"{retry_s:.0f} s" if retry_s is not None else "later"
-            hint = " (Ctrl+R waits, then retries)" if retry_hint else ""
-            return f"◷ 429 RATE LIMITED: retry in {wait}{hint}", "-warning"
-        if status >= 500:
-            return f"✗ {status} GATEWAY ERROR: {failure.message}", "-error"
-        return f"✗ {status} REJECTED: {failure.message}", "-error"
-    if kind == "stream_error":
-        n = failure.completion_tokens
-        after = f" after {n} tokens" if n is not None else ""
-        return f"✗ STREAM INTERRUPTED{after}: partial answer not committed", "-error"
-    if kind == "truncated":
-        return "✗ TRUNCATED: connection closed mid-stream, partial answer not committed", "-error"
-    if kind == "stalled":
-        return f"✗ STALLED: {failure.message.removeprefix('stalled: ')}", "-error"
-    if kind == "protocol_error":
-        return f"✗ PROTOCOL ERROR: {failure.message.removeprefix('protocol error: ')}", "-error"
-    if kind == "transport_error":
-        return f"✗ GATEWAY UNREACHABLE: {failure.message}", "-error"
-    n = failure.completion_tokens
-    tokens = f" after {n} tokens" if n is not None else ""
-    return f"■ CANCELLED{tokens}: partial answer not committed", "-muted"
-
-
-def _money(block: AnomanBlock | None, usage: Usage | None, info: ModelInfo | None) -> str:
-    if block is not None and block.cost_usd is not None:
-        return f"${block.cost_usd}"
-    if usage is not None and info is not None:
-        estimate = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
-        if estimate is not None:
-            return f"~${estimate} (est.)"
-    return "—"
+    """(badge text, severity class): the shared description, plus the key that helps."""
+    description = describe_failure(failure)
+    text = description.line
+    if failure.kind == "http_error" and failure.status == 404:
+        text += " · Ctrl+P picks another model"
+    elif failure.kind == "http_error" and failure.status == 429 and retry_hint:
+        text += " · Ctrl+R waits, then retries"
+    return text, f"-{description.severity}"
 
 
 def pack_fields(fields: list[tuple[str, str, bool]], width: int) -> Text:
@@ -315,7 +279,7 @@ class ComparePane(Vertical):
         info = self.model_info(self.state.model) if self.model_info else None
         fields = [
             ("TTFT", ttft, True), ("tok/s", rate, True), ("tokens", tokens, True),
-            ("cost", _money(block, usage, info), True), ("weighted", weighted, True),
+            ("cost", cost_text(block, usage, info), True), ("weighted", weighted, True),
             ("route", routing, False), ("cache", cache, False), ("guardrails", checks, False),
         ]
         footer = self.query_one(PaneFooter)

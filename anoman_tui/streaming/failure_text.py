@@ -1,0 +1,109 @@
+"""The words for a failure: one description that every view of a failed stream shares.
+
+The pane's badge, the `compare` summary and JSON (`failure.message`) and the log line
+all come from `describe_failure`, so a failure reads the same wherever it is seen.
+The UI may append a key hint (e.g. which key retries); it never rewords. The kinds
+and what causes each are in docs/wire-contract.md §8.
+
+May import: the standard library and `anoman_tui.streaming.events` (for types only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from anoman_tui.streaming.events import StreamFailure
+
+Severity = Literal["error", "warning", "muted"]
+NOT_COMMITTED = "partial answer not committed"
+
+
+@dataclass(frozen=True, slots=True)
+class FailureDescription:
+    """`symbol headline: advice`, e.g. `◷ 429 RATE LIMITED: retry in 7 s (slow down)`.
+
+    The symbol and the upper-case headline say what happened without colour; the
+    severity picks the colour.
+    """
+
+    symbol: str
+    headline: str
+    advice: str
+    severity: Severity
+
+    @property
+    def text(self) -> str:
+        return f"{self.headline}: {self.advice}" if self.advice else self.headline
+
+    @property
+    def line(self) -> str:
+        return f"{self.symbol} {self.text}"
+
+
+def _with(advice: str, said: str) -> str:
+    if not said:
+        return advice
+    return f"{advice} ({said})" if advice else said
+
+
+def _after(tokens: int | None, unit: str = "tokens") -> str:
+    return f" after {tokens} {unit}" if tokens is not None else ""
+
+
+def describe_failure(failure: StreamFailure) -> FailureDescription:
+    said = failure.detail
+    kind = failure.kind
+    if kind == "http_error":
+        status = failure.status or 0
+        blocked = failure.blocking_guardrail
+        if status == 403 and blocked is not None:
+            name, verdict = blocked
+            score = f" (score {verdict.score:.2f})" if verdict.score is not None else ""
+            # The gateway's own words add nothing to the check's name and score.
+            return FailureDescription(
+                "⊘", f"BLOCKED by the {name} guardrail{score} before streaming", "", "error"
+            )
+        if status == 401:
+            return FailureDescription(
+                "✗", "401 UNAUTHORIZED",
+                _with("check your API key (ANOMAN_API_KEY)", said), "error",
+            )
+        if status == 403:
+            return FailureDescription("✗", "403 FORBIDDEN", said, "error")
+        if status == 404:
+            return FailureDescription(
+                "✗", "404 MODEL NOT FOUND", _with("check the model name", said), "error"
+            )
+        if status == 429:
+            wait = (
+                f"retry in {failure.retry_after_s:.0f} s"
+                if failure.retry_after_s is not None
+                else "retry later"
+            )
+            return FailureDescription("◷", "429 RATE LIMITED", _with(wait, said), "warning")
+        if status == 413:
+            return FailureDescription("✗", "413 REQUEST TOO LARGE", said, "error")
+        if status >= 500:
+            return FailureDescription("✗", f"{status} GATEWAY ERROR", said, "error")
+        if 400 <= status < 500:
+            return FailureDescription("✗", f"{status} BAD REQUEST", said, "error")
+        return FailureDescription("✗", f"{status} UNEXPECTED STATUS", said, "error")
+    if kind == "stream_error":
+        # The in-stream message is generic by contract (docs/wire-contract.md §3).
+        return FailureDescription(
+            "✗", f"STREAM INTERRUPTED{_after(failure.completion_tokens)}", NOT_COMMITTED, "error"
+        )
+    if kind == "truncated":
+        advice = f"{said}, {NOT_COMMITTED}" if said else NOT_COMMITTED
+        return FailureDescription("✗", "TRUNCATED", advice, "error")
+    if kind == "stalled":
+        return FailureDescription("✗", "STALLED", said, "error")
+    if kind == "protocol_error":
+        return FailureDescription("✗", "PROTOCOL ERROR", said, "error")
+    if kind == "transport_error":
+        return FailureDescription("✗", "GATEWAY UNREACHABLE", said, "error")
+    return FailureDescription(
+        "■", f"CANCELLED{_after(failure.completion_tokens)}", NOT_COMMITTED, "muted"
+    )
