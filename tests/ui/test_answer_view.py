@@ -16,7 +16,8 @@ from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import Selection
 
-from anoman_tui.ui.widgets.answer_view import AnswerView, _BlockSplitter
+from anoman_tui.ui.markdown_blocks import BlockSplitter
+from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
 LONG_CODE = "".join(f"    value_{i} = compute({i})  # step {i}\n" for i in range(70))
@@ -129,7 +130,7 @@ async def test_random_splits_render_like_whole_text() -> None:
 @given(st.lists(st.integers(min_value=0, max_value=len(DOC)), max_size=40))
 def test_splitter_blocks_do_not_depend_on_delta_boundaries(cuts: list[int]) -> None:
     def blocks(deltas: list[str]) -> list[tuple[object, ...]]:
-        splitter = _BlockSplitter()
+        splitter = BlockSplitter()
         found = [b for delta in deltas for b in splitter.feed(delta)] + splitter.close()
         return [(b.raw, b.prefix, b.suffix, b.joiner, b.gap, b.trim_top) for b in found]
 
@@ -140,7 +141,7 @@ def test_splitter_blocks_do_not_depend_on_delta_boundaries(cuts: list[int]) -> N
 
 
 def test_fence_with_blank_lines_is_one_block() -> None:
-    splitter = _BlockSplitter()
+    splitter = BlockSplitter()
     source = "Intro.\n\n```python\nx = 1\n\n\ny = 2\n```\n\nAfter.\n"
     found = splitter.feed(source) + splitter.close()
     assert [b.raw for b in found] == ["Intro.", "```python\nx = 1\n\n\ny = 2\n```", "After."]

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.widgets.answer_view import WARM_LANGUAGES, AnswerView, _lexer, warm_up
+from anoman_tui.ui.markdown_render import WARM_LANGUAGES, _lexer, warm_up
+from anoman_tui.ui.textual_internals import StylesCache, styles_cache
+from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.pilot import until
@@ -103,7 +104,7 @@ async def test_scrolled_rows_reuse_their_styled_lines() -> None:
         original = StylesCache.render_line
 
         def counting(self: StylesCache, *args: object) -> object:
-            calls[0] += self is view._styles_cache
+            calls[0] += self is styles_cache(view)
             return original(self, *args)  # type: ignore[arg-type]
 
         StylesCache.render_line = counting  # type: ignore[assignment,method-assign]

@@ -1,25 +1,33 @@
 """`AnswerView`: the body of one answer pane, streaming Markdown at a bounded cost.
 
 Model text arrives as many small deltas (up to ~1,000 tokens/s per pane, three panes at
-once). Textual's `Markdown` widget re-lays-out a widget tree per update and falls behind,
-so this is a Line-API widget (`ScrollView`) instead:
+once). Textual's `Markdown` widget is a tree of widgets, one per block; its streaming
+helper (`Markdown.get_stream()` / `MarkdownStream`) batches fragments, but each update
+still re-parses from the last block and updates or mounts block widgets, laying out the
+tree again: feeding three `Markdown` widgets through it at 3 x 150 tokens/s saturated one
+core and fell behind (a 10 s stream took 14 s to feed). So this is a Line-API widget
+(`ScrollView`) instead; in the app it measured display lag p99 66 ms at 3 x 300 tok/s
+(README, Performance).
 
 * `append()` only buffers. The app's `FrameClock` (ticking only while something waits)
   flushes every view with new text on one grid and then draws the screen at once, so
   panes that stream together are composited in one frame.
-* A flush feeds the text to `_BlockSplitter`, which cuts the source into Markdown blocks
-  at blank lines outside fenced code (so a fence with blank lines is one block), keeps
-  indented list continuations with their list, and cuts very long blocks into bounded
-  pieces (a 2 MB line or a 100,000-line answer never becomes one huge render). Parsing
+* A flush feeds the text to `BlockSplitter` (`anoman_tui.ui.markdown_blocks`), which
+  cuts the source into Markdown blocks at blank lines outside fenced code, keeps list
+  continuations with their list, and cuts very long blocks into bounded pieces. Parsing
   per flush is time-boxed (`FLUSH_BUDGET`); the rest waits for the next tick.
-* A finished block is rendered once with Rich (`Markdown` -> `Console.render_lines` at the
-  content width) into cached `Strip`s. Only the open (trailing) block is re-rendered per
-  flush and only its changed rows are redrawn; a long open code fence is rendered in
-  stable chunks so that cost stays bounded, and re-rendered whole by `finish()`.
+* A finished block is rendered once with Rich (`anoman_tui.ui.markdown_render`:
+  `Markdown` -> `Console.render_lines` at the content width) into cached `Strip`s. Only
+  the open (trailing) block is re-rendered per flush and only its changed rows are
+  redrawn; a long open code fence is rendered in stable chunks so that cost stays
+  bounded, and re-rendered whole by `finish()`.
 * Rendering is lazy: blocks get a height estimate and are rendered when they come into
   view, so a resize re-wraps a huge answer without freezing the UI (the view stays
   anchored at the bottom, or at the block at the top). Strips of blocks far above the
   view are dropped (heights kept) so memory and GC work stay bounded.
+* Drawn rows keep their styled lines across scrolls, the scrollbar repaints only when
+  its thumb moves, and a new virtual size updates the scrollbars without a screen
+  layout; those rely on Textual internals, all in `anoman_tui.ui.textual_internals`.
 * Model output is never markup: it only goes through Markdown parsing, links are shown
   as text (no hyperlinks), unknown code languages render as plain text (Pygments would
   import plugin packages to look them up), and control sequences are removed by
@@ -33,38 +41,25 @@ Costs measured with benchmarks/answer_view_lag.py are in its output. Tail latenc
 dominated by Textual's compositor and by CPython's cyclic GC; an app that calls
 `gc.freeze()` after its first paint avoids most of the GC pauses.
 
-May import: the standard library, `rich` (and its `markdown_it` and `pygments`
-dependencies), `textual`, `anoman_tui.safe_text` and `anoman_tui.ui.widgets.frame_clock`.
-Nothing else from the project.
+May import: the standard library, `rich`, `textual`, `anoman_tui.safe_text`,
+`anoman_tui.ui.markdown_blocks`, `anoman_tui.ui.markdown_render`,
+`anoman_tui.ui.textual_internals` and `anoman_tui.ui.widgets.frame_clock`. Nothing else
+from the project; no Textual private except through `textual_internals`.
 """
 
 from __future__ import annotations
 
-import importlib
-import io
-import re
 import time
 from bisect import bisect_right
 from collections import deque
-from dataclasses import dataclass
-from functools import cache
 from math import ceil
-from typing import Any, ClassVar, Self
+from typing import ClassVar, Self
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
-from rich.markdown import CodeBlock, Markdown, MarkdownElement
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax, SyntaxTheme
-from rich.theme import Theme
 from textual import events
-from textual._styles_cache import StylesCache
-from textual.color import Color
-from textual.css.styles import StylesBase
-from textual.geometry import Offset, Region, Size, Spacing
+from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.reactive import Reactive, reactive
 from textual.scroll_view import ScrollView
@@ -73,361 +68,30 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from anoman_tui.safe_text import terminal_safe
+from anoman_tui.ui.markdown_blocks import Block, BlockSplitter
+from anoman_tui.ui.markdown_render import (
+    CODE_THEME,
+    LIGHT_CODE_THEME,
+    WARM_LANGUAGES,
+    render_block,
+    warm_up,
+)
+from anoman_tui.ui.textual_internals import (
+    made_vertical_scrollbar,
+    update_scrollbars,
+    use_row_styles_cache,
+    vertical_scrollbar,
+)
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
-__all__ = ["AnswerView", "warm_up"]
+# warm_up and WARM_LANGUAGES live with the rendering; they are imported from here too.
+__all__ = ["WARM_LANGUAGES", "AnswerView", "warm_up"]
 
-# Bounds on one block (one Rich render). Measured here: Rich renders ~1 ms per 700
-# characters of prose and ~0.15 ms per highlighted code line.
-MAX_BLOCK_LINES = 200
-MAX_BLOCK_CHARS = 8_000
-MAX_LINE_CHARS = 8_000  # a longer line is cut (at a space if possible) into pieces
-LIST_CUT_LINES = 40  # a long tight list is cut at an item boundary
-TABLE_CUT_ROWS = 50  # a long table is cut; the continuation repeats the header
 SOFT_CHUNK_LINES = 24  # an open code fence is rendered in stable chunks of this size
 MIN_RENDER_WIDTH = 16
 INGEST_CHUNK = 16_384  # characters fed to the splitter between budget checks
 THUMB_REPAINT_INTERVAL = 0.25  # seconds between scrollbar repaints for streaming text
 KEEP_ROWS = 300  # rendered rows kept above the view; older blocks re-render on demand
-
-_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
-_FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
-_LIST_ITEM = re.compile(r"^( *)(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
-# Terminal "string" controls (OSC, DCS, SOS, PM, APC) may span lines; terminal_safe() eats
-# an unterminated one to the end of its input, so the splitter carries that state over.
-_STRING_CONTROL = re.compile(
-    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c)", re.S
-)
-_STRING_OPENER = re.compile(r"\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]")
-_STRING_END = re.compile(r"\x07|\x1b\\|\x9c")
-_TABLE_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
-
-
-def _sanitize(line: str, in_string: bool) -> tuple[str, bool]:
-    """`terminal_safe` for one line of a stream; returns (clean, inside a string control)."""
-    if in_string:
-        end = _STRING_END.search(line)
-        if end is None:
-            return "", True
-        line = line[end.end() :]
-    if line.isprintable():
-        return line, False
-    unterminated = _STRING_OPENER.search(_STRING_CONTROL.sub("", line)) is not None
-    return terminal_safe(line), unterminated
-
-
-@cache
-def _builtin_lexers() -> frozenset[str]:
-    # Pygments' own table of built-in lexers (Rich depends on Pygments); via importlib
-    # because Pygments ships no type stubs.
-    lexers = importlib.import_module("pygments.lexers._mapping").LEXERS
-    return frozenset(alias.lower() for *_, aliases, _, _ in lexers.values() for alias in aliases)
-
-
-class _CodeBlock(CodeBlock):
-    """A fenced code block whose language is only ever a built-in Pygments lexer.
-
-    Pygments looks an unknown name up in every installed plugin package, importing them
-    (IPython, jedi, prompt_toolkit... measured: 200+ ms stalls). While a fence streams
-    in, its info string is often a fragment ("pyt"), and model output must not make
-    us import things anyway; unknown languages render as plain text.
-    """
-
-    @classmethod
-    def create(cls, markdown: Markdown, token: Token) -> CodeBlock:
-        lexer_name = (token.info or "").partition(" ")[0].lower()
-        if lexer_name not in _builtin_lexers():
-            lexer_name = "text"
-        return cls(lexer_name, markdown.code_theme)
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        # As CodeBlock, with the lexer and theme looked up once: Rich looks both up per
-        # render (measured ~0.5 ms of a 1.2 ms five-line fence, re-rendered every flush
-        # while the fence is open).
-        code = str(self.text).rstrip()
-        yield Syntax(
-            code,
-            _lexer(self.lexer_name),
-            theme=_syntax_theme(self.theme),
-            word_wrap=True,
-            padding=1,
-        )
-
-
-@cache
-def _lexer(name: str) -> Any:
-    # Only built-in lexer names get here (see _CodeBlock.create); a lexer instance is
-    # stateless between get_tokens() calls, so one per language is shared.
-    lexers = importlib.import_module("pygments.lexers")
-    return lexers.get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
-
-
-@cache
-def _syntax_theme(name: str) -> SyntaxTheme:
-    return Syntax.get_theme(name)
-
-
-@cache
-def _markdown_parser() -> MarkdownIt:
-    return MarkdownIt().enable("strikethrough").enable("table")
-
-
-_LIGHT_MARKDOWN = Theme(
-    {
-        "markdown.code": "bold #1F5FBF on #E7EAF1",
-        "markdown.block_quote": "#6A4FCB",
-        "markdown.link": "#1F5FBF",
-        "markdown.link_url": "underline #1F5FBF",
-        "markdown.h1": "bold #B35A00",
-        "markdown.h2": "bold underline #1B2230",
-    }
-)
-
-
-class _Markdown(Markdown):
-    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-        **Markdown.elements,
-        "fence": _CodeBlock,
-        "code_block": _CodeBlock,
-    }
-
-    def __init__(self, markup: str, *, code_theme: str) -> None:
-        # As Markdown.__init__, but with one shared parser: building a MarkdownIt
-        # costs about as much as parsing a small block (measured 0.45 ms a render).
-        self.markup = markup
-        self.parsed = _markdown_parser().parse(markup)
-        self.code_theme = code_theme
-        self.justify: JustifyMethod | None = None
-        self.style = "none"
-        self.hyperlinks = False  # links are shown as text, never as terminal links
-        self.inline_code_lexer = None
-        self.inline_code_theme = code_theme
-
-
-def _is_blank(line: list[Segment]) -> bool:
-    return all(
-        not text.strip() and (style is None or style.bgcolor is None) for text, style, _ in line
-    )
-
-
-@dataclass(slots=True, eq=False)
-class _Block:
-    """A finished piece of the answer, rendered as one Rich `Markdown`."""
-
-    raw: str  # the (sanitised) text of this piece, without synthetic lines
-    prefix: str  # synthetic source before raw (fence opener / table header of a cut block)
-    suffix: str  # synthetic source after raw (fence closer of a cut block)
-    joiner: str  # original text between the previous piece and this one (for copying)
-    gap: bool  # draw a blank row before it (False for the pieces of a cut block)
-    trim_top: bool  # drop the first rendered row (code padding shared with the piece above)
-    trim_bottom: bool
-    serial: int  # which open block it came from (matches the soft-chunk cache)
-    nlines: int
-    top_gap: int = 0  # rows of gap actually drawn (no gap above the first block)
-    strips: list[Strip] | None = None  # None: not rendered at the current width
-    height: int = 0  # len(strips), or an estimate while strips is None
-    approx: bool = False  # rendered in chunks while streaming; finish() re-renders it
-
-    @property
-    def source(self) -> str:
-        return f"{self.prefix}{self.raw}{self.suffix}"
-
-    @property
-    def rows(self) -> int:
-        return self.top_gap + self.height
-
-    def estimate(self, width: int) -> int:
-        # Cheap (O(1)) so a resize of a huge answer costs one pass over the blocks.
-        fence = 2 if self.prefix or "```" in self.raw or "~~~" in self.raw else 0
-        return max(1, self.nlines + len(self.raw) // max(1, width - 2) + fence)
-
-
-class _BlockSplitter:
-    """Incrementally split Markdown source into blocks; pure Python, no Textual.
-
-    Decisions depend only on the text, never on how it was split into deltas, so any
-    split of the same answer yields the same blocks.
-    """
-
-    def __init__(self) -> None:
-        self.serial = 0
-        self.partial = ""  # the incomplete last line (not yet sanitised)
-        self.in_string = False  # inside an unterminated OSC/DCS/... string control
-        self._start_block(joiner="", gap=False, prefix="", trim_top=False)
-
-    def _start_block(self, *, joiner: str, gap: bool, prefix: str, trim_top: bool) -> None:
-        self.serial += 1
-        self.lines: list[str] = []
-        self.chars = 0
-        self.prefix = prefix
-        self.joiner = joiner
-        self.gap = gap
-        self.trim_top = trim_top
-        self.blank_run = 0
-        self.is_list = False
-        self.fence: tuple[str, int] | None = None
-        self.fence_opener = ""
-        self.fence_start = -1  # index in lines of the opener; -1 when it is in prefix
-        self.table_header: str | None = None
-
-    # -- feeding -------------------------------------------------------------------
-    def feed(self, text: str) -> list[_Block]:
-        out: list[_Block] = []
-        data = self.partial + text
-        pos = 0
-        find = data.find
-        while (nl := find("\n", pos)) >= 0:
-            self._line(data[pos:nl], out)
-            pos = nl + 1
-        rest = data[pos:]
-        while len(rest) > MAX_LINE_CHARS:
-            rest = self._cut_long_line(rest, out)
-        self.partial = rest
-        return out
-
-    def close(self) -> list[_Block]:
-        """End of the answer: the open block (with any partial line) is finished."""
-        out: list[_Block] = []
-        if self.partial:
-            self._line(self.partial, out)
-            self.partial = ""
-        self._emit(out, suffix="", trim_bottom=False)
-        self._start_block(joiner="\n", gap=True, prefix="", trim_top=False)
-        return out
-
-    def _cut_long_line(self, line: str, out: list[_Block]) -> str:
-        cut = line.rfind(" ", MAX_LINE_CHARS // 2, MAX_LINE_CHARS)
-        cut = cut + 1 if cut > 0 else MAX_LINE_CHARS
-        escape = line.rfind("\x1b", cut - 32, cut)
-        if escape > 0:
-            cut = escape  # never split an escape sequence between pieces
-        self._content(line[:cut], out, fragment=True)
-        self._cut(out, joiner="")
-        return line[cut:]
-
-    def _line(self, line: str, out: list[_Block]) -> None:
-        while len(line) > MAX_LINE_CHARS:
-            line = self._cut_long_line(line, out)
-        self._content(line, out, fragment=False)
-        if self.fence is not None:
-            # Rich drops trailing blank lines of a code block, so never end a piece on
-            # one (unless a hostile run of blank lines goes on and on).
-            over = len(self.lines) >= MAX_BLOCK_LINES or self.chars >= MAX_BLOCK_CHARS
-            if over and (self.lines[-1].strip() or len(self.lines) >= MAX_BLOCK_LINES + 64):
-                self._cut(out, joiner="\n")
-        elif self.lines and (len(self.lines) >= MAX_BLOCK_LINES or self.chars >= MAX_BLOCK_CHARS):
-            self._cut(out, joiner="\n")
-
-    def _content(self, line: str, out: list[_Block], *, fragment: bool) -> None:
-        # Work on sanitised text so control sequences can neither hide a fence or a blank
-        # line nor be split across blocks.
-        line, self.in_string = _sanitize(line, self.in_string)
-        clean = line
-        if self.fence is not None:
-            self._add(line)
-            if not fragment and (m := _FENCE_CLOSE.match(clean)):
-                char, length = self.fence
-                if m.group(1)[0] == char and len(m.group(1)) >= length:
-                    self.fence = None
-            return
-        if not clean.strip():
-            if fragment:
-                self._add(line)
-            elif self.lines:
-                if self.is_list:
-                    self.blank_run += 1  # a list may continue after blank lines
-                else:
-                    self._emit(out, suffix="", trim_bottom=False)
-                    self._start_block(joiner="\n\n", gap=True, prefix="", trim_top=False)
-            else:
-                self.joiner += "\n"  # blank lines between blocks (kept for copying)
-            return
-        if self.blank_run:
-            indent = len(clean) - len(clean.lstrip(" \t"))
-            if indent >= 2:
-                self.lines.extend([""] * self.blank_run)  # list item continuation
-                self.blank_run = 0
-            else:
-                joiner = "\n" * (self.blank_run + 1)
-                self._emit(out, suffix="", trim_bottom=False)
-                self._start_block(joiner=joiner, gap=True, prefix="", trim_top=False)
-        elif self.lines and not fragment:
-            long_list = self.is_list and len(self.lines) >= LIST_CUT_LINES
-            long_table = self.table_header is not None and len(self.lines) >= TABLE_CUT_ROWS
-            if long_table or (
-                long_list and (m := _LIST_ITEM.match(clean)) and len(m.group(1)) <= 1
-            ):
-                self._cut(out, joiner="\n")
-        if not self.lines and not self.prefix:
-            self.is_list = _LIST_ITEM.match(clean) is not None
-        elif (
-            len(self.lines) == 1
-            and self.table_header is None
-            and not self.prefix
-            and "|" in self.lines[0]
-            and _TABLE_DELIMITER.match(clean)
-            and "-" in clean
-        ):
-            self.table_header = f"{self.lines[0]}\n{line}\n"
-        self._add(line)
-        if not fragment and (m := _FENCE_OPEN.match(clean)):
-            marker = m.group(1)
-            if not (marker[0] == "`" and "`" in m.group(2)):
-                self.fence = (marker[0], len(marker))
-                self.fence_opener = clean.strip()
-                self.fence_start = len(self.lines) - 1
-
-    def _add(self, line: str) -> None:
-        self.lines.append(line)
-        self.chars += len(line) + 1
-
-    def _cut(self, out: list[_Block], *, joiner: str) -> None:
-        """Finish the open block here and continue the same construct in a new piece."""
-        fence, opener = self.fence, self.fence_opener
-        header, is_list = self.table_header, self.is_list
-        if fence is not None:
-            self._emit(out, suffix="\n" + fence[0] * fence[1], trim_bottom=True)
-            self._start_block(joiner=joiner, gap=False, prefix=opener + "\n", trim_top=True)
-            self.fence, self.fence_opener = fence, opener
-        elif header is not None:
-            self._emit(out, suffix="", trim_bottom=False)
-            self._start_block(joiner=joiner, gap=False, prefix=header, trim_top=False)
-            self.table_header = header
-        else:
-            self._emit(out, suffix="", trim_bottom=False)
-            self._start_block(joiner=joiner, gap=False, prefix="", trim_top=False)
-            self.is_list = is_list
-
-    def _emit(self, out: list[_Block], *, suffix: str, trim_bottom: bool) -> None:
-        if self.lines:
-            raw = "\n".join(self.lines)
-            out.append(
-                _Block(
-                    raw=raw,
-                    prefix=self.prefix,
-                    suffix=suffix,
-                    joiner=self.joiner,
-                    gap=self.gap,
-                    trim_top=self.trim_top,
-                    trim_bottom=trim_bottom,
-                    serial=self.serial,
-                    nlines=len(self.lines),
-                )
-            )
-
-    # -- the open block ------------------------------------------------------------
-    def open_raw(self) -> str:
-        """Sanitised text of the open block, including the partial line."""
-        body = "\n".join(self.lines)
-        partial = _sanitize(self.partial, self.in_string)[0] if self.partial else ""
-        if partial:
-            sep = "\n" * (self.blank_run + 1) if self.lines else ""
-            body = f"{body}{sep}{partial}"
-        return body
-
-    @property
-    def has_open(self) -> bool:
-        return bool(self.lines or self.partial.strip())
 
 
 class _ThumbScrollBar(ScrollBar):
@@ -508,119 +172,10 @@ class _ThumbScrollBar(ScrollBar):
     def watch_position(self) -> None:
         self._schedule_check()
 
-    def _on_resize(self) -> None:
+    def on_resize(self) -> None:
         self._thumb = None  # a resize repaints the bar anyway
 
 
-class _RowStylesCache(StylesCache):
-    """Textual's per-widget cache of styled lines, keeping each answer row's result.
-
-    Textual caches styled lines by their row on screen, so every scroll restyles every
-    visible row (profiled at 3 x 300 tok/s: ~60 us a row, the largest part of a frame
-    while three answers follow their ends). An answer row is an immutable `Strip` that
-    carries its own offsets, so its styled line (and, through the `Strip`'s own caches,
-    its filtered and divided forms) can be reused wherever the row lands, as long as the
-    styles around it are the same. (`textual._styles_cache` is private: textual is pinned.)
-    """
-
-    MAX_ROWS: ClassVar[int] = 1_024
-
-    def __init__(self, view: AnswerView) -> None:
-        super().__init__()
-        self._view = view
-        self._rows: dict[int, tuple[Strip, Strip]] = {}  # answer row -> (source, styled)
-        self._blank: Strip | None = None  # the styled blank row
-        self._context: tuple[object, ...] = ()
-        self._gutter_top = 0
-        self._scroll_y: int | None = None
-
-    def forget_rows(self) -> None:
-        self._rows.clear()
-        self._blank = None
-
-    def render(
-        self,
-        styles: StylesBase,
-        size: Size,
-        base_background: Color,
-        background: Color,
-        render_content_line: Any,
-        filters: Any,
-        border_title: Any,
-        border_subtitle: Any,
-        content_size: Size | None = None,
-        padding: Spacing | None = None,
-        crop: Region | None = None,
-        opacity: float = 1.0,
-        ansi_theme: Any = None,
-        native_ansi: bool = False,
-    ) -> list[Strip]:
-        # Everything a styled content row depends on besides its own source strip.
-        context = (
-            size, content_size, padding, base_background, background, opacity,
-            styles.text_opacity, styles.tint, styles.border, styles.outline,
-            styles.hatch if styles.has_rule("hatch") else None,
-            id(ansi_theme), native_ansi, self._view.rich_style,
-        )
-        if context != self._context:
-            self._context = context
-            self.forget_rows()
-        self._gutter_top = styles.gutter.top
-        # Per render, not per row (each costs a walk up the DOM).
-        view = self._view
-        self._scroll_y = view.scroll_offset.y if view.text_selection is None else None
-        if len(self._rows) > self.MAX_ROWS:
-            self._rows.clear()
-        return super().render(
-            styles, size, base_background, background, render_content_line, filters,
-            border_title, border_subtitle, content_size=content_size, padding=padding,
-            crop=crop, opacity=opacity, ansi_theme=ansi_theme, native_ansi=native_ansi,
-        )
-
-    def render_line(
-        self,
-        styles: StylesBase,
-        y: int,
-        size: Size,
-        content_size: Size,
-        padding: Spacing,
-        base_background: Color,
-        background: Color,
-        render_content_line: Any,
-        border_title: Any,
-        border_subtitle: Any,
-        opacity: float,
-        ansi_theme: Any,
-        native_ansi: bool,
-    ) -> Strip:
-        content_y = y - self._gutter_top
-        cacheable = False
-        source: Strip | None = None
-        virtual_y = 0
-        scroll_y = self._scroll_y  # None while text is selected: rows are highlighted
-        if scroll_y is not None and 0 <= content_y < content_size.height:
-            cacheable = True
-            virtual_y = scroll_y + content_y
-            source = self._view._row(virtual_y)
-            if source is None:
-                # Gaps between blocks and rows past the end: one blank, styled once.
-                if self._blank is not None:
-                    return self._blank
-            else:
-                hit = self._rows.get(virtual_y)
-                if hit is not None and hit[0] is source:
-                    return hit[1]
-        strip = super().render_line(
-            styles, y, size, content_size, padding, base_background, background,
-            render_content_line, border_title, border_subtitle, opacity, ansi_theme,
-            native_ansi,
-        )
-        if cacheable:
-            if source is None:
-                self._blank = strip
-            else:
-                self._rows[virtual_y] = (source, strip)
-        return strip
 
 
 class AnswerView(ScrollView, can_focus=True):
@@ -640,8 +195,8 @@ class AnswerView(ScrollView, can_focus=True):
     """Seconds of parsing one flush may spend before leaving the rest to the next."""
     FINISH_BUDGET: ClassVar[float] = 0.04
     """The same for `finish()`: a huge backlog is finished over several timer ticks."""
-    CODE_THEME: ClassVar[str] = "monokai"
-    LIGHT_CODE_THEME: ClassVar[str] = "friendly"
+    CODE_THEME: ClassVar[str] = CODE_THEME
+    LIGHT_CODE_THEME: ClassVar[str] = LIGHT_CODE_THEME
     """Pygments theme for code fences under a light app theme."""
 
     dimmed: reactive[bool] = reactive(False)
@@ -675,7 +230,8 @@ class AnswerView(ScrollView, can_focus=True):
         self._width = 0  # render width; 0 until the size is known
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
-        self._styles_cache: _RowStylesCache = _RowStylesCache(self)
+        # Styled rows are kept across scrolls: see textual_internals.RowStylesCache.
+        self._row_styles = use_row_styles_cache(self, self._row)
         self._reset_content()
 
     def _reset_content(self) -> None:
@@ -683,8 +239,8 @@ class AnswerView(ScrollView, can_focus=True):
         self._text_recent: list[str] = []
         self._text_cache: str | None = ""
         self._inbox: deque[tuple[str, float]] = deque()
-        self._splitter = _BlockSplitter()
-        self._blocks: list[_Block] = []
+        self._splitter = BlockSplitter()
+        self._blocks: list[Block[Strip]] = []
         self._starts: list[int] = []  # first row of each block (including its gap)
         self._valid = 0  # how many entries of _starts are up to date
         self._tail: list[Strip] = []
@@ -697,18 +253,16 @@ class AnswerView(ScrollView, can_focus=True):
         self._finishing = False
         self._dirty_from: int | None = None  # first row changed since the last refresh
         self._evict_from = 0  # blocks before this index have had their strips dropped
-        self._styles_cache.forget_rows()
+        self._row_styles.forget_rows()
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
-        if self._vertical_scrollbar is None:
-            bar = _ThumbScrollBar(
-                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
-            )
-            bar.display = False
-            self._vertical_scrollbar = bar
-            self.app._start_widget(self, bar)
-        return self._vertical_scrollbar
+        return vertical_scrollbar(self, self._make_vertical_scrollbar)
+
+    def _make_vertical_scrollbar(self) -> ScrollBar:
+        return _ThumbScrollBar(
+            vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
+        )
 
     # -- public interface --------------------------------------------------------------
     def append(self, text: str, at: float | None = None) -> None:
@@ -780,7 +334,7 @@ class AnswerView(ScrollView, can_focus=True):
         started = time.perf_counter()
         budget = self.FINISH_BUDGET if final else self.FLUSH_BUDGET
         latest = 0.0
-        new_blocks: list[_Block] = []
+        new_blocks: list[Block[Strip]] = []
         inbox = self._inbox
         while inbox and time.perf_counter() - started < budget:
             text, arrived = inbox.popleft()
@@ -804,7 +358,7 @@ class AnswerView(ScrollView, can_focus=True):
         if not drained:
             self._schedule()
 
-    def _add_blocks(self, blocks: list[_Block]) -> None:
+    def _add_blocks(self, blocks: list[Block[Strip]]) -> None:
         if not blocks:
             return
         self._mark_dirty(self._ensure_starts())
@@ -854,33 +408,20 @@ class AnswerView(ScrollView, can_focus=True):
     def _render_source(
         self, source: str, *, trim_top: bool = False, trim_bottom: bool = False
     ) -> list[Strip]:
-        text = terminal_safe(source)
-        if "\t" in text:
-            text = text.expandtabs(4)  # a raw tab would move the terminal cursor
-        console = self.app.console
-        options = console.options.update_width(self._width)
-        if self.app.current_theme.dark:
-            markdown = _Markdown(text, code_theme=self.CODE_THEME)
-            lines = console.render_lines(markdown, options, pad=False)
-        else:
-            # Rich's Markdown defaults (inline code on black) are made for dark terminals.
-            markdown = _Markdown(text, code_theme=self.LIGHT_CODE_THEME)
-            with console.use_theme(_LIGHT_MARKDOWN):
-                lines = console.render_lines(markdown, options, pad=False)
-        # Rich pads some elements (tables, lists) with empty rows; the gap between
-        # blocks is ours, so drop them (but keep code padding, which has a background).
-        start, end = 0, len(lines)
-        while start < end and _is_blank(lines[start]):
-            start += 1
-        while end > start and _is_blank(lines[end - 1]):
-            end -= 1
-        if trim_top and end - start > 1:
-            start += 1
-        if trim_bottom and end - start > 1:
-            end -= 1
-        return [Strip(line) for line in lines[start:end]]
+        app = self.app
+        dark = app.current_theme.dark
+        lines = render_block(
+            app.console,
+            source,
+            self._width,
+            dark=dark,
+            code_theme=self.CODE_THEME if dark else self.LIGHT_CODE_THEME,
+            trim_top=trim_top,
+            trim_bottom=trim_bottom,
+        )
+        return [Strip(line) for line in lines]
 
-    def _render_block(self, block: _Block) -> list[Strip]:
+    def _render_block(self, block: Block[Strip]) -> list[Strip]:
         strips = self._render_source(
             block.source, trim_top=block.trim_top, trim_bottom=block.trim_bottom
         )
@@ -888,7 +429,7 @@ class AnswerView(ScrollView, can_focus=True):
         block.height = len(strips)
         return strips
 
-    def _render_rest(self, block: _Block, soft_lines: int) -> list[Strip]:
+    def _render_rest(self, block: Block[Strip], soft_lines: int) -> list[Strip]:
         """Render a fence block's lines after its soft chunks."""
         rest_lines = block.raw.split("\n")[soft_lines:]
         opener = self._soft_opener
@@ -912,7 +453,7 @@ class AnswerView(ScrollView, can_focus=True):
         # Keep unchanged rows (same objects) so only the rows that changed are redrawn.
         first_changed = min(len(old), len(new))
         for index in range(first_changed):
-            if new[index]._segments == old[index]._segments:
+            if new[index] == old[index]:
                 new[index] = old[index]
             elif first_changed > index:
                 first_changed = index
@@ -984,12 +525,12 @@ class AnswerView(ScrollView, can_focus=True):
         style = self.rich_style  # may change with an ancestor's style: check per flush
         if style != self._style:
             self._style = style
-            self._styles_cache.forget_rows()
+            self._row_styles.forget_rows()
         full = self._render_viewport()
         total = self._total_rows()
-        bar = self._vertical_scrollbar
+        bar = made_vertical_scrollbar(self)
         if isinstance(bar, _ThumbScrollBar):
-            bar.lazy = True  # (Widget._scroll_update also repaints the bar every time)
+            bar.lazy = True  # (update_scrollbars also repaints the bar every time)
         try:
             self._set_virtual_size(Size(self._width, total))
             scroll_before = self.scroll_offset.y
@@ -1022,7 +563,7 @@ class AnswerView(ScrollView, can_focus=True):
         # scrollbars is all that is needed (they still ask for a layout when they
         # appear or disappear).
         self.set_reactive(AnswerView.virtual_size, size)
-        self._scroll_update(size)
+        update_scrollbars(self, size)
 
     def _viewport_height(self) -> int:
         return max(1, self.scrollable_content_region.height)
@@ -1156,7 +697,7 @@ class AnswerView(ScrollView, can_focus=True):
         source = self._row(virtual_y)
         if source is None:
             return Strip.blank(width, rich_style)
-        # (Drawn rows are kept, styled, by _RowStylesCache: no cache of our own here.)
+        # (Drawn rows are kept, styled, by RowStylesCache: no cache of our own here.)
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(virtual_y)) is not None:
             strip = self._highlight(source.apply_style(rich_style), *span)
@@ -1188,7 +729,7 @@ class AnswerView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._style = None
-        self._styles_cache.forget_rows()
+        self._row_styles.forget_rows()
 
     def _highlight(self, strip: Strip, start: int, end: int) -> Strip:
         text = strip.text
@@ -1217,7 +758,7 @@ class AnswerView(ScrollView, can_focus=True):
         start = selection.start or Offset(0, 0)
         end = selection.end or Offset(1 << 30, total - 1)
         # (first row, gap rows, block) for each block in range; block None is the tail.
-        units: list[tuple[int, int, _Block | None]] = []
+        units: list[tuple[int, int, Block[Strip] | None]] = []
         if start.y < finished_rows:
             first = max(0, bisect_right(self._starts, start.y) - 1)
             stop = len(self._blocks)
@@ -1282,42 +823,3 @@ class AnswerView(ScrollView, can_focus=True):
         if rendered_any:
             self._relayout()
         return rows
-
-
-# Languages whose Pygments lexers `warm_up()` builds ahead of the first answer.
-WARM_LANGUAGES = (
-    "python", "bash", "javascript", "typescript", "json", "sql", "yaml", "toml", "rust",
-    "go", "c", "cpp", "java", "html", "css", "diff", "markdown",
-)
-_WARM_SAMPLE = """# Heading
-
-Some **bold**, *italic*, `code` and a [link](https://example.com).
-
-- an item
-  - a nested item
-1. a numbered item
-
-> a quote
-
-| a | b |
-|---|:-:|
-| 1 | 2 |
-
----
-"""
-
-
-def warm_up() -> None:
-    """Do the one-time work of a first Markdown render, in any thread.
-
-    The first fence in a language builds its Pygments lexer (compiling its regexes:
-    measured 1-35 ms each, e.g. sql and css ~35 ms) and the first render of each
-    Markdown element imports and sets up Rich's code for it; in the middle of the first
-    streamed answers those stalls were the worst frames (100-190 ms of display lag
-    at 3 x 300 tok/s). The app calls this in a thread after its first paint.
-    """
-    fences = "".join(f"```{name}\nx = 1\n```\n\n" for name in WARM_LANGUAGES)
-    console = Console(file=io.StringIO(), width=80, color_system="truecolor")
-    for code_theme in (AnswerView.CODE_THEME, AnswerView.LIGHT_CODE_THEME):
-        markdown = _Markdown(_WARM_SAMPLE + fences, code_theme=code_theme)
-        console.render_lines(markdown, console.options, pad=False)

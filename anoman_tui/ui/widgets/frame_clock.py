@@ -8,7 +8,8 @@ this clock, which runs every waiting callback on one grid of `INTERVAL` seconds 
 draws the screen at once, so all of it lands in one frame. Drawing at once also skips the
 wait for the screen's own update timer (up to 1/60 s; p99 25 ms measured).
 
-May import: the standard library and `textual`.
+May import: the standard library, `textual` and `anoman_tui.ui.textual_internals`
+(through which alone it uses Textual internals).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.timer import Timer
+
+from anoman_tui.ui.textual_internals import composite_screen_now, is_batching
 
 __all__ = ["FrameClock"]
 
@@ -64,10 +67,10 @@ class FrameClock:
         for callback in waiting.values():
             callback()  # a request made here waits for the next frame
         app = self._app()
-        if app is None or app._batch_count or not app.is_running:
+        if app is None or is_batching(app) or not app.is_running:
             return
         screen = app.screen
         if screen.is_current:
-            # What the screen's update timer would do on its next beat (Textual 8.2,
-            # pinned): lay out if needed, then composite the dirty widgets.
-            screen._on_timer_update()
+            # What the screen's update timer would do on its next beat: lay out if
+            # needed, then composite the dirty widgets.
+            composite_screen_now(screen)

@@ -42,13 +42,12 @@ class PromptBox(TextArea):
     def action_newline(self) -> None:
         self.call_later(self.insert, "\n")
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before TextArea's own key handling; prevent_default() skips it.
         if event.key in ("up", "down") and self._past and self._at_edge(event.key):
             event.stop()
             event.prevent_default()
             self._step_history(-1 if event.key == "up" else 1)
-            return
-        await super()._on_key(event)
 
     def _at_edge(self, key: str) -> bool:
         row, _ = self.cursor_location

@@ -1,0 +1,38 @@
+"""The answer view's layers: the Markdown block splitter is plain Python (no Rich, no
+Textual) and the Rich rendering of a block does not import Textual."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def imported_top_level_packages(module: str) -> set[str]:
+    """Top-level packages in sys.modules after importing `module` in a fresh interpreter."""
+    code = f"import sys, {module}; print(*{{name.split('.')[0] for name in sys.modules}})"
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=60, check=True,
+    )
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("module", "needs", "forbidden"),
+    [
+        ("anoman_tui.ui.markdown_blocks", set(), {"rich", "textual", "markdown_it", "pygments"}),
+        ("anoman_tui.ui.markdown_render", {"rich"}, {"textual"}),
+    ],
+)
+def test_module_imports_only_its_layer(module: str, needs: set[str], forbidden: set[str]) -> None:
+    loaded = imported_top_level_packages(module)
+    assert "anoman_tui" in loaded and needs <= loaded
+    assert not loaded & forbidden, f"{module} imports {sorted(loaded & forbidden)}"
