@@ -106,18 +106,21 @@ def _add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool
         help="gateway endpoint and frame format (default: $ANOMAN_ENDPOINT, then endpoint "
         "in the config file, then openai)",
     )
+    screen = "" if many_models else " (the screen's starting value, editable there)"
     parser.add_argument(
         "--system", default=unset, metavar="TEXT",
-        help="system prompt (default: $ANOMAN_SYSTEM_PROMPT, then system_prompt in the "
-        "config file)",
+        help=f"system prompt{screen}; default: $ANOMAN_SYSTEM_PROMPT, then system_prompt "
+        "in the config file",
     )
     parser.add_argument(
         "--max-tokens", type=_positive_int, default=unset, metavar="N",
-        help="default: $ANOMAN_MAX_TOKENS, then max_tokens in the config file",
+        help=f"most tokens per answer{screen}; default: $ANOMAN_MAX_TOKENS, then max_tokens "
+        "in the config file; unset: not sent (the anthropic format sends 4096)",
     )
     parser.add_argument(
         "--temperature", type=_non_negative_float, default=unset, metavar="T",
-        help="default: $ANOMAN_TEMPERATURE, then temperature in the config file",
+        help=f"sampling temperature, 0 or more{screen}; default: $ANOMAN_TEMPERATURE, then "
+        "temperature in the config file; unset: not sent",
     )
     parser.add_argument(
         "--idle-timeout", type=_positive_float, default=unset, metavar="SECONDS",
