@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from anoman_tui.config import Settings
 
 KEY_FLAG_HELP = (
-    "API key (default: $ANOMAN_API_KEY, then api_key in the config file). Prefer those: "
-    "a key on the command line can end up in shell history and process lists."
+    "API key (default: $ANOMAN_API_KEY, then api_key in the config file). Prefer the "
+    "environment variable or the config file: a key on the command line can end up in "
+    "shell history and process lists."
 )
 # Flags that set a `Settings` field (argparse dest → field). Every one defaults to
 # "not given" (argparse.SUPPRESS), so an unset flag never hides the environment or the
