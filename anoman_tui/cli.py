@@ -9,17 +9,42 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-ENV_BASE_URL = "ANOMAN_BASE_URL"
-ENV_API_KEY = "ANOMAN_API_KEY"
+if TYPE_CHECKING:
+    from anoman_tui.config import Settings
+
 KEY_FLAG_HELP = (
-    f"API key (default: ${ENV_API_KEY}). Prefer the environment variable or the config "
-    "file: a key on the command line can end up in shell history and process lists."
+    "API key (default: $ANOMAN_API_KEY, then api_key in the config file). Prefer the "
+    "environment variable or the config file: a key on the command line can end up in "
+    "shell history and process lists."
 )
+# Flags that set a `Settings` field (argparse dest → field). Every one defaults to
+# "not given" (argparse.SUPPRESS), so an unset flag never hides the environment or the
+# config file, and one given explicitly wins even when it equals the default.
+SETTING_FLAGS = {
+    "base_url": "base_url", "api_key": "api_key", "models": "models", "endpoint": "endpoint",
+    "theme": "theme", "system": "system_prompt", "temperature": "temperature",
+    "max_tokens": "max_tokens", "idle_timeout": "idle_timeout",
+}
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, reading the package metadata only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from anoman_tui import __version__
+
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
 
 
 def _header(value: str) -> tuple[str, str]:
@@ -50,23 +75,76 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _add_target_arguments(parser: argparse.ArgumentParser, *, many_models: bool) -> None:
+def _non_negative_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not number >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return number
+
+
+def _add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool) -> None:
+    """The flags for every setting both the compare screen and `compare` read."""
+    unset = argparse.SUPPRESS
     parser.add_argument(
-        "--base-url", default=os.environ.get(ENV_BASE_URL),
-        help=f"remote gateway root, e.g. https://api.anoman.io (a trailing /v1 is accepted); "
-        f"default ${ENV_BASE_URL}; unset: start the local gateway in-process",
+        "--base-url", default=unset,
+        help="remote gateway root, e.g. https://api.anoman.io (a trailing /v1 is accepted); "
+        "default $ANOMAN_BASE_URL, then base_url in the config file; "
+        "unset: start the local gateway in-process",
     )
-    parser.add_argument("--api-key", default=None, help=KEY_FLAG_HELP)
+    parser.add_argument("--api-key", default=unset, help=KEY_FLAG_HELP)
     parser.add_argument(
-        "--model", "-m", action="append", dest="models", metavar="MODEL",
+        "--model", "-m", action="append", dest="models", metavar="MODEL", default=unset,
         help="a model to compare, repeat for each"
         + ("" if many_models else " (up to three, one per pane)")
-        + "; default: the first three the gateway lists",
+        + "; default: $ANOMAN_MODELS (comma separated), then models in the config file, "
+        "then the first three the gateway lists",
     )
     parser.add_argument(
-        "--endpoint", choices=("openai", "anthropic", "playground"), default=None,
-        help="gateway endpoint and frame format (default: openai)",
+        "--endpoint", choices=("openai", "anthropic", "playground"), default=unset,
+        help="gateway endpoint and frame format (default: $ANOMAN_ENDPOINT, then endpoint "
+        "in the config file, then openai)",
     )
+    screen = "" if many_models else " (the screen's starting value, editable there)"
+    parser.add_argument(
+        "--system", default=unset, metavar="TEXT",
+        help=f"system prompt{screen}; default: $ANOMAN_SYSTEM_PROMPT, then system_prompt "
+        "in the config file",
+    )
+    parser.add_argument(
+        "--max-tokens", type=_positive_int, default=unset, metavar="N",
+        help=f"most tokens per answer{screen}; default: $ANOMAN_MAX_TOKENS, then max_tokens "
+        "in the config file; unset: not sent (the anthropic format sends 4096)",
+    )
+    parser.add_argument(
+        "--temperature", type=_non_negative_float, default=unset, metavar="T",
+        help=f"sampling temperature, 0 or more{screen}; default: $ANOMAN_TEMPERATURE, then "
+        "temperature in the config file; unset: not sent",
+    )
+    parser.add_argument(
+        "--idle-timeout", type=_positive_float, default=unset, metavar="SECONDS",
+        help="fail a stream as stalled after this long without a byte (default: "
+        "$ANOMAN_IDLE_TIMEOUT, then idle_timeout in the config file, then 60)",
+    )
+
+
+def settings_from_args(args: argparse.Namespace, prog: str) -> Settings | None:
+    """The settings for a parsed command line, or None after printing why they are bad.
+
+    The flags given win, then `ANOMAN_*` variables, then the config file: one
+    implementation (`load_settings`) for every command.
+    """
+    from anoman_tui.config import ConfigError, load_settings
+
+    given = {field: getattr(args, dest) for dest, field in SETTING_FLAGS.items()
+             if hasattr(args, dest)}
+    try:
+        return load_settings(**given)
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -77,8 +155,13 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             "With no command, opens the three-pane compare screen."
         ),
     )
-    _add_target_arguments(parser, many_models=False)
-    parser.add_argument("--theme", default=None, help="theme name (see themes/)")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the version and exit")
+    _add_setting_arguments(parser, many_models=False)
+    parser.add_argument(
+        "--theme", default=argparse.SUPPRESS,
+        help="theme name (see themes/; default: $ANOMAN_THEME, then theme in the config file)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     compare = commands.add_parser(
@@ -91,14 +174,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         ),
     )
     compare.add_argument("prompt", help="the user prompt")
-    _add_target_arguments(compare, many_models=True)
-    compare.add_argument("--system", default=None, help="system prompt")
-    compare.add_argument("--max-tokens", type=_positive_int, default=None)
-    compare.add_argument("--temperature", type=float, default=None)
-    compare.add_argument(
-        "--idle-timeout", type=_positive_float, default=60.0, metavar="SECONDS",
-        help="fail a stream as stalled after this long without a byte (default: 60)",
-    )
+    _add_setting_arguments(compare, many_models=True)
     compare.add_argument(
         "--header", "-H", action="append", type=_header, default=[], dest="headers",
         metavar="'NAME: VALUE'", help="extra header sent on every request (repeatable)",
@@ -126,9 +202,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             "(GET /anoman/v1/usage), else from the local gateway's ledger file."
         ),
     )
-    usage.add_argument("--base-url", default=os.environ.get(ENV_BASE_URL),
-                       help=f"a running gateway (default ${ENV_BASE_URL})")
-    usage.add_argument("--api-key", default=None, help=KEY_FLAG_HELP)
+    usage.add_argument("--base-url", default=argparse.SUPPRESS,
+                       help="a running gateway (default: $ANOMAN_BASE_URL, then base_url in "
+                       "the config file)")
+    usage.add_argument("--api-key", default=argparse.SUPPRESS, help=KEY_FLAG_HELP)
     usage.add_argument("--db", type=Path, default=None, metavar="PATH",
                        help="the local ledger file (default: the user data directory)")
     usage.add_argument("--limit", type=_positive_int, default=50, help="rows (default 50)")
@@ -136,37 +213,45 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-def _api_key(args: argparse.Namespace) -> str:
-    return args.api_key if args.api_key is not None else os.environ.get(ENV_API_KEY, "")
+def _key(settings: Settings) -> str:
+    return settings.api_key.get_secret_value() if settings.api_key else ""
 
 
 def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    settings = settings_from_args(args, "anoman-tui compare")
+    if settings is None:
+        return 2
     from anoman_tui.headless import CompareSpec, run_compare_with_target
 
     spec = CompareSpec(
         prompt=args.prompt,
-        models=args.models or [],
-        base_url=args.base_url or "",
-        api_key=_api_key(args),
-        endpoint=args.endpoint or "openai",
-        system=args.system,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        idle_timeout=args.idle_timeout,
+        models=list(settings.models),
+        base_url=settings.base_url or "",
+        api_key=_key(settings),
+        endpoint=settings.endpoint,
+        system=settings.system_prompt or None,
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+        idle_timeout=settings.idle_timeout,
         headers=tuple(args.headers),
     )
     return run_compare_with_target(spec, as_json=args.json)
 
 
 def _usage(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args, "anoman-tui usage")
+    if settings is None:
+        return 2
     from anoman_tui.gateway.ledger import format_usage_table
 
-    if args.base_url:
+    if settings.base_url:
         from anoman_tui.streaming import GatewayRequestError, StreamClient
+
+        base_url, key = settings.base_url, _key(settings)
 
         async def fetch() -> list[dict[str, object]]:
             async with StreamClient() as client:
-                return await client.fetch_usage(args.base_url, _api_key(args), args.limit)
+                return await client.fetch_usage(base_url, key, args.limit)
 
         try:
             rows = asyncio.run(fetch())
@@ -195,22 +280,17 @@ def _usage(args: argparse.Namespace) -> int:
 
 
 def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if args.models and len(args.models) > 3:
+    if len(getattr(args, "models", ())) > 3:
         parser.error("the compare screen has three panes: give at most three --model")
-    from anoman_tui.config import check_config_file, load_settings
+    settings = settings_from_args(args, "anoman-tui")
+    if settings is None:
+        return 2
     from anoman_tui.logs import setup_file_logging
 
-    problem = check_config_file()
-    if problem:
-        print(f"anoman-tui: {problem}", file=sys.stderr)
-        return 2
-    settings = load_settings(
-        base_url=args.base_url, api_key=args.api_key, endpoint=args.endpoint, theme=args.theme
-    )
-    setup_file_logging(secrets=[settings.api_key.get_secret_value()] if settings.api_key else [])
+    setup_file_logging(secrets=[_key(settings)] if settings.api_key else [])
     from anoman_tui.ui.app import AnomanApp
 
-    app = AnomanApp(settings, models=args.models)
+    app = AnomanApp(settings)
     app.run()
     return app.return_code or 0
 

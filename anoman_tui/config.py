@@ -2,25 +2,32 @@
 
 Read, highest priority first, from `anoman-tui` flags, `ANOMAN_*` environment
 variables, and the TOML config file (`$ANOMAN_CONFIG` or
-`~/.config/anoman-tui/config.toml`). The API key is a `SecretStr`: it never
-appears in a repr, a log line or on screen. Choices made in the app (the
-theme) are written back to the file by editing only their own line, so the
-user's comments and layout survive.
+`~/.config/anoman-tui/config.toml`). Both the compare screen and `anoman-tui
+compare` load them through `load_settings`, so precedence has one
+implementation. A value that cannot be used raises `ConfigError`, one line
+naming where the value came from. The API key is a `SecretStr`: it never
+appears in a repr, a log line, an error or on screen. Choices made in the app
+(the theme) are written back to the file by editing only their own line, so
+the user's comments and layout survive.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -40,9 +47,9 @@ class Settings(BaseSettings):
     theme: str = "anoman-dark"
     keymap: dict[str, str] = Field(default_factory=dict, description="binding id → keys")
     system_prompt: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    idle_timeout: float = Field(default=60.0, gt=0)
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_tokens: int | None = Field(default=None, ge=1)
+    idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
 
     @field_validator("models", mode="before")
     @classmethod
@@ -50,6 +57,21 @@ class Settings(BaseSettings):
         # ANOMAN_MODELS="a,b,c" is friendlier than JSON in an environment variable.
         if isinstance(value, str):
             return [m.strip() for m in value.split(",") if m.strip()]
+        return value
+
+    @field_validator("base_url", "api_key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        # `ANOMAN_BASE_URL=` (or `--base-url ""`) means "none": the local gateway, no key.
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.lower().startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
         return value
 
     @classmethod
@@ -63,14 +85,81 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (
             init_settings,
-            env_settings,
+            _EnvSource(settings_cls),
             TomlConfigSettingsSource(settings_cls, toml_file=config_file()),
         )
 
 
+class _EnvSource(EnvSettingsSource):
+    """`ANOMAN_*` variables; `ANOMAN_MODELS` may be comma separated instead of JSON."""
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        if field_name == "models" and isinstance(value, str) and not value.lstrip().startswith("["):
+            return value  # split by `Settings._models_from_text`
+        return super().decode_complex_value(field_name, field, value)
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used; `str()` is one line naming its source and the problem."""
+
+
+# The flag that sets each setting, for error messages.
+FLAG_NAMES = {
+    "base_url": "--base-url",
+    "api_key": "--api-key",
+    "models": "--model",
+    "endpoint": "--endpoint",
+    "theme": "--theme",
+    "system_prompt": "--system",
+    "temperature": "--temperature",
+    "max_tokens": "--max-tokens",
+    "idle_timeout": "--idle-timeout",
+}
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Settings from every source; `overrides` (flags) win. Unset flags are ignored."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Settings from every source; `overrides` (flags) win, `None` meaning "not given".
+
+    Raises `ConfigError` for an unreadable config file or any value that does not
+    validate, whichever source it came from.
+    """
+    problem = check_config_file()
+    if problem:
+        raise ConfigError(problem)
+    flags = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**flags)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, flags)) from None
+    except SettingsError as exc:
+        # Only the environment source fails this way: a JSON value that does not parse.
+        found = re.search(r'field "(\w+)"', str(exc))
+        where = f"environment variable ANOMAN_{found[1].upper()}" if found else "environment"
+        raise ConfigError(f"{where}: not valid JSON") from None
+
+
+def _source(key: str, flags: dict[str, Any]) -> str:
+    """Where the value that won for `key` came from, by the same precedence as `Settings`."""
+    if key in flags:
+        return f"flag {FLAG_NAMES.get(key, '--' + key.replace('_', '-'))}"
+    variable = f"ANOMAN_{key}".upper()
+    if any(name.upper() == variable for name in os.environ):
+        return f"environment variable {variable}"
+    return f"config file {config_file()}"
+
+
+def _describe(exc: ValidationError, flags: dict[str, Any]) -> str:
+    """One line: each source that gave a bad value, then each bad key and what is wrong."""
+    by_source: dict[str, list[str]] = {}
+    for error in exc.errors():
+        loc = [str(part) for part in error["loc"]]
+        key = loc[0] if loc else ""
+        message = error["msg"].removeprefix("Value error, ")
+        if key != "api_key":  # never echo a key, not even a malformed one
+            shown = json.dumps(error.get("input"), default=str, ensure_ascii=False)
+            message += f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
+        by_source.setdefault(_source(key, flags), []).append(f"{'.'.join(loc)}: {message}")
+    return "; ".join(f"{source}: {'; '.join(items)}" for source, items in by_source.items())
 
 
 def check_config_file(path: Path | None = None) -> str | None:
@@ -80,8 +169,12 @@ def check_config_file(path: Path | None = None) -> str | None:
         return None
     try:
         tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return f"cannot read {path}: {exc}"
+    except OSError as exc:
+        return f"config file {path}: cannot read it: {exc.strerror or exc}"
+    except UnicodeDecodeError:
+        return f"config file {path}: not UTF-8 text"
+    except tomllib.TOMLDecodeError as exc:
+        return f"config file {path}: not valid TOML: {exc}"
     return None
 
 

@@ -11,6 +11,13 @@ import time
 from pathlib import Path
 
 
+def clean_env() -> dict[str, str]:
+    """No `ANOMAN_*` variable, and an empty config file: never the developer's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env["ANOMAN_CONFIG"] = os.devnull
+    return env
+
+
 def cli(
     *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
@@ -19,13 +26,13 @@ def cli(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env,
+        env=clean_env() if env is None else env,
     )
 
 
 def test_serve_compare_usage_round_trip(tmp_path: Path) -> None:
     db = tmp_path / "ledger.sqlite3"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = clean_env()
     serve = subprocess.Popen(
         [sys.executable, "-m", "anoman_tui.cli", "serve", "--port", "0", "--db", str(db)],
         stdout=subprocess.PIPE,
@@ -88,7 +95,7 @@ def test_usage_without_a_ledger_says_so(tmp_path: Path) -> None:
 
 
 def test_compare_defaults_to_the_local_gateway(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = clean_env()
     env["XDG_DATA_HOME"] = str(tmp_path)
     result = cli(
         "compare",

@@ -15,6 +15,8 @@ KEY = "anm-sk-cli-test-key-9f8e7d6c"
 
 async def run_cli(*args: str, env_key: str | None = KEY) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    # compare reads the config file too: an empty one, never the developer's own.
+    env["ANOMAN_CONFIG"] = os.devnull
     if env_key is not None:
         env["ANOMAN_API_KEY"] = env_key
     env["COLUMNS"] = "160"

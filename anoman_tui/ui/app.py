@@ -141,7 +141,9 @@ class AnomanApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
-        self.compare = CompareScreen(self.panels, frozen_clock=self._frozen)
+        self.compare = CompareScreen(
+            self.panels, frozen_clock=self._frozen, system_prompt=self.settings.system_prompt
+        )
         self.push_screen(self.compare)
         if self._connect_on_mount:
             self.run_worker(self._connect(), name="connect", exit_on_error=False)

@@ -53,9 +53,12 @@ class CompareScreen(Screen[None]):
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
     ]
 
-    def __init__(self, panels: list[PanelState], *, frozen_clock: bool = False) -> None:
+    def __init__(
+        self, panels: list[PanelState], *, frozen_clock: bool = False, system_prompt: str = ""
+    ) -> None:
         super().__init__(id="compare")
         self.panels = panels
+        self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
         self.base_url: str | None = None
         self.target_label = "starting the local gateway…"
@@ -73,7 +76,11 @@ class CompareScreen(Screen[None]):
             for panel in self.panels:
                 yield ComparePane(panel, frozen_clock=self._frozen, model_info=self.model_info)
         with Vertical(id="prompt-area"):
-            system = Input(placeholder="System prompt (optional, sent to all panes)", id="system")
+            system = Input(
+                self.system_prompt,
+                placeholder="System prompt (optional, sent to all panes)",
+                id="system",
+            )
             prompt = PromptBox(
                 id="prompt",
                 placeholder="Type a prompt · Enter send · Ctrl+J newline · ↑ previous",
