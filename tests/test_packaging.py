@@ -143,6 +143,12 @@ def test_installed_package_is_not_the_checkout(installed: Path) -> None:
     assert "anoman-dark.toml" in themes
 
 
+def test_installed_version(installed: Path) -> None:
+    result = _run(installed, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"anoman-tui {VERSION}"
+
+
 def test_installed_compare_json_against_embedded_gateway(installed: Path) -> None:
     result = _run(installed, "compare", "--json", "--max-tokens", "20", "Explain TCP slow start")
     assert result.returncode == 0, result.stderr
