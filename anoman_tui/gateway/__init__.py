@@ -1,6 +1,6 @@
 """The local Anoman-compatible gateway (Starlette on uvicorn).
 
-It speaks the wire contract of SPEC.md for three endpoints (OpenAI chat
+It speaks the wire contract of docs/wire-contract.md for three endpoints (OpenAI chat
 completions, Anthropic Messages, the Anoman playground), streams answers of
 simulated models, runs guardrails, rate limits and a cache before the first
 token, injects faults on request (`X-Anoman-Simulate`), and meters every

@@ -1,8 +1,8 @@
 """The Starlette application of the local Anoman-compatible gateway.
 
-``create_app(config)`` builds the routes of SPEC §1 and the pre-call pipeline
-every generation request goes through, in this order: authentication (401),
-body size (413), JSON and field validation (400), simulated status
+``create_app(config)`` builds the routes of docs/wire-contract.md §1 and §9 and
+the pre-call pipeline every generation request goes through, in this order:
+authentication (401), body (408, 413), JSON and field validation (400), simulated status
 (`X-Anoman-Simulate: status=CODE`), model lookup (404), per-key rate limits
 (429 + Retry-After), guardrails (403), cache (JSON answer on a hit), then the
 ``GenerationRun`` that streams or answers. Every generation request that got
@@ -264,8 +264,8 @@ class _Gateway:
     @staticmethod
     def _raise_simulated_status(code: int) -> None:
         if code == 403:
-            # At Anoman a 403 is a guardrail block (SPEC §3): simulate it with the body a
-            # real block has, so a client's guardrail badge can be shown on purpose.
+            # At Anoman a 403 is a guardrail block (docs/wire-contract.md §3.1): simulate it
+            # with the body a real block has, so a client's guardrail badge can be shown.
             verdicts = {
                 "injection": {"status": "block", "score": 0.97, "simulated": True},
                 "pii": {"status": "pass", "score": 0.0},
@@ -289,7 +289,7 @@ class _Gateway:
         anoman = anoman_block(state, verdicts, request_id=ident.request_id, cost_usd="0.000000",
                               weighted_tokens=0, cache_hit=True, request=chat,
                               playground=ident.playground)
-        # SPEC §6: a hit is a chat.completion JSON object, even for stream: true.
+        # docs/wire-contract.md §6: a hit is a chat.completion JSON object, even for stream: true.
         # A non-streaming Anthropic call gets the Messages shape its SDK expects.
         if chat.wire == "anthropic" and not chat.stream:
             body = anthropic_message(ident.request_id, model.name, hit.text, hit.reasoning,

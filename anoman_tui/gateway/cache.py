@@ -3,7 +3,7 @@ normalized messages.
 
 Entries are written when a stream completes (never for failed, cancelled or
 fault-injected requests) and read before a request starts. A hit answers with
-JSON even for `stream: true` (SPEC §6). Bounded LRU, in memory, used from the
+JSON even for `stream: true` (docs/wire-contract.md §6). Bounded LRU, in memory, used from the
 event loop only.
 
 Imports only the standard library.

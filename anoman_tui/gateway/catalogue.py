@@ -19,7 +19,7 @@ from typing import Literal
 Style = Literal["balanced", "terse", "verbose", "plain", "code", "thinking"]
 
 _MILLION = Decimal(1_000_000)
-# cost_usd carries six decimals, like the SPEC's example "0.000041".
+# cost_usd carries six decimals, like "0.000041" in docs/wire-contract.md §2.
 COST_QUANTUM = Decimal("0.000001")
 
 
@@ -178,6 +178,3 @@ CATALOGUE: dict[str, SimulatedModel] = {
     )
 }
 
-
-def find_model(name: str) -> SimulatedModel | None:
-    return CATALOGUE.get(name)

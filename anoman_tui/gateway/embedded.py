@@ -46,10 +46,8 @@ class GatewayServer(uvicorn.Server):
         super().__init__(config)
         self.gateway_state = state
         self._on_started = on_started
-        self.loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        self.loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started and self._on_started is not None:
             self._on_started(self)

@@ -1,7 +1,7 @@
 """Fault injection: the `X-Anoman-Simulate` header and per-model demo faults.
 
 A ``FaultPlan`` says how one request should misbehave or be paced:
-``interrupt-after=N`` (SPEC §3 error frame after N tokens, then the
+``interrupt-after=N`` (the error frame of docs/wire-contract.md §3 after N tokens, then the
 terminator), ``drop-after=N`` (close the connection, no terminator),
 ``stall-after=N`` (stop sending, keep the connection open),
 ``malformed-after=N`` (one invalid frame), ``status=CODE`` (that pre-call
@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, fields, replace
 
 _AFTER_KEYS = ("interrupt_after", "drop_after", "stall_after", "malformed_after")
-# Codes `status=` may ask for: the pre-call errors of SPEC §3.
+# Codes `status=` may ask for: the pre-call errors of docs/wire-contract.md §3.
 SIMULATABLE_STATUS = frozenset({400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504,
                                 529})
 
@@ -41,11 +41,6 @@ class FaultPlan:
     @property
     def is_empty(self) -> bool:
         return all(getattr(self, f.name) is None for f in fields(self))
-
-    @property
-    def breaks_answer(self) -> bool:
-        """True when the answer will differ from the model's normal one (never cache it)."""
-        return not self.is_empty
 
     def overlay(self, other: FaultPlan) -> FaultPlan:
         """``other``'s settings win where set (header over per-model config)."""

@@ -2,8 +2,8 @@
 
 ``OpenAIFrames`` writes `chat.completion.chunk` frames (also used by the
 playground endpoint), ``AnthropicFrames`` writes Messages events; both add the
-Anoman block second to last and the terminator last (SPEC §2), and the
-generic mid-stream error frame (SPEC §3). Per-token frames are built from
+Anoman block second to last and the terminator last (docs/wire-contract.md §2),
+and the generic mid-stream error frame (§3). Per-token frames are built from
 pre-encoded prefixes so the hot path is one `json.dumps` of the token text.
 Also here: the non-streaming bodies and the pre-call error bodies.
 
@@ -28,7 +28,7 @@ def sse(data: Any, event: str | None = None) -> bytes:
 
 
 def stream_error(completion_tokens: int, failure_class: str = "upstream_error") -> dict[str, Any]:
-    """The generic error object of SPEC §3; raw causes stay in the gateway log."""
+    """The generic error object of docs/wire-contract.md §3.2; raw causes stay in the log."""
     return {
         "type": "provider_error",
         "code": "stream_interrupted",

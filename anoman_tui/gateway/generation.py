@@ -75,7 +75,7 @@ class RunIdentity:
 def anoman_block(state: GatewayState, verdicts: dict[str, GuardrailVerdict], *, request_id: str,
                  cost_usd: str, weighted_tokens: int, cache_hit: bool,
                  request: ChatRequest | None, playground: bool) -> dict[str, Any]:
-    """The `_anoman` metadata object (SPEC §2 item 4)."""
+    """The `_anoman` metadata object (docs/wire-contract.md §2.1)."""
     block: dict[str, Any] = {
         "guardrails": {name: v.as_block() for name, v in verdicts.items()},
         "routing": {"mode": "realtime", "region": state.config.region},
@@ -442,7 +442,7 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, due: float) -> None:
     epoll rounds each wait up to a whole millisecond, counted from the loop's next poll
     rather than from the moment the sleep was asked for, so a plain sleep wakes up to
     1 ms late, and for the first token that lateness is TTFT the gateway adds on top of
-    the simulated one (issue 5); waking an idle process adds more (measured: 10% of
+    the simulated one; waking an idle process adds more (measured: 10% of
     waits over 1 ms late). Sleep to within ``_TIMER_SLACK_S`` of ``due``, then yield until
     it passes: other tasks keep running, and the cost is at most that much polling per
     stream.

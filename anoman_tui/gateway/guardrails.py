@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from anoman_tui.gateway.config import GuardrailAction, GuardrailSettings, KeyPolicy
 
-CHECKS = ("injection", "pii", "moderation", "policy")
 _SEVERITY = {"pass": 0, "flag": 1, "block": 2}
 
 
@@ -195,7 +194,7 @@ def run_guardrails(
     max_tokens: int | None,
     policy: KeyPolicy | None,
 ) -> dict[str, GuardrailVerdict]:
-    """All four checks on the prompt ``text``, in the fixed order of ``CHECKS``."""
+    """All four checks on the prompt ``text``: injection, pii, moderation, policy, in that order."""
     verdicts: dict[str, GuardrailVerdict] = {}
 
     inj_score, inj_found = score_injection(text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from anoman_tui.gateway.cache import AnswerCache
 from anoman_tui.gateway.catalogue import CATALOGUE
@@ -21,10 +21,18 @@ from anoman_tui.gateway.faults import FaultPlan, FaultSyntaxError
 from anoman_tui.gateway.ledger import UsageLedger
 from anoman_tui.gateway.ratelimit import KeyRateLimiter
 
-if TYPE_CHECKING:
-    from anoman_tui.gateway.generation import GenerationRun
-
 log = logging.getLogger("anoman_tui.gateway")
+
+
+class CancellableRun(Protocol):
+    """What the state needs of an in-flight run: a way to stop it.
+
+    ``generation.GenerationRun`` is one. Typed by this protocol rather than by that
+    class, because ``generation`` imports this module: the gateway's modules import
+    each other without cycles (the `.importlinter` contracts keep it so).
+    """
+
+    def cancel(self, reason: str) -> None: ...
 
 
 class GatewayState:
@@ -35,7 +43,7 @@ class GatewayState:
         self.ledger = ledger if ledger is not None else UsageLedger(config.resolved_db_path())
         self.cache = AnswerCache(config.cache_max_entries)
         self.limiter = KeyRateLimiter()
-        self.active: set[GenerationRun] = set()
+        self.active: set[CancellableRun] = set()
         self._keys = [k.encode() for k in dict.fromkeys(config.api_keys) if k]
         self.model_faults: dict[str, FaultPlan] = {}
         for name, defaults in config.models.items():

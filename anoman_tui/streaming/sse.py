@@ -54,11 +54,6 @@ class SSEDecoder:
         self._last_id: str | None = None
         self.retry_ms: int | None = None
 
-    @property
-    def has_partial_event(self) -> bool:
-        """True when bytes of an event have arrived but not its terminating blank line."""
-        return bool(self._pending or self._data or self._event)
-
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one read from the network; return the events it completed."""
         text = self._decoder.decode(chunk)
@@ -112,19 +107,12 @@ class SSEDecoder:
                 data.append(line[6:] if line.startswith(" ", 5) else line[5:])
             else:
                 self._process_line(line)
-                data = self._data
         return events
 
-    def _process_line(self, line: str) -> SSEEvent | None:
-        if not line:
-            return self._dispatch()
-        # The hot path: nearly every line of a completion stream is `data: {...}`.
-        if line.startswith("data:"):
-            value = line[5:]
-            self._data.append(value[1:] if value.startswith(" ") else value)
-            return None
+    def _process_line(self, line: str) -> None:
+        """Every other line: never blank and never `data:` (the loop above takes those)."""
         if line[0] == ":":
-            return None  # comment / keep-alive
+            return  # comment / keep-alive
         name, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
@@ -137,13 +125,3 @@ class SSEDecoder:
                 self._last_id = value
         elif name == "retry" and value.isascii() and value.isdigit():
             self.retry_ms = int(value)
-        return None
-
-    def _dispatch(self) -> SSEEvent | None:
-        if not self._data:
-            self._event = ""
-            return None
-        event = SSEEvent(self._event or "message", "\n".join(self._data), self._last_id)
-        self._data = []
-        self._event = ""
-        return event
