@@ -1,7 +1,7 @@
 """One vocabulary for failures: the exception mapping and the words every view shares.
 
 `failures.failure_from_exception` is the one place an exception becomes a failure
-kind; `failure_text.describe_failure` the one place a failure becomes words. The
+kind; `vocabulary.describe_failure` the one place a failure becomes words. The
 pane's badge, `compare`'s summary and JSON, and the log line all show those words.
 """
 

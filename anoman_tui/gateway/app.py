@@ -40,7 +40,7 @@ from anoman_tui.gateway.generation import (
     RunIdentity,
     anoman_block,
 )
-from anoman_tui.gateway.guardrails import GuardrailVerdict, first_block, run_guardrails
+from anoman_tui.gateway.guardrails import GuardrailOutcome, first_block, run_guardrails
 from anoman_tui.gateway.ledger import RowStatus, UsageRow, key_hint
 from anoman_tui.gateway.requests import ChatRequest, InvalidRequest, WireFormat, parse_chat_request
 from anoman_tui.gateway.state import GatewayState
@@ -155,7 +155,7 @@ class _Gateway:
         chat: ChatRequest | None = None
         model: SimulatedModel | None = None
         stream_slot = False
-        verdicts: dict[str, GuardrailVerdict] = {}
+        verdicts: dict[str, GuardrailOutcome] = {}
         try:
             try:
                 async with asyncio.timeout(state.config.body_timeout_s):
@@ -282,7 +282,7 @@ class _Gateway:
                             code=f"simulated_{code}", headers=headers)
 
     def _cache_hit(self, ident: RunIdentity, chat: ChatRequest, model: SimulatedModel,
-                   verdicts: dict[str, GuardrailVerdict], hit: Any) -> Response:
+                   verdicts: dict[str, GuardrailOutcome], hit: Any) -> Response:
         state = self.state
         if chat.stream:
             state.limiter.release_stream(ident.api_key)
@@ -308,7 +308,7 @@ class _Gateway:
 
     def _record_precall(self, ident: RunIdentity, chat: ChatRequest | None,
                         model: SimulatedModel | None, refusal: _PrecallError,
-                        verdicts: dict[str, GuardrailVerdict]) -> None:
+                        verdicts: dict[str, GuardrailOutcome]) -> None:
         name = model.name if model else (chat.model if chat else "")
         self._record(ident, chat, name, status=refusal.row_status, http_status=refusal.status,
                      prompt_tokens=chat.prompt_tokens if chat else 0, completion_tokens=0,
@@ -317,7 +317,7 @@ class _Gateway:
 
     def _record(self, ident: RunIdentity, chat: ChatRequest | None, model: str, *,
                 status: RowStatus, http_status: int, prompt_tokens: int,
-                completion_tokens: int, verdicts: dict[str, GuardrailVerdict],
+                completion_tokens: int, verdicts: dict[str, GuardrailOutcome],
                 failure_class: str | None, first_token_at: float | None,
                 ended_at: float) -> None:
         # Refusals and cache hits cost nothing: no model ran.

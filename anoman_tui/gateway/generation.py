@@ -41,7 +41,7 @@ from anoman_tui.gateway.frames import (
     error_body,
     openai_completion,
 )
-from anoman_tui.gateway.guardrails import GuardrailVerdict
+from anoman_tui.gateway.guardrails import GuardrailOutcome
 from anoman_tui.gateway.ledger import RowStatus, UsageRow, key_hint
 from anoman_tui.gateway.requests import ChatRequest
 from anoman_tui.gateway.state import GatewayState
@@ -72,7 +72,7 @@ class RunIdentity:
     playground: bool = False
 
 
-def anoman_block(state: GatewayState, verdicts: dict[str, GuardrailVerdict], *, request_id: str,
+def anoman_block(state: GatewayState, verdicts: dict[str, GuardrailOutcome], *, request_id: str,
                  cost_usd: str, weighted_tokens: int, cache_hit: bool,
                  request: ChatRequest | None, playground: bool) -> dict[str, Any]:
     """The `_anoman` metadata object (docs/wire-contract.md §2.1)."""
@@ -103,7 +103,7 @@ class GenerationRun:
 
     def __init__(self, state: GatewayState, ident: RunIdentity, request: ChatRequest,
                  model: SimulatedModel, plan: FaultPlan,
-                 verdicts: dict[str, GuardrailVerdict], cache_key: str | None) -> None:
+                 verdicts: dict[str, GuardrailOutcome], cache_key: str | None) -> None:
         self.state = state
         self.ident = ident
         self.request = request

@@ -1,7 +1,7 @@
 """Pre-call guardrails: injection, PII, moderation and policy.
 
 ``run_guardrails`` inspects a request's messages before the first token and
-returns one ``GuardrailVerdict`` per check (status pass | flag | block and a
+returns one ``GuardrailOutcome`` per check (status pass | flag | block and a
 score in [0, 1]). The checks are heuristic on purpose (this is a local
 simulation of the hosted gateway) but behave the way the real ones are
 documented: prompt-injection phrases score high, payment card numbers are
@@ -22,8 +22,12 @@ _SEVERITY = {"pass": 0, "flag": 1, "block": 2}
 
 
 @dataclass(frozen=True, slots=True)
-class GuardrailVerdict:
-    """The outcome of one check."""
+class GuardrailOutcome:
+    """The outcome of one check as the gateway decides it, with the rules that fired.
+
+    Not the client's `wire.GuardrailVerdict` (what a client reads back from the Anoman
+    block): `as_block()` is the bridge between the two.
+    """
 
     check: str
     status: GuardrailAction
@@ -193,12 +197,12 @@ def run_guardrails(
     model: str,
     max_tokens: int | None,
     policy: KeyPolicy | None,
-) -> dict[str, GuardrailVerdict]:
+) -> dict[str, GuardrailOutcome]:
     """All four checks on the prompt ``text``: injection, pii, moderation, policy, in that order."""
-    verdicts: dict[str, GuardrailVerdict] = {}
+    verdicts: dict[str, GuardrailOutcome] = {}
 
     inj_score, inj_found = score_injection(text)
-    verdicts["injection"] = GuardrailVerdict(
+    verdicts["injection"] = GuardrailOutcome(
         "injection", settings.injection.action_for(inj_score), inj_score, inj_found
     )
 
@@ -208,10 +212,10 @@ def run_guardrails(
         action: GuardrailAction = getattr(settings.pii, kind)
         if _SEVERITY[action] > _SEVERITY[pii_status]:
             pii_status = action
-    verdicts["pii"] = GuardrailVerdict("pii", pii_status, 0.99 if kinds else 0.0, kinds)
+    verdicts["pii"] = GuardrailOutcome("pii", pii_status, 0.99 if kinds else 0.0, kinds)
 
     mod_score, mod_found = score_moderation(text)
-    verdicts["moderation"] = GuardrailVerdict(
+    verdicts["moderation"] = GuardrailOutcome(
         "moderation", settings.moderation.action_for(mod_score), mod_score, mod_found
     )
 
@@ -223,7 +227,7 @@ def run_guardrails(
             max_tokens > policy.max_tokens
         ):
             violations.append("max_tokens_exceeded")
-    verdicts["policy"] = GuardrailVerdict(
+    verdicts["policy"] = GuardrailOutcome(
         "policy",
         settings.policy.action if violations else "pass",
         1.0 if violations else 0.0,
@@ -232,5 +236,5 @@ def run_guardrails(
     return verdicts
 
 
-def first_block(verdicts: dict[str, GuardrailVerdict]) -> GuardrailVerdict | None:
+def first_block(verdicts: dict[str, GuardrailOutcome]) -> GuardrailOutcome | None:
     return next((v for v in verdicts.values() if v.status == "block"), None)

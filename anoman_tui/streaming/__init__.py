@@ -8,21 +8,18 @@ headless `anoman-tui compare`. Imports httpx and pydantic, never Textual.
 from anoman_tui.streaming.client import ModelStream, StreamClient
 from anoman_tui.streaming.events import (
     AnomanMetadata,
-    FailureKind,
     ReasoningDelta,
     ResultStatus,
     RoleStarted,
     StreamDone,
     StreamEvent,
     StreamFailed,
-    StreamFailure,
     StreamFinished,
     StreamMetrics,
     StreamOpened,
     StreamResult,
     TextDelta,
 )
-from anoman_tui.streaming.failure_text import FailureDescription, describe_failure
 from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo, cost_text
 from anoman_tui.streaming.request import (
     ENDPOINT_FORMATS,
@@ -33,6 +30,12 @@ from anoman_tui.streaming.request import (
     normalize_base_url,
 )
 from anoman_tui.streaming.sse import SSEDecoder, SSEEvent
+from anoman_tui.streaming.vocabulary import (
+    FailureDescription,
+    FailureKind,
+    StreamFailure,
+    describe_failure,
+)
 
 __all__ = [
     "ENDPOINT_FORMATS",

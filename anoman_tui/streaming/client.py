@@ -35,7 +35,6 @@ from anoman_tui.streaming.events import (
     StreamDone,
     StreamEvent,
     StreamFailed,
-    StreamFailure,
     StreamOpened,
     StreamResult,
 )
@@ -52,6 +51,7 @@ from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
 from anoman_tui.streaming.recorder import ResultRecorder
 from anoman_tui.streaming.request import StreamRequest
 from anoman_tui.streaming.sse import SSEDecoder
+from anoman_tui.streaming.vocabulary import StreamFailure
 
 log = logging.getLogger(__name__)
 
@@ -297,7 +297,7 @@ class ModelStream:
             result = recorder.result(ended, completed)
             queue.put_nowait([StreamDone(ended, result)])
             if result.failure is not None:
-                # The same words as the pane's badge and `compare` (failure_text.py).
+                # The same words as the pane's badge and `compare` (vocabulary.py).
                 log.info("stream %s (%s) %s: %s", request.panel, request.model, result.status,
                          result.failure.message)
 

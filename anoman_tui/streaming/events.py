@@ -1,5 +1,7 @@
 """The typed events a stream produces, whatever the endpoint format, and its final result.
 
+`StreamFailure` (what a failed stream carries) lives in `vocabulary.py` with its words.
+
 Every event carries `at`: the `time.monotonic()` instant its bytes came off
 the socket, taken in the reading loop before any parsing. Metrics are computed
 from these instants, never from when something was drawn.
@@ -10,70 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from anoman_tui.wire import AnomanBlock, GuardrailVerdict, Usage
+from anoman_tui.streaming.vocabulary import StreamFailure
+from anoman_tui.wire import AnomanBlock, Usage
 
-FailureKind = Literal[
-    "http_error",
-    "stream_error",
-    "truncated",
-    "stalled",
-    "protocol_error",
-    "transport_error",
-    "cancelled",
-]
 ResultStatus = Literal["completed", "failed", "cancelled"]
-
-
-@dataclass(slots=True, frozen=True)
-class StreamFailure:
-    """Why a stream did not complete, with every detail the gateway gave.
-
-    `detail` is what the server or the transport said, cleaned and key-free (the
-    gateway's message, "connection refused", the protocol problem); `message` is the
-    one sentence every view shows, made from all the fields by `describe_failure`.
-    """
-
-    kind: FailureKind
-    detail: str = ""
-    status: int | None = None
-    type: str | None = None
-    code: str | None = None
-    failure_class: str | None = None
-    completion_tokens: int | None = None
-    retry_after_s: float | None = None
-    guardrails: dict[str, GuardrailVerdict] | None = None
-
-    @property
-    def message(self) -> str:
-        """The failure in one line, the same words on the badge, in `compare` and the log."""
-        from anoman_tui.streaming.failure_text import describe_failure
-
-        return describe_failure(self).text
-
-    @property
-    def blocking_guardrail(self) -> tuple[str, GuardrailVerdict] | None:
-        """The check that blocked a 403 (first with status `block`), if the body said."""
-        for name, verdict in (self.guardrails or {}).items():
-            if verdict.status == "block":
-                return name, verdict
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "status": self.status,
-            "type": self.type,
-            "code": self.code,
-            "message": self.message,
-            "failure_class": self.failure_class,
-            "completion_tokens": self.completion_tokens,
-            "retry_after_s": self.retry_after_s,
-            "guardrails": (
-                {k: v.model_dump(mode="json") for k, v in self.guardrails.items()}
-                if self.guardrails
-                else None
-            ),
-        }
 
 
 @dataclass(slots=True, frozen=True)

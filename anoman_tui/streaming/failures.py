@@ -4,7 +4,7 @@ Every way a stream can fail arrives here: an HTTP error status (`http_failure`),
 error frame in the body (`stream_error_failure`), the body ending early
 (`truncated_failure`) or an exception while reading (`failure_from_exception`, the
 one place an exception becomes a failure kind). The words shown for a failure are
-made from its fields by `failure_text.describe_failure`.
+made from its fields by `vocabulary.describe_failure`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import httpx
 from pydantic import ValidationError
 
 from anoman_tui.safe_text import terminal_safe
-from anoman_tui.streaming.events import StreamFailure
+from anoman_tui.streaming.vocabulary import StreamFailure
 from anoman_tui.wire import ErrorBody, StreamErrorDetail
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -10,13 +10,13 @@ from anoman_tui.streaming.events import (
     ResultStatus,
     StreamEvent,
     StreamFailed,
-    StreamFailure,
     StreamFinished,
     StreamMetrics,
     StreamOpened,
     StreamResult,
     TextDelta,
 )
+from anoman_tui.streaming.vocabulary import StreamFailure
 from anoman_tui.wire import AnomanBlock, Usage
 
 

@@ -1,21 +1,30 @@
-"""The words for a failure: one description that every view of a failed stream shares.
+"""One vocabulary for failures: the kinds, what a failure carries, and its words.
 
 The pane's badge, the `compare` summary and JSON (`failure.message`) and the log line
 all come from `describe_failure`, so a failure reads the same wherever it is seen.
 The UI may append a key hint (e.g. which key retries); it never rewords. The kinds
-and what causes each are in docs/wire-contract.md §8.
+and what causes each are in docs/wire-contract.md §8; `failures.py` maps what went
+wrong onto them.
 
-May import: the standard library and `anoman_tui.streaming.events` (for types only).
+May import: the standard library and `anoman_tui.wire`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from anoman_tui.streaming.events import StreamFailure
+from anoman_tui.wire import GuardrailVerdict
 
+FailureKind = Literal[
+    "http_error",
+    "stream_error",
+    "truncated",
+    "stalled",
+    "protocol_error",
+    "transport_error",
+    "cancelled",
+]
 Severity = Literal["error", "warning", "muted"]
 NOT_COMMITTED = "partial answer not committed"
 
@@ -40,6 +49,56 @@ class FailureDescription:
     @property
     def line(self) -> str:
         return f"{self.symbol} {self.text}"
+
+
+@dataclass(slots=True, frozen=True)
+class StreamFailure:
+    """Why a stream did not complete, with every detail the gateway gave.
+
+    `detail` is what the server or the transport said, cleaned and key-free (the
+    gateway's message, "connection refused", the protocol problem); `message` is the
+    one sentence every view shows, made from all the fields by `describe_failure`.
+    """
+
+    kind: FailureKind
+    detail: str = ""
+    status: int | None = None
+    type: str | None = None
+    code: str | None = None
+    failure_class: str | None = None
+    completion_tokens: int | None = None
+    retry_after_s: float | None = None
+    guardrails: dict[str, GuardrailVerdict] | None = None
+
+    @property
+    def message(self) -> str:
+        """The failure in one line, the same words on the badge, in `compare` and the log."""
+        return describe_failure(self).text
+
+    @property
+    def blocking_guardrail(self) -> tuple[str, GuardrailVerdict] | None:
+        """The check that blocked a 403 (first with status `block`), if the body said."""
+        for name, verdict in (self.guardrails or {}).items():
+            if verdict.status == "block":
+                return name, verdict
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "status": self.status,
+            "type": self.type,
+            "code": self.code,
+            "message": self.message,
+            "failure_class": self.failure_class,
+            "completion_tokens": self.completion_tokens,
+            "retry_after_s": self.retry_after_s,
+            "guardrails": (
+                {k: v.model_dump(mode="json") for k, v in self.guardrails.items()}
+                if self.guardrails
+                else None
+            ),
+        }
 
 
 def _with(advice: str, said: str) -> str:
