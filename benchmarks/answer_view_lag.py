@@ -1,4 +1,4 @@
-"""Display lag of three `AnswerView`s streaming Markdown side by side (issue 5).
+"""Display lag of three `AnswerView`s streaming Markdown side by side.
 
 A headless `App.run_test()` hosts three views; a feeder task appends Markdown-rich text
 (headings, lists, tables, code fences with blank lines) to each at `--rate` tokens/s.

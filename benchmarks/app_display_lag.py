@@ -1,4 +1,4 @@
-"""Display lag, responsiveness and CPU of the real app while three panes stream (issue 5).
+"""Display lag, responsiveness and CPU of the real app while three panes stream.
 
 The real `AnomanApp` runs headless (`App.run_test`, 180x50) against the local gateway,
 which runs in a separate process (`anoman-tui serve --port 0`), so the CPU printed is the

@@ -1,4 +1,4 @@
-"""Long answers in the real app: memory and per-token cost as answers grow (issue 5).
+"""Long answers in the real app: memory and per-token cost as answers grow.
 
 The real `AnomanApp` runs headless (`App.run_test`, 180x50) against the local gateway in
 a separate process (`anoman-tui serve --port 0`). All three panes stream

@@ -1,4 +1,4 @@
-"""Are the app's numbers true under load, and are aborts instant? (issue 5)
+"""Are the app's numbers true under load, and are aborts instant?
 
 The real `AnomanApp` runs headless (`App.run_test`, 180x50) against the local gateway in
 a separate process (`anoman-tui serve --port 0`); panes are paced with

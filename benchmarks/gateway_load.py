@@ -1,4 +1,4 @@
-"""Local gateway under load: 500 concurrent streams at 20 tokens/s each (issue 5).
+"""Local gateway under load: 500 concurrent streams at 20 tokens/s each.
 
     python benchmarks/gateway_load.py           # --streams 500 --rate 20 --tokens 100 --runs 3
 

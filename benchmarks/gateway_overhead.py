@@ -1,4 +1,4 @@
-"""Local gateway TTFT overhead: gateway TTFT minus the simulated TTFT (issue 5).
+"""Local gateway TTFT overhead: gateway TTFT minus the simulated TTFT.
 
     python benchmarks/gateway_overhead.py       # --requests 150 --runs 3 --ttft 0.05
 

@@ -1,4 +1,4 @@
-"""Stream core parse speed: one loopback stream of 100,000 chunks, three consumers (issue 5).
+"""Stream core parse speed: one loopback stream of 100,000 chunks, three consumers.
 
     python benchmarks/parse_speed.py            # --chunks 100000 --rounds 3 --sdk-rounds 3
 
@@ -112,7 +112,7 @@ async def consume_sdk(base_url: str) -> int:
         stream = await client.chat.completions.create(
             model="bench-model", messages=[{"role": "user", "content": "hi"}], stream=True)
         async for chunk in stream:
-            if chunk.choices:  # the `_anoman` chunk has choices None (SPEC §2)
+            if chunk.choices:  # the `_anoman` chunk has choices None (docs/wire-contract.md §2)
                 content = chunk.choices[0].delta.content
                 if content:
                     n += len(content)

@@ -1,4 +1,4 @@
-"""`anoman-tui` start to first paint, local gateway included (issue 5).
+"""`anoman-tui` start to first paint, local gateway included.
 
 Runs the real `anoman-tui` command (a new process, as a user would: interpreter start-up,
 imports, settings, the app) in a pseudo-terminal of 160x45, with a fresh config and data

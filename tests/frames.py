@@ -1,4 +1,4 @@
-"""The SPEC's exact example streams, byte for byte, for both formats."""
+"""The gateway's own example streams, byte for byte, for both formats (docs/wire-contract.md §2)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ ANOMAN_BLOCK = {
     "weighted_tokens": 44,
 }
 
-# Verbatim from the gateway's streaming page (seed/streaming-docs.id.txt).
-OPENAI_SPEC_STREAM = [
+# Verbatim from the gateway's public streaming page, as docs/wire-contract.md §2 restates it.
+OPENAI_EXAMPLE_STREAM = [
     b'data: {"id":"chatcmpl-abc","object":"chat.completion.chunk","created":1709876543,"model":"claude-sonnet-4-6","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n',
     b'data: {"id":"chatcmpl-abc","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Once "},"finish_reason":null}]}\n\n',
     b'data: {"id":"chatcmpl-abc","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"upon a "},"finish_reason":null}]}\n\n',
@@ -34,7 +34,7 @@ def _event(name: str, payload: dict[str, object]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
 
 
-ANTHROPIC_SPEC_STREAM = [
+ANTHROPIC_EXAMPLE_STREAM = [
     _event(
         "message_start",
         {

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from tests.frames import ANOMAN_BLOCK, OPENAI_ERROR_FRAME, OPENAI_SPEC_STREAM
+from tests.frames import ANOMAN_BLOCK, OPENAI_ERROR_FRAME, OPENAI_EXAMPLE_STREAM
 from tests.replay_server import ReplayServer, Script
 
 KEY = "anm-sk-cli-test-key-9f8e7d6c"
@@ -30,9 +30,9 @@ async def run_cli(*args: str, env_key: str | None = KEY) -> tuple[int, str, str]
 
 
 def scripts(replay: ReplayServer) -> None:
-    replay.scripts["good"] = Script(body=list(OPENAI_SPEC_STREAM))
+    replay.scripts["good"] = Script(body=list(OPENAI_EXAMPLE_STREAM))
     replay.scripts["broken"] = Script(
-        body=[*OPENAI_SPEC_STREAM[:3], OPENAI_ERROR_FRAME, b"data: [DONE]\n\n"]
+        body=[*OPENAI_EXAMPLE_STREAM[:3], OPENAI_ERROR_FRAME, b"data: [DONE]\n\n"]
     )
     replay.scripts["blocked"] = Script(
         status=429, content_type="application/json", headers=[("Retry-After", "7")],

@@ -27,7 +27,7 @@ from anoman_tui.streaming import (
 from anoman_tui.streaming.failures import ProtocolViolation, failure_from_exception
 from anoman_tui.ui.widgets.pane import failure_badge
 from anoman_tui.wire import GuardrailVerdict
-from tests.frames import OPENAI_SPEC_STREAM
+from tests.frames import OPENAI_EXAMPLE_STREAM
 from tests.replay_server import ReplayServer, Script
 
 CONTEXT = dict(opened=True, chunks=5, completion_tokens=6, idle_timeout=2.5,
@@ -122,7 +122,7 @@ async def test_compare_summary_shows_estimated_cost_and_shared_words(
     replay: ReplayServer, capsys, monkeypatch
 ) -> None:
     # A provider without Anoman blocks, whose model list carries prices.
-    no_block = [f for f in OPENAI_SPEC_STREAM if b"_anoman" not in f]
+    no_block = [f for f in OPENAI_EXAMPLE_STREAM if b"_anoman" not in f]
     replay.scripts["priced"] = Script(body=list(no_block))
     replay.scripts["limited"] = Script(
         status=429, content_type="application/json",

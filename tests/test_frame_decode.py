@@ -1,6 +1,6 @@
 """The frame readers' JSON decoding accepts and refuses exactly what `json.loads` does.
 
-`formats._decode` takes a `raw_decode` fast path for speed (issue 5); these cases pin
+`formats._decode` takes a `raw_decode` fast path for speed; these cases pin
 that the fast path changed nothing: surrounding whitespace, extra data, a BOM, bad
 JSON and non-objects behave as they did with `json.loads`.
 """

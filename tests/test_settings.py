@@ -25,7 +25,7 @@ import pytest
 from anoman_tui.cli import build_parser, settings_from_args
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.prompt_box import PromptBox
-from tests.frames import ANTHROPIC_SPEC_STREAM, OPENAI_SPEC_STREAM
+from tests.frames import ANTHROPIC_EXAMPLE_STREAM, OPENAI_EXAMPLE_STREAM
 from tests.pilot import settled, until
 
 PROMPT = "ping"
@@ -101,7 +101,7 @@ class RecordingGateway:
         if self.stall:
             await reader.read()  # until the client gives up on it
             return
-        frames = ANTHROPIC_SPEC_STREAM if "/anthropic/" in path else OPENAI_SPEC_STREAM
+        frames = ANTHROPIC_EXAMPLE_STREAM if "/anthropic/" in path else OPENAI_EXAMPLE_STREAM
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                      b"Connection: close\r\n\r\n" + b"".join(frames))
         await writer.drain()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from anoman_tui.streaming import SSEDecoder, SSEEvent
 from anoman_tui.streaming.formats import AnthropicFrameReader, OpenAIFrameReader
-from tests.frames import ANTHROPIC_SPEC_STREAM, OPENAI_ERROR_FRAME, OPENAI_SPEC_STREAM
+from tests.frames import ANTHROPIC_EXAMPLE_STREAM, OPENAI_ERROR_FRAME, OPENAI_EXAMPLE_STREAM
 
 
 def decode_all(chunks: list[bytes]) -> list[SSEEvent]:
@@ -86,12 +86,12 @@ def _frame_events(reader_cls, chunks: list[bytes]):
 
 
 STREAMS = [
-    (OpenAIFrameReader, b"".join(OPENAI_SPEC_STREAM)),
+    (OpenAIFrameReader, b"".join(OPENAI_EXAMPLE_STREAM)),
     (
         OpenAIFrameReader,
-        b"".join(OPENAI_SPEC_STREAM[:3]) + OPENAI_ERROR_FRAME + b"data: [DONE]\n\n",
+        b"".join(OPENAI_EXAMPLE_STREAM[:3]) + OPENAI_ERROR_FRAME + b"data: [DONE]\n\n",
     ),
-    (AnthropicFrameReader, b"".join(ANTHROPIC_SPEC_STREAM)),
+    (AnthropicFrameReader, b"".join(ANTHROPIC_EXAMPLE_STREAM)),
     # multi-byte text, line separators inside JSON strings, CRLF line ends
     (
         OpenAIFrameReader,

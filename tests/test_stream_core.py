@@ -26,9 +26,9 @@ from anoman_tui.streaming import (
 from tests.frames import (
     ANOMAN_BLOCK,
     ANTHROPIC_ERROR_EVENT,
-    ANTHROPIC_SPEC_STREAM,
+    ANTHROPIC_EXAMPLE_STREAM,
     OPENAI_ERROR_FRAME,
-    OPENAI_SPEC_STREAM,
+    OPENAI_EXAMPLE_STREAM,
 )
 from tests.replay_server import ReplayServer, Script
 
@@ -57,7 +57,7 @@ async def collect(server: ReplayServer, model: str, endpoint: EndpointFormat = "
 
 @pytest.mark.parametrize("endpoint", ["openai", "playground"])
 async def test_openai_spec_stream_yields_typed_events(replay: ReplayServer, endpoint) -> None:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM))
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM))
     events, result = await collect(replay, "m", endpoint)
 
     kinds = [type(e).__name__ for e in events]
@@ -93,7 +93,7 @@ async def test_openai_spec_stream_yields_typed_events(replay: ReplayServer, endp
 
 
 async def test_anthropic_spec_stream(replay: ReplayServer) -> None:
-    replay.scripts["m"] = Script(body=list(ANTHROPIC_SPEC_STREAM))
+    replay.scripts["m"] = Script(body=list(ANTHROPIC_EXAMPLE_STREAM))
     events, result = await collect(replay, "m", "anthropic")
     assert isinstance(events[1], RoleStarted)
     assert result.status == "completed"
@@ -109,7 +109,7 @@ async def test_anthropic_spec_stream(replay: ReplayServer) -> None:
 
 
 async def test_request_shape_per_format(replay: ReplayServer) -> None:
-    for name, frames in (("o", OPENAI_SPEC_STREAM), ("a", ANTHROPIC_SPEC_STREAM)):
+    for name, frames in (("o", OPENAI_EXAMPLE_STREAM), ("a", ANTHROPIC_EXAMPLE_STREAM)):
         replay.scripts[name] = Script(body=list(frames))
     common = dict(
         system="Be brief.",
@@ -146,8 +146,8 @@ async def test_request_shape_per_format(replay: ReplayServer) -> None:
 @pytest.mark.parametrize(
     ("endpoint", "frames", "error"),
     [
-        ("openai", OPENAI_SPEC_STREAM, OPENAI_ERROR_FRAME),
-        ("anthropic", ANTHROPIC_SPEC_STREAM, ANTHROPIC_ERROR_EVENT),
+        ("openai", OPENAI_EXAMPLE_STREAM, OPENAI_ERROR_FRAME),
+        ("anthropic", ANTHROPIC_EXAMPLE_STREAM, ANTHROPIC_ERROR_EVENT),
     ],
 )
 async def test_mid_stream_error_frame_fails_and_commits_nothing(
@@ -241,7 +241,7 @@ async def test_http_error_with_html_or_empty_body(replay, content_type, body) ->
 @pytest.mark.parametrize("endpoint", ["openai", "anthropic"])
 @pytest.mark.parametrize("ending", ["complete", "truncate", "reset"])
 async def test_connection_closed_before_terminator_is_truncated(replay, endpoint, ending) -> None:
-    frames = OPENAI_SPEC_STREAM if endpoint == "openai" else ANTHROPIC_SPEC_STREAM
+    frames = OPENAI_EXAMPLE_STREAM if endpoint == "openai" else ANTHROPIC_EXAMPLE_STREAM
     replay.scripts["m"] = Script(body=[*frames[:4], frames[4][:20]], ending=ending)
     _, result = await collect(replay, "m", endpoint)
     assert result.status == "failed"
@@ -250,7 +250,7 @@ async def test_connection_closed_before_terminator_is_truncated(replay, endpoint
 
 
 async def test_stall_is_detected_by_idle_timeout(replay: ReplayServer) -> None:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM[:3]), ending="hang")
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM[:3]), ending="hang")
     started = time.monotonic()
     _, result = await collect(replay, "m", idle_timeout=0.3)
     assert result.failure is not None and result.failure.kind == "stalled"
@@ -262,7 +262,7 @@ async def test_stall_is_detected_by_idle_timeout(replay: ReplayServer) -> None:
 @pytest.mark.parametrize(
     ("script", "expect"),
     [
-        (Script(body=[OPENAI_SPEC_STREAM[0], b"data: {not json\n\n"]), "not valid JSON"),
+        (Script(body=[OPENAI_EXAMPLE_STREAM[0], b"data: {not json\n\n"]), "not valid JSON"),
         (Script(body=[b'data: [1, 2]\n\n']), "not a JSON object"),
         (Script(content_type="text/html", body=[b"<html></html>"]), "text/event-stream"),
         (Script(content_type=None, body=[b"data: {}\n\n"]), "text/event-stream"),
@@ -342,7 +342,7 @@ async def test_refused_connection_is_a_transport_error() -> None:
 
 
 async def _first_text_then(replay: ReplayServer, action) -> tuple[float, object]:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM[:3]), ending="hang")
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM[:3]), ending="hang")
     async with StreamClient() as client:
         stream = client.stream(make_request(replay, "m"))
         async for event in stream:
@@ -376,7 +376,7 @@ async def test_explicit_cancel_closes_the_socket_within_50ms(replay: ReplayServe
 
 
 async def test_cancelling_the_consuming_task_closes_the_socket(replay: ReplayServer) -> None:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM[:3]), ending="hang")
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM[:3]), ending="hang")
     got_text = asyncio.Event()
 
     async def consume(client: StreamClient) -> None:
@@ -402,7 +402,7 @@ async def test_cancelling_the_consuming_task_closes_the_socket(replay: ReplaySer
 async def test_connections_are_reused(replay: ReplayServer) -> None:
     # The end of the chunked body comes as its own write after [DONE]: the client must
     # read it, or the connection cannot go back to the pool.
-    replay.scripts["m"] = Script(body=[*OPENAI_SPEC_STREAM, 0.02])
+    replay.scripts["m"] = Script(body=[*OPENAI_EXAMPLE_STREAM, 0.02])
     async with StreamClient() as client:
         for _ in range(3):
             result = await client.stream(make_request(replay, "m")).wait()
@@ -412,7 +412,7 @@ async def test_connections_are_reused(replay: ReplayServer) -> None:
 
 
 async def test_a_server_that_keeps_the_body_open_after_the_terminator(replay) -> None:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM), ending="hang")
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM), ending="hang")
     async with StreamClient() as client:
         started = time.monotonic()
         stream = client.stream(make_request(replay, "m"))
@@ -429,7 +429,7 @@ async def test_ttft_starts_when_the_request_goes_onto_the_wire(
 ) -> None:
     # Building the request is slowed down (as by a busy UI holding the GIL): that time is
     # the client's, not the model's, and must not count in TTFT.
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM))
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM))
     original = StreamRequest.headers
 
     def slow_headers(self: StreamRequest) -> dict[str, str]:
@@ -462,7 +462,7 @@ async def test_key_never_in_repr_or_failure_text(replay: ReplayServer) -> None:
 
 async def test_sse_details_over_the_wire(replay: ReplayServer) -> None:
     """Comments, CRLF, retry/id lines, events without data and byte-by-byte writes."""
-    raw = b"".join(OPENAI_SPEC_STREAM).replace(b"\n", b"\r\n")
+    raw = b"".join(OPENAI_EXAMPLE_STREAM).replace(b"\n", b"\r\n")
     raw = b": keep-alive\r\n\r\nretry: 3000\r\nid: 1\r\nevent: noop\r\n\r\n" + raw
     replay.scripts["m"] = Script(body=[raw[i : i + 1] for i in range(len(raw))])
     events, result = await collect(replay, "m")
@@ -471,7 +471,7 @@ async def test_sse_details_over_the_wire(replay: ReplayServer) -> None:
 
 
 async def test_cancel_before_the_first_step_still_ends_with_a_result(replay) -> None:
-    replay.scripts["m"] = Script(body=list(OPENAI_SPEC_STREAM))
+    replay.scripts["m"] = Script(body=list(OPENAI_EXAMPLE_STREAM))
     async with StreamClient() as client:
         stream = client.stream(make_request(replay, "m"))
         stream.cancel()

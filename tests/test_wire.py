@@ -1,4 +1,4 @@
-"""Wire models: the SPEC's shapes, Decimal cost, unknown fields and events kept or ignored."""
+"""Wire models: the contract's shapes, Decimal cost, unknown fields and events kept or ignored."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from anoman_tui.wire import (
     UnknownDeltaPayload,
     parse_anthropic_event,
 )
-from tests.frames import ANOMAN_BLOCK, OPENAI_SPEC_STREAM
+from tests.frames import ANOMAN_BLOCK, OPENAI_EXAMPLE_STREAM
 
 
 def test_anoman_block_parses_cost_as_decimal_and_keeps_unknown_keys() -> None:
@@ -49,7 +49,7 @@ def test_anoman_block_tolerates_odd_values() -> None:
 def test_chunk_models_accept_the_spec_frames_and_unknown_fields() -> None:
     chunks = [
         ChatCompletionChunk.model_validate(json.loads(f[6:]))
-        for f in OPENAI_SPEC_STREAM
+        for f in OPENAI_EXAMPLE_STREAM
         if not f.startswith(b"data: [DONE]")
     ]
     assert chunks[0].choices is not None and chunks[0].choices[0].delta.role == "assistant"

@@ -73,7 +73,9 @@ class StreamFailed:
 
 @dataclass(slots=True, frozen=True)
 class StreamMetrics:
-    """SPEC §7 figures, all in seconds from `time.monotonic()` instants of byte arrival.
+    """The metrics of docs/wire-contract.md §7, in seconds from `time.monotonic()` instants.
+
+    Every instant is a byte arrival.
 
     ttft_s: request sent → first chunk with non-empty text (the role chunk does not count).
     output_tokens_per_s: (completion_tokens − 1) / (last token − first token).
@@ -104,7 +106,7 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 
 @dataclass(slots=True, frozen=True)
 class StreamResult:
-    """How one stream ended. Only a `completed` result is `committed` (SPEC §3)."""
+    """How one stream ended. Only a `completed` result is `committed` (docs/wire-contract.md §3)."""
 
     status: ResultStatus
     text: str

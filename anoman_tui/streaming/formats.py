@@ -229,9 +229,9 @@ def frame_reader(endpoint: EndpointFormat) -> FrameReader:
 
 
 def whole_body_events(body: bytes, at: float) -> list[StreamEvent]:
-    """A JSON answer to a streaming request: valid only as a cache hit (SPEC §6).
+    """A JSON answer to a streaming request: valid only as a cache hit (docs/wire-contract.md §6).
 
-    Accepts a `chat.completion` (what the SPEC names) or an Anthropic message
+    Accepts a `chat.completion` (what docs/wire-contract.md §6 names) or an Anthropic message
     object, since the Anthropic endpoint may answer in its own shape.
     """
     try:

@@ -1,4 +1,4 @@
-"""Accumulates one stream's events into its `StreamResult` and SPEC §7 metrics."""
+"""Accumulates one stream's events into its `StreamResult` and docs/wire-contract.md §7 metrics."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ class PlaygroundEcho(WireModel):
 
 
 class AnomanBlock(WireModel):
-    """The metadata frame a gateway sends second to last (SPEC §2).
+    """The metadata frame a gateway sends second to last (docs/wire-contract.md §2).
 
     `cost_usd` travels as a decimal string so that no float rounding creeps
     into billing; it is parsed into a `Decimal` here.

@@ -1,4 +1,4 @@
-"""Anthropic Messages stream events, plus the `anoman` event of SPEC §2.
+"""Anthropic Messages stream events, plus the `anoman` event of docs/wire-contract.md §2.
 
 `parse_anthropic_event` maps an event's `type` to its model; a type we do not
 know becomes `UnknownAnthropicEvent` instead of an error, as Anthropic's own
@@ -135,7 +135,7 @@ class ErrorEvent(WireModel):
 
 
 class AnomanEvent(WireModel):
-    """`event: anoman`, sent just before `message_stop` (SPEC §2, decision)."""
+    """`event: anoman`, sent just before `message_stop` (docs/wire-contract.md §2, decision)."""
 
     type: Literal["anoman"] = "anoman"
     anoman: AnomanBlock = Field(default_factory=AnomanBlock, alias="_anoman")

@@ -29,7 +29,7 @@ class ErrorDetail(WireModel):
 
 
 class ErrorBody(WireModel):
-    """A JSON error body of a pre-stream HTTP failure (SPEC §3).
+    """A JSON error body of a pre-stream HTTP failure (docs/wire-contract.md §3).
 
     A 403 guardrail block carries `_anoman.guardrails`; we accept the block at
     the top level or inside `error`, since the page does not pin it down.

@@ -1,4 +1,4 @@
-"""Cancellation (SPEC §4), the cache (SPEC §6) and the usage ledger."""
+"""Cancellation, the cache and the usage ledger (docs/wire-contract.md §4, §5, §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pre-call failures (SPEC §3): JSON bodies, never SSE, and their ledger rows."""
+"""Pre-call failures (docs/wire-contract.md §3): JSON bodies, never SSE, and their ledger rows."""
 
 from __future__ import annotations
 

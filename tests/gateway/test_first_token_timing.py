@@ -1,6 +1,6 @@
 """The first token is sent on the simulated schedule, not up to a millisecond after it.
 
-`_sleep_until` (generation.py) replaces a plain sleep for the first token (issue 5):
+`_sleep_until` (generation.py) replaces a plain sleep for the first token:
 it must never wake early, should wake close to the deadline, and must keep the event
 loop serving other tasks while it waits. Bounds are generous (noisy machines); the
 real figure comes from benchmarks/gateway_overhead.py.

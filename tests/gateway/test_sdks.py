@@ -34,7 +34,7 @@ def test_openai_sdk_stream(oai: openai.OpenAI, gateway: EmbeddedGateway) -> None
     usage = None
     anoman = None
     for chunk in stream:
-        if chunk.choices is None:  # the Anoman frame: no choices (SPEC §2)
+        if chunk.choices is None:  # the Anoman frame: no choices (docs/wire-contract.md §2)
             anoman = (chunk.model_extra or {})["_anoman"]
             continue
         if chunk.usage is not None:

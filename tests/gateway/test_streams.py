@@ -1,4 +1,7 @@
-"""The three generation endpoints, streaming and not, frame by frame (SPEC §1-§2)."""
+"""The three generation endpoints, streaming and not, frame by frame.
+
+What they must send: docs/wire-contract.md §1 and §2.
+"""
 
 from __future__ import annotations
 

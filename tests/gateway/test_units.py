@@ -54,7 +54,8 @@ def test_catalogue_has_the_required_personalities() -> None:
 def test_weighted_tokens_and_cost_arithmetic() -> None:
     sonnet = CATALOGUE["claude-sonnet-4-6"]
     assert sonnet.weight == 4
-    assert sonnet.weighted_tokens(7, 4) == 44  # the SPEC's example: 11 tokens x 4
+    # The example block in docs/wire-contract.md §2: 11 tokens x weight 4.
+    assert sonnet.weighted_tokens(7, 4) == 44
     # 7 x $3/M + 4 x $15/M = $0.000081
     assert sonnet.cost_usd(7, 4) == Decimal("0.000081")
     assert str(CATALOGUE["anoman-lite"].cost_usd(1000, 1000)) == "0.000250"

@@ -1,4 +1,4 @@
-"""Fixtures and switches for the fault-and-abuse suite (issue 6).
+"""Fixtures and switches for the fault-and-abuse suite.
 
 Long soak and load runs are marked ``slow``; ``tests/conftest.py`` skips them
 unless ``pytest --run-slow`` is given.

@@ -28,9 +28,9 @@ from anoman_tui.streaming import (
 )
 from tests.frames import (
     ANTHROPIC_ERROR_EVENT,
-    ANTHROPIC_SPEC_STREAM,
+    ANTHROPIC_EXAMPLE_STREAM,
     OPENAI_ERROR_FRAME,
-    OPENAI_SPEC_STREAM,
+    OPENAI_EXAMPLE_STREAM,
 )
 
 KEY = "anm-sk-reliability-0123456789abcdef"
@@ -38,8 +38,8 @@ FORMATS: tuple[EndpointFormat, ...] = ("openai", "anthropic", "playground")
 
 
 def spec_frames(endpoint: EndpointFormat) -> list[bytes]:
-    """The SPEC's example stream for `endpoint`, one frame per item, terminator last."""
-    return list(ANTHROPIC_SPEC_STREAM if endpoint == "anthropic" else OPENAI_SPEC_STREAM)
+    """The contract's example stream for `endpoint`, one frame per item, terminator last."""
+    return list(ANTHROPIC_EXAMPLE_STREAM if endpoint == "anthropic" else OPENAI_EXAMPLE_STREAM)
 
 
 def error_frame(endpoint: EndpointFormat) -> bytes:

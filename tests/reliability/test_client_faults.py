@@ -1,4 +1,4 @@
-"""Client fault matrix (issue 6): every failure kind of SPEC §3 × every endpoint format,
+"""Client fault matrix: every failure kind of docs/wire-contract.md §3 × every endpoint format,
 through the real stream core over loopback sockets.
 
 Each case asserts the failure kind and that nothing was committed: a failed or cancelled
@@ -31,7 +31,7 @@ from tests.reliability.helpers import (
 )
 from tests.replay_server import ReplayServer, Script
 
-# Every status of SPEC §3's pre-stream table, plus 413 and the 5xx family.
+# Every status of docs/wire-contract.md §3's pre-stream table, plus 413 and the 5xx family.
 HTTP_STATUSES = (400, 401, 403, 404, 408, 413, 422, 429, 500, 502, 503, 504, 529)
 BODIES: dict[str, tuple[str | None, bytes]] = {
     "json": ("application/json",

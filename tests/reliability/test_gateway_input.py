@@ -1,4 +1,4 @@
-"""Gateway bad input and auth (issue 6): malformed JSON, wrong types, huge bodies (413),
+"""Gateway bad input and auth: malformed JSON, wrong types, huge bodies (413),
 deep nesting, unknown fields, wrong content types, missing or wrong keys and slow clients
 get a clear JSON error (never a 500, never a stack trace) on every generation endpoint;
 the gateway binds to loopback by default and its ledger keeps only a key hint."""

@@ -1,4 +1,4 @@
-"""Gateway load and restart (issue 6).
+"""Gateway load and restart.
 
 Load: N concurrent streams, a random third of them closed by the client mid-stream →
 exactly one complete ledger row per request, `completed` or `cancelled` as happened

@@ -1,4 +1,4 @@
-"""Hostile model output through the app (issue 6): markup, ANSI CSI/OSC (OSC 52 clipboard,
+"""Hostile model output through the app: markup, ANSI CSI/OSC (OSC 52 clipboard,
 title changes, hyperlinks), DCS, bidi controls, NUL and C0/C1 controls, a 2 MB single
 token, a 100,000-line answer and invalid UTF-8 split across reads are shown as text and
 never act on the terminal.

@@ -1,4 +1,4 @@
-"""Fuzzing the stream parser (issue 6): random bytes and mutated valid streams, in reads of
+"""Fuzzing the stream parser: random bytes and mutated valid streams, in reads of
 any size, through the real `ModelStream` (httpx with an in-memory transport, so thousands
 of cases run in seconds). Whatever arrives, the stream ends with one result, never an
 exception, and a failure is only ever `protocol_error` or `truncated` (a mutation that

@@ -1,4 +1,4 @@
-"""Soak and keys (issue 6).
+"""Soak and keys.
 
 Soak: many comparisons in a row in one headless app (aborts and failures mixed in) leave
 no growth in running asyncio tasks, open sockets (counted as file descriptors) or memory
