@@ -323,13 +323,9 @@ class ModelStream:
                     self._terminated_at = at
                     return True
             emit(batch)
-        at = monotonic()
-        for sse in decoder.close():
-            events = reader.read(sse, at)
-            emit(events)
-            if reader.done:
-                self._terminated_at = at
-                return True
+        # The body ended before the terminator. Nothing is left to decode: an event
+        # without its blank line is discarded at the end of a stream (docs/wire-contract.md
+        # §10), so the caller reports the stream truncated.
         return False
 
     async def _drain_for_reuse(self) -> None:
