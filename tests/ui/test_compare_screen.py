@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Tabs
 
-from anoman_tui.ui import panel_state
+from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import PaneFooter
 from tests.pilot import badge_text, panes, settled, until
@@ -49,11 +49,11 @@ async def test_three_panes_stream_and_complete(make_app) -> None:
 
 
 async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkeypatch) -> None:
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.panels[1].scenario = "slow_thinking"
+        app.panes[1].scenario = "slow_thinking"
         await send(pilot, "explain abort handling")
         pane2 = app.compare.pane(2)
         await until(pilot, lambda: pane2._chunks >= 3)
@@ -95,8 +95,8 @@ async def test_failure_badges_commit_nothing(make_app, scenarios, expected) -> N
     app = make_app(models=["anoman-lite"] * 3)
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        for panel, scenario in zip(app.panels, scenarios, strict=True):
-            panel.scenario = scenario
+        for pane, scenario in zip(app.panes, scenarios, strict=True):
+            pane.scenario = scenario
         await send(pilot, f"show failures {scenarios[0]}")
         await until(pilot, lambda: settled(app))
         for pane, words in zip(panes(app), expected, strict=True):
@@ -136,27 +136,27 @@ async def test_retry_resends_failed_panes_only(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.panels[0].scenario = "interrupt"
+        app.panes[0].scenario = "interrupt"
         await send(pilot, "retry this one")
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["failed", "done", "done"]
         done_text = app.compare.pane(2).answer.text
-        app.panels[0].scenario = "none"
+        app.panes[0].scenario = "none"
         await pilot.press("ctrl+r")
         await until(pilot, lambda: app.compare.pane(1).status == "done")
-        assert len(app.panels[0].history) == 2
+        assert len(app.panes[0].history) == 2
         assert app.compare.pane(2).answer.text == done_text  # untouched
-        assert len(app.panels[1].history) == 2
+        assert len(app.panes[1].history) == 2
 
 
 async def test_rate_limit_retry_waits_for_retry_after(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.panels[2].scenario = "rate_limit"
+        app.panes[2].scenario = "rate_limit"
         await send(pilot, "rate limited prompt")
         await until(pilot, lambda: settled(app))
-        app.panels[2].scenario = "none"
+        app.panes[2].scenario = "none"
         started = time.monotonic()
         await pilot.press("ctrl+r")
         await pilot.pause(0.2)
@@ -173,8 +173,8 @@ async def test_follow_up_continues_each_conversation(make_app, ui_gateway) -> No
         await until(pilot, lambda: settled(app))
         await send(pilot, "second question")
         await until(pilot, lambda: settled(app))
-        for panel in app.panels:
-            assert [t.role for t in panel.history] == ["user", "assistant"] * 2
+        for pane in app.panes:
+            assert [t.role for t in pane.history] == ["user", "assistant"] * 2
 
 
 async def test_narrow_terminal_shows_tabs_one_pane_at_a_time(make_app) -> None:
@@ -201,12 +201,12 @@ async def test_command_palette_changes_model_and_endpoint(make_app) -> None:
         await pilot.pause()
         await pilot.press("down", "enter")
         await pilot.pause()
-        assert app.panels[0].model != "anoman-lite"
+        assert app.panes[0].model != "anoman-lite"
         app.pick_endpoint(2)
         await pilot.pause()
         await pilot.press("down", "enter")
         await pilot.pause()
-        assert app.panels[1].endpoint == "anthropic"
+        assert app.panes[1].endpoint == "anthropic"
         await send(pilot, "formats differ")
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["done", "done", "done"]
@@ -248,14 +248,14 @@ async def test_cost_is_estimated_without_an_anoman_block() -> None:
 
 async def test_pre_stream_http_errors_have_their_badges(make_app, monkeypatch) -> None:
     # Reuse three scenario slots for the statuses no built-in scenario sends.
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "interrupt", "status=401")
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "drop", "status=404")
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "stall", "status=503")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "interrupt", "status=401")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "drop", "status=404")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "stall", "status=503")
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        for panel, scenario in zip(app.panels, ("interrupt", "drop", "stall"), strict=True):
-            panel.scenario = scenario
+        for pane, scenario in zip(app.panes, ("interrupt", "drop", "stall"), strict=True):
+            pane.scenario = scenario
         await send(pilot, "http errors")
         await until(pilot, lambda: settled(app))
         badges = [badge_text(p) for p in panes(app)]
@@ -318,7 +318,7 @@ async def test_prompt_sent_before_the_gateway_is_up_goes_out_once_it_is(ui_gatew
         )
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["done"] * 3
-        assert app.panels[0].last_prompt == "early bird"
+        assert app.panes[0].last_prompt == "early bird"
 
 
 async def test_enter_right_after_typed_ahead_text_sends_all_of_it(ui_gateway) -> None:
@@ -333,7 +333,7 @@ async def test_enter_right_after_typed_ahead_text_sends_all_of_it(ui_gateway) ->
         app.compare.query_one("#prompt").focus()
         await pilot.pause()
         submitted: list[str] = []
-        app.compare.send = lambda prompt, panels, delays=None: submitted.append(prompt)
+        app.compare.send = lambda prompt, panes, delays=None: submitted.append(prompt)
         app.compare.base_url = ui_gateway.base_url
         for ch in "burst":
             app.post_message(events.Key(ch, ch))

@@ -40,7 +40,7 @@ from anoman_tui.streaming import (
     describe_failure,
 )
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
-from anoman_tui.ui.panel_state import PanelState
+from anoman_tui.ui.pane_state import PaneState
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.wire import AnomanBlock, Usage
@@ -139,7 +139,7 @@ class ComparePane(Vertical):
 
     def __init__(
         self,
-        state: PanelState,
+        state: PaneState,
         *,
         frozen_clock: bool = False,
         model_info: Callable[[str], ModelInfo | None] | None = None,

@@ -1,9 +1,9 @@
 """What one pane is and has done: its model, format, parameters, scenario and history.
 
-Pure data, no Textual: the compare screen owns three `PanelState`s and the
+Pure data, no Textual: the compare screen owns three `PaneState`s and the
 pane widgets draw them. Only committed answers enter a pane's history, so a
 follow-up prompt continues each pane's own conversation without the partial
-output of a failed or cancelled stream (SPEC §3).
+output of a failed or cancelled stream (docs/wire-contract.md §3).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Literal
 
 from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamRequest, StreamResult
 
-PanelStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
+PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
 Scenario = Literal[
     "none", "interrupt", "drop", "stall", "malformed", "guardrail", "rate_limit", "slow_thinking"
@@ -45,7 +45,7 @@ SCENARIO_IDLE_TIMEOUT: dict[Scenario, float] = {"stall": 5.0}
 
 
 @dataclass
-class PanelParams:
+class PaneParams:
     temperature: float | None = None
     max_tokens: int | None = None
 
@@ -56,13 +56,13 @@ class PanelParams:
 
 
 @dataclass
-class PanelState:
+class PaneState:
     index: int  # 1-based, as shown
     model: str = ""
     endpoint: EndpointFormat = "openai"
-    params: PanelParams = field(default_factory=PanelParams)
+    params: PaneParams = field(default_factory=PaneParams)
     scenario: Scenario = "none"
-    status: PanelStatus = "idle"
+    status: PaneStatus = "idle"
     history: list[ChatTurn] = field(default_factory=list)
     last_prompt: str | None = None
     last_result: StreamResult | None = None
@@ -107,7 +107,7 @@ class PanelState:
             extra_headers=tuple(headers),
             idle_timeout=idle_timeout,
             compare_id=compare_id,
-            panel=self.index,
+            pane=self.index,
         )
 
     def record(self, prompt: str, result: StreamResult) -> None:
