@@ -369,7 +369,6 @@ class AnomanApp(App[None]):
             targets = self.panes if sync else [state]
             for target in targets:
                 target.params = PaneParams(params.temperature, params.max_tokens)
-            self.compare.update_status()
             self.notify(f"{'All panes' if sync else f'Pane {n}'}: {params.describe()}", timeout=3)
 
         self.push_screen(ParamsScreen(n, state.params, self.compare.sync_params), chosen)
@@ -381,8 +380,6 @@ class AnomanApp(App[None]):
             for pane in self.panes[1:]:
                 pane.params = PaneParams(first.temperature, first.max_tokens)
             self.notify(f"Parameters synced to pane 1's: {first.describe()}", timeout=3)
-        self.compare.update_status()
 
     def toggle_cache_bypass(self) -> None:
         self.compare.bypass_cache = not self.compare.bypass_cache
-        self.compare.update_status()

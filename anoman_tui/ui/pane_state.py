@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamRequest, StreamResult
+from anoman_tui.streaming import (
+    ChatTurn,
+    EndpointFormat,
+    ResultStatus,
+    StreamRequest,
+    StreamResult,
+)
 
 PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
@@ -55,8 +61,15 @@ class PaneParams:
         return f"temperature {temp} · max tokens {tokens}"
 
 
+_OUTCOME_STATUS: dict[ResultStatus, PaneStatus] = {
+    "completed": "done", "failed": "failed", "cancelled": "cancelled",
+}
+
+
 @dataclass
 class PaneState:
+    """One pane's data; `status` is the one place the pane's status is kept."""
+
     index: int  # 1-based, as shown
     model: str = ""
     endpoint: EndpointFormat = "openai"
@@ -114,9 +127,7 @@ class PaneState:
         """Remember how the turn ended; only a committed answer joins the conversation."""
         self.last_prompt = prompt
         self.last_result = result
-        self.status = {"completed": "done", "failed": "failed", "cancelled": "cancelled"}[
-            result.status
-        ]  # type: ignore[assignment]
+        self.status = _OUTCOME_STATUS[result.status]
         if result.committed:
             self.history.append(ChatTurn(role="user", content=prompt))
             self.history.append(ChatTurn(role="assistant", content=result.text))

@@ -9,12 +9,14 @@ honest. Below about 120 columns the panes become tabs, one shown at a time.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, Tab, Tabs
 
@@ -29,6 +31,11 @@ from anoman_tui.ui.messages import (
 from anoman_tui.ui.pane_state import PaneState
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from anoman_tui.ui.app import AnomanApp
 
 NARROW_BELOW = 120
 
@@ -53,6 +60,17 @@ class CompareScreen(Screen[None]):
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
     ]
 
+    # Per-screen toggles, shown on the status line (their watchers redraw it). `var`s:
+    # a change redraws that one line (`update_status`), never the screen or its layout.
+    bypass_cache: var[bool] = var(False, init=False)
+    """Send `Cache-Control: no-cache` with every request."""
+    sync_params: var[bool] = var(False, init=False)
+    """Editing one pane's parameters sets all three."""
+
+    if TYPE_CHECKING:
+        # Only `AnomanApp` pushes this screen: typed access to its settings and network.
+        app = getters.app(AnomanApp)
+
     def __init__(
         self, panes: list[PaneState], *, frozen_clock: bool = False, system_prompt: str = ""
     ) -> None:
@@ -63,8 +81,6 @@ class CompareScreen(Screen[None]):
         self.base_url: str | None = None
         self.target_label = "starting the local gateway…"
         self.models: list[ModelInfo] = []
-        self.bypass_cache = False
-        self.sync_params = False
         self._narrow: bool | None = None
         self._pending_prompt: str | None = None
         self._active_pane = 1
@@ -134,6 +150,16 @@ class CompareScreen(Screen[None]):
             tab.label = Text(f"{pane.index} {pane.model or '—'} · {pane.status}")
 
     # -- status ---------------------------------------------------------------
+
+    def watch_bypass_cache(self) -> None:
+        self._toggled()
+
+    def watch_sync_params(self) -> None:
+        self._toggled()
+
+    def _toggled(self) -> None:
+        if self.is_mounted:  # set before the screen is shown: on_mount draws the line
+            self.update_status()
 
     def update_status(self) -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -205,14 +231,14 @@ class CompareScreen(Screen[None]):
             request = state.build_request(
                 prompt,
                 base_url=self.base_url or "",
-                api_key=app.api_key,  # type: ignore[attr-defined]
+                api_key=app.api_key,
                 system=system,
-                idle_timeout=app.settings.idle_timeout,  # type: ignore[attr-defined]
+                idle_timeout=app.settings.idle_timeout,
                 bypass_cache=self.bypass_cache,
                 compare_id=compare_id,
-                local_gateway=app.is_local_gateway,  # type: ignore[attr-defined]
+                local_gateway=app.is_local_gateway,
             )
-            stream = app.network.stream(request)  # type: ignore[attr-defined]
+            stream = app.network.stream(request)
             self.pane(state.index).start(stream, prompt,
                                          delay_s=(delays or {}).get(state.index, 0.0))
         self.update_status()
