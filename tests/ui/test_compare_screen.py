@@ -340,3 +340,80 @@ async def test_enter_right_after_typed_ahead_text_sends_all_of_it(ui_gateway) ->
         app.post_message(events.Key("enter", "\r"))
         await pilot.pause(0.2)
         assert submitted == ["burst"]
+
+
+async def test_a_panes_status_is_its_states_and_the_pane_shows_every_change() -> None:
+    from anoman_tui.config import Settings
+    from anoman_tui.ui.widgets.pane import PaneHeader
+    from tests.ui.scripted import ScriptedStream, text_events
+
+    app = AnomanApp(Settings(), models=["m1", "m2", "m3"], connect=False, frozen_clock=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane, state = app.compare.pane(1), app.panes[0]
+        assert pane.state is state
+        line = app.compare.query_one("#status-line")
+
+        def header() -> str:
+            return str(pane.query_one(PaneHeader).render())
+
+        pane.set_status("streaming")
+        assert state.status == pane.status == "streaming"
+        assert pane.has_class("-streaming") and not pane.has_class("-idle")
+        assert "streaming" in header()
+        await pilot.pause()
+        assert "1 streaming" in str(line.render())  # the screen counts from the states
+        with pytest.raises(AttributeError):
+            setattr(pane, "status", "done")  # noqa: B010 (read-only: set_status() is the way)
+        pane.set_status("idle")
+        await pilot.pause()
+        assert state.status == "idle" and pane.has_class("-idle")
+        assert "streaming" not in str(line.render())
+
+        # A finished stream: the state records the outcome, the pane shows the same.
+        pane.start(ScriptedStream(text_events("an answer", ttft=0.01, rate=200)), "hi")  # type: ignore[arg-type]
+        await until(pilot, lambda: state.status == "done")
+        assert pane.status == "done" and pane.has_class("-done")
+        assert not pane.has_class("-waiting") and not pane.has_class("-streaming")
+        assert "done" in header()
+
+        # The state reset on its own (benchmarks do): the pane's next clear shows it.
+        state.reset()
+        pane.clear()
+        assert pane.status == "idle" and pane.has_class("-idle") and not pane.has_class("-done")
+        assert "idle" in header()
+
+
+async def test_screen_toggles_redraw_only_the_status_line_through_their_watchers() -> None:
+    from anoman_tui.config import Settings
+
+    app = AnomanApp(Settings(), models=["m1", "m2", "m3"], connect=False, frozen_clock=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        compare = app.compare
+        line = compare.query_one("#status-line")
+        assert "cache: on" in str(line.render())
+        assert "params: per pane" in str(line.render())
+        screen_refreshes: list[dict[str, object]] = []
+        original_refresh = compare.refresh
+
+        def recording_refresh(*args: object, **kwargs: object) -> object:
+            screen_refreshes.append(kwargs)
+            return original_refresh(*args, **kwargs)  # type: ignore[arg-type]
+
+        compare.refresh = recording_refresh  # type: ignore[method-assign]
+
+        app.toggle_cache_bypass()  # the "Toggle cache bypass" command
+        assert compare.bypass_cache
+        assert "cache: bypassed (no-cache)" in str(line.render())
+        compare.bypass_cache = False  # no update_status() call: the watcher draws it
+        assert "cache: on" in str(line.render())
+
+        app.panes[0].params = pane_state.PaneParams(temperature=0.3, max_tokens=99)
+        app.toggle_sync()  # the "Sync parameters across panes" command
+        assert compare.sync_params
+        assert "params: synced" in str(line.render())
+        assert all(p.params == app.panes[0].params for p in app.panes)
+        compare.sync_params = False
+        assert "params: per pane" in str(line.render())
+
+        await pilot.pause()
+        assert screen_refreshes == []  # a toggle redraws one line, not the screen
