@@ -64,8 +64,8 @@ class CompareSpec:
 
 
 @dataclass
-class PanelProgress:
-    panel: int
+class PaneProgress:
+    pane: int
     model: str
     state: str = "waiting"
     chunks: int = 0
@@ -89,19 +89,19 @@ def _requests(spec: CompareSpec) -> list[StreamRequest]:
             extra_headers=spec.headers,
             idle_timeout=spec.idle_timeout,
             compare_id=compare_id,
-            panel=i,
+            pane=i,
         )
         for i, model in enumerate(spec.models, start=1)
     ]
 
 
 class CompareRun:
-    """Drives the streams and keeps per-panel progress for whichever view is showing it."""
+    """Drives the streams and keeps per-pane progress for whichever view is showing it."""
 
     def __init__(self, spec: CompareSpec, on_change: Any = None) -> None:
         self.spec = spec
-        self.panels = [PanelProgress(i, m) for i, m in enumerate(spec.models, start=1)]
-        self._on_change = on_change or (lambda panel, what: None)
+        self.panes = [PaneProgress(i, m) for i, m in enumerate(spec.models, start=1)]
+        self._on_change = on_change or (lambda pane, what: None)
         self._streams: list[ModelStream] = []
         # What the gateway lists about each model: prices for an estimated cost.
         self.model_info: dict[str, ModelInfo] = {}
@@ -114,42 +114,42 @@ class CompareRun:
         async with StreamClient() as client:
             self._streams = [client.stream(r) for r in _requests(self.spec)]
             await asyncio.gather(
-                *(self._follow(p, s) for p, s in zip(self.panels, self._streams, strict=True))
+                *(self._follow(p, s) for p, s in zip(self.panes, self._streams, strict=True))
             )
-        return [p.result for p in self.panels if p.result is not None]
+        return [p.result for p in self.panes if p.result is not None]
 
-    async def _follow(self, panel: PanelProgress, stream: ModelStream) -> None:
+    async def _follow(self, pane: PaneProgress, stream: ModelStream) -> None:
         async for event in stream:
             if isinstance(event, TextDelta):
-                if panel.chunks == 0:
-                    panel.state = "streaming"
-                    self._on_change(panel, "first_token")
-                panel.chunks += 1
-                panel.tail = (panel.tail + event.text)[-200:]
+                if pane.chunks == 0:
+                    pane.state = "streaming"
+                    self._on_change(pane, "first_token")
+                pane.chunks += 1
+                pane.tail = (pane.tail + event.text)[-200:]
             elif isinstance(event, ReasoningDelta):
-                if panel.reasoning_chunks == 0 and panel.chunks == 0:
-                    panel.state = "thinking"
-                    self._on_change(panel, "thinking")
-                panel.reasoning_chunks += 1
+                if pane.reasoning_chunks == 0 and pane.chunks == 0:
+                    pane.state = "thinking"
+                    self._on_change(pane, "thinking")
+                pane.reasoning_chunks += 1
             elif isinstance(event, StreamOpened):
-                panel.state = "opened"
+                pane.state = "opened"
             elif isinstance(event, StreamFailed):
-                panel.state = event.failure.kind
+                pane.state = event.failure.kind
             elif isinstance(event, StreamDone):
-                panel.result = event.result
-                panel.state = event.result.status
-                self._on_change(panel, "done")
+                pane.result = event.result
+                pane.state = event.result.status
+                self._on_change(pane, "done")
 
 
 # -- output -----------------------------------------------------------------
 
 
-def panel_json(panel: PanelProgress) -> dict[str, Any]:
-    result = panel.result
+def pane_json(pane: PaneProgress) -> dict[str, Any]:
+    result = pane.result
     assert result is not None
     return {
-        "panel": panel.panel,
-        "model": panel.model,
+        "panel": pane.pane,  # the --json document's names ("panels", "panel") are public
+        "model": pane.model,
         "status": result.status,
         "text": result.text,
         "committed": result.committed,
@@ -165,7 +165,7 @@ def compare_json(spec: CompareSpec, run: CompareRun) -> dict[str, Any]:
     return {
         "prompt": spec.prompt,
         "endpoint": spec.endpoint,
-        "panels": [panel_json(p) for p in run.panels],
+        "panels": [pane_json(p) for p in run.panes],
     }
 
 
@@ -183,16 +183,16 @@ def summary_table(run: CompareRun) -> Table:
         ("tok/s", "right"), ("tokens", "right"), ("cost", "right"), ("failure", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for panel in run.panels:
-        r = panel.result
+    for pane in run.panes:
+        r = pane.result
         if r is None:
             continue
         tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
-        cost = cost_text(r.anoman, r.usage, run.model_info.get(panel.model))
+        cost = cost_text(r.anoman, r.usage, run.model_info.get(pane.model))
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         table.add_row(
-            str(panel.panel),
-            Text(panel.model),
+            str(pane.pane),
+            Text(pane.model),
             Text(status, style=_STATUS_STYLE.get(r.status, "")),
             _fmt(r.metrics.ttft_s, " s"),
             _fmt(r.metrics.output_tokens_per_s, "", 1),
@@ -210,10 +210,10 @@ def progress_table(run: CompareRun) -> Table:
     table.add_column("state", no_wrap=True)
     table.add_column("chunks", justify="right")
     table.add_column("latest text", no_wrap=True, overflow="ellipsis", ratio=1)
-    for p in run.panels:
+    for p in run.panes:
         tail = " ".join(terminal_safe(p.tail).split())[-80:]
         table.add_row(
-            str(p.panel),
+            str(p.pane),
             Text(p.model),
             Text(p.state, style=_STATUS_STYLE.get(p.state, "cyan")),
             str(p.chunks),
@@ -224,12 +224,12 @@ def progress_table(run: CompareRun) -> Table:
 
 def answers(run: CompareRun) -> Group:
     parts: list[Any] = []
-    for p in run.panels:
+    for p in run.panes:
         r = p.result
         if r is None:
             continue
         label = "" if r.committed else " [not committed]"
-        parts.append(Rule(Text(f"{p.panel} · {p.model}{label}"), align="left"))
+        parts.append(Rule(Text(f"{p.pane} · {p.model}{label}"), align="left"))
         if r.reasoning:
             parts.append(Text(terminal_safe(r.reasoning).strip(), style="dim italic"))
         parts.append(Text(terminal_safe(r.text).strip() or "(no text)",
@@ -251,17 +251,17 @@ async def run_compare(
     live_console = err_console if as_json else console
     live_ok = live_console.is_terminal
 
-    def milestone(panel: PanelProgress, what: str) -> None:
+    def milestone(pane: PaneProgress, what: str) -> None:
         if live_ok or as_json:
             return
-        if what == "first_token" and panel.result is None:
-            console.print(f"[{panel.panel}] {escape(panel.model)}: streaming")
+        if what == "first_token" and pane.result is None:
+            console.print(f"[{pane.pane}] {escape(pane.model)}: streaming")
         elif what == "thinking":
-            console.print(f"[{panel.panel}] {escape(panel.model)}: thinking")
-        elif what == "done" and panel.result is not None:
-            r = panel.result
+            console.print(f"[{pane.pane}] {escape(pane.model)}: thinking")
+        elif what == "done" and pane.result is not None:
+            r = pane.result
             why = f" ({r.failure.message})" if r.failure else ""
-            console.print(f"[{panel.panel}] {escape(panel.model)}: {r.status}{escape(why)}")
+            console.print(f"[{pane.pane}] {escape(pane.model)}: {r.status}{escape(why)}")
 
     run = CompareRun(spec, milestone)
     run.model_info = model_info or {}
@@ -293,7 +293,7 @@ async def run_compare(
         console.print(answers(run))
         console.print()
         console.print(summary_table(run))
-    return 0 if all(p.result and p.result.status == "completed" for p in run.panels) else 1
+    return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
 
 
 def run_compare_with_target(spec: CompareSpec, *, as_json: bool) -> int:

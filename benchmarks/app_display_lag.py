@@ -65,8 +65,8 @@ async def run_load(app: BenchApp, gateway: GatewayProcess, rate: float, tokens: 
                    ) -> LoadResult:
     app.reset_lags()
     app.key_latencies.clear()
-    for panel in app.panels:
-        panel.reset()  # no history: every request is the same size
+    for pane in app.panes:
+        pane.reset()  # no history: every request is the same size
     stop = asyncio.Event()
     loop_late: list[float] = []
     probes = [asyncio.create_task(loop_probe(loop_late, stop)),

@@ -43,7 +43,7 @@ from textual.binding import Binding
 from anoman_tui.config import Settings
 from anoman_tui.locations import stylesheet
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.panel_state import SCENARIO_HEADERS
+from anoman_tui.ui.pane_state import SCENARIO_HEADERS
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import ComparePane
 
@@ -152,7 +152,7 @@ def set_simulation(index: int, header: str) -> str:
 
 
 @dataclass
-class PaneLag:
+class PaneDrawLag:
     arrivals: deque[float] = field(default_factory=deque)  # arrival stamps not yet drawn
     drawn: list[tuple[float, float]] = field(default_factory=list)  # (arrived, drawn at)
     tokens: int = 0  # appended (one inbox entry each)
@@ -177,7 +177,7 @@ class BenchApp(AnomanApp):
             models=MODELS,
             gateway_factory=lambda: gateway,
         )
-        self.lags = [PaneLag() for _ in range(3)]
+        self.lags = [PaneDrawLag() for _ in range(3)]
         self.flushed_messages = flushed_messages  # measure as answer_view_lag.py does
         self.last_frame_at = 0.0
         self.key_latencies: list[float] = []
@@ -259,12 +259,12 @@ class BenchApp(AnomanApp):
     def start_panes(self, headers: dict[int, str]) -> None:
         """Start the panes in `headers` (1-based index -> X-Anoman-Simulate)."""
         for index, header in headers.items():
-            self.panels[index - 1].scenario = set_simulation(index, header)  # type: ignore[assignment]
-        self.compare.send(PROMPT, [self.panels[i - 1] for i in headers])
+            self.panes[index - 1].scenario = set_simulation(index, header)  # type: ignore[assignment]
+        self.compare.send(PROMPT, [self.panes[i - 1] for i in headers])
 
     async def wait_done(self, indices: list[int], timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
-        while any(self.panels[i - 1].running for i in indices):
+        while any(self.panes[i - 1].running for i in indices):
             if time.monotonic() > deadline:
                 raise TimeoutError("streams did not finish")
             await asyncio.sleep(0.02)
@@ -290,7 +290,7 @@ def schedule_lags(app: BenchApp, gateway: GatewayProcess, rate: float
     drawn_lags: list[float] = []
     read_delays: list[float] = []
     for index, lag in enumerate(app.lags):
-        result = app.panels[index].last_result
+        result = app.panes[index].last_result
         if result is None or result.request_id is None:
             continue
         row = gateway.ledger_row(result.request_id)

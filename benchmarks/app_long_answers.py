@@ -48,7 +48,7 @@ async def main_async(tokens: int, rate: float) -> None:
             app.reset_lags()
             app.start_panes({i: f"ttft=0.05,rate={rate:g},tokens={tokens}" for i in (1, 2, 3)})
             wall0 = time.monotonic()
-            while any(p.running for p in app.panels):
+            while any(p.running for p in app.panes):
                 samples.append((time.monotonic(), sum(lag.tokens for lag in app.lags),
                                 time.process_time()))
                 if time.monotonic() - wall0 > tokens / rate * 3 + 30:
@@ -57,7 +57,7 @@ async def main_async(tokens: int, rate: float) -> None:
             wall = time.monotonic() - wall0
             await asyncio.sleep(0.3)  # the final frames
             rss_end = rss_mb()
-            results = [p.last_result for p in app.panels]
+            results = [p.last_result for p in app.panes]
             drawn_tail = [d - a for lag in app.lags
                           for a, d in lag.drawn[len(lag.drawn) * 4 // 5:]]
             total = sum(lag.tokens for lag in app.lags)

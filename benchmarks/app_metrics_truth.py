@@ -55,10 +55,10 @@ async def measure_metrics(app: BenchApp, gateway: GatewayProcess, tries: int
     app.start_panes({2: BACKGROUND, 3: BACKGROUND})
     await asyncio.sleep(0.5)  # panes 2 and 3 are drawing
     for _ in range(tries):
-        app.panels[0].reset()
+        app.panes[0].reset()
         app.start_panes({1: f"ttft={TTFT},rate={RATE:g},tokens=500"})
         await app.wait_done([1], timeout=20)
-        result = app.panels[0].last_result
+        result = app.panes[0].last_result
         assert result is not None and result.metrics.ttft_s is not None, result
         ttft_err.append(result.metrics.ttft_s - TTFT)
         row = gateway.ledger_row(result.request_id or "")
@@ -82,13 +82,13 @@ async def measure_aborts(app: BenchApp, gateway: GatewayProcess, tries: int) -> 
     app.start_panes({1: BACKGROUND, 3: BACKGROUND})
     await asyncio.sleep(0.3)
     for _ in range(tries):
-        app.panels[1].reset()
+        app.panes[1].reset()
         app.start_panes({2: "ttft=0.05,rate=300,tokens=100000"})
         await asyncio.sleep(0.4)  # pane 2 is streaming and drawing
         pressed = time.time()
         app.post_message(events.Key("f2", None))  # as the driver delivers a key press
         await app.wait_done([2], timeout=10)
-        result = app.panels[1].last_result
+        result = app.panes[1].last_result
         assert result is not None and result.status == "cancelled", result
         row = gateway.ledger_row(result.request_id or "")
         assert row is not None, "no ledger row for the aborted stream"

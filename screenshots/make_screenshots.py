@@ -45,7 +45,7 @@ async def main() -> None:
         await pilot.press("enter")
 
     def settled(app: AnomanApp) -> bool:
-        return all(p.status in ("done", "failed", "cancelled") for p in app.panels)
+        return all(p.status in ("done", "failed", "cancelled") for p in app.panes)
 
     try:
         app = AnomanApp(Settings(theme="anoman-dark"), models=models,
@@ -63,8 +63,8 @@ async def main() -> None:
             await until(pilot, lambda: settled(app))
 
             await pilot.press("ctrl+n")
-            app.panels[1].scenario = "interrupt"
-            app.panels[2].scenario = "guardrail"
+            app.panes[1].scenario = "interrupt"
+            app.panes[2].scenario = "guardrail"
             app.compare.pane(2).refresh_chrome()
             app.compare.pane(3).refresh_chrome()
             await type_prompt(pilot, "Summarise the incident report for the on-call team")
@@ -73,8 +73,8 @@ async def main() -> None:
             app.save_screenshot(str(HERE / "mixed-outcomes.svg"))
 
             app.theme = "anoman-light"
-            for panel in app.panels:
-                panel.scenario = "none"
+            for pane in app.panes:
+                pane.scenario = "none"
             await pilot.press("ctrl+n")
             await type_prompt(pilot, "Write a Python function that retries with backoff")
             await until(pilot, lambda: settled(app))

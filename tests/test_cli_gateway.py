@@ -66,8 +66,8 @@ def test_serve_compare_usage_round_trip(tmp_path: Path) -> None:
             env=run_env,
         )
         assert compared.returncode == 0, compared.stderr
-        panel = json.loads(compared.stdout)["panels"][0]
-        assert panel["status"] == "completed" and panel["anoman"]["weighted_tokens"] > 0
+        entry = json.loads(compared.stdout)["panels"][0]
+        assert entry["status"] == "completed" and entry["anoman"]["weighted_tokens"] > 0
 
         remote = cli("usage", "--base-url", url, "--json", env=run_env)
         assert remote.returncode == 0, remote.stderr

@@ -40,7 +40,7 @@ def scripts(replay: ReplayServer) -> None:
     )
 
 
-async def test_json_output_is_one_document_with_every_panel(replay: ReplayServer) -> None:
+async def test_json_output_is_one_document_with_every_pane(replay: ReplayServer) -> None:
     scripts(replay)
     code, out, err = await run_cli(
         "compare", "Tell me a short story", "--base-url", replay.base_url + "/v1",
@@ -64,10 +64,10 @@ async def test_json_output_is_one_document_with_every_panel(replay: ReplayServer
     assert broken["failure"]["completion_tokens"] == 42
     assert blocked["failure"]["kind"] == "http_error"
     assert blocked["failure"]["status"] == 429 and blocked["failure"]["retry_after_s"] == 7
-    # one request per panel, all to the playground endpoint with the panel number
+    # one request per pane, all to the playground endpoint with the pane number as "panel"
     streams = [r for r in replay.requests if r.method == "POST"]  # not GET /v1/models
-    panels = sorted(r.body["panel"] for r in streams)
-    assert panels == [1, 2, 3]
+    numbers = sorted(r.body["panel"] for r in streams)
+    assert numbers == [1, 2, 3]
     assert len({r.body["compare_id"] for r in streams}) == 1
     assert KEY not in out and KEY not in err
 
@@ -101,6 +101,6 @@ async def test_unreachable_gateway_fails_cleanly() -> None:
         "compare", "x", "-m", "a", "--base-url", "http://127.0.0.1:9", "--json"
     )
     assert code == 1
-    panel = json.loads(out)["panels"][0]
-    assert panel["failure"]["kind"] == "transport_error"
+    entry = json.loads(out)["panels"][0]
+    assert entry["failure"]["kind"] == "transport_error"
     assert "Traceback" not in err

@@ -154,9 +154,9 @@ def test_installed_compare_json_against_embedded_gateway(installed: Path) -> Non
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert len(document["panels"]) == 3
-    for panel in document["panels"]:
-        assert panel["status"] == "completed", panel
-        assert panel["text"]
+    for entry in document["panels"]:
+        assert entry["status"] == "completed", entry
+        assert entry["text"]
 
 
 def _read_until(fd: int, done: re.Pattern[str], timeout: float) -> str:

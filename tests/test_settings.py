@@ -265,9 +265,9 @@ async def run_tui(args: list[str], env: dict[str, str] | None,
         await until(pilot, lambda: app.compare.base_url is not None)
         app.compare.query_one(PromptBox).focus()
         await pilot.press(*PROMPT, "enter")
-        await until(pilot, lambda: settled(app) and all(p.last_result for p in app.panels))
+        await until(pilot, lambda: settled(app) and all(p.last_result for p in app.panes))
         failures = [p.last_result.failure.message if p.last_result and p.last_result.failure
-                    else None for p in app.panels]
+                    else None for p in app.panes]
     return Run(requests=[], failures=failures)
 
 
@@ -349,7 +349,7 @@ async def test_tui_shows_the_configured_system_prompt_and_parameters(
         # In the box, so the user sees what is sent and can change or clear it.
         assert app.compare.query_one("#system", Input).value == "Answer as a pirate."
         assert all(p.params.temperature == 0.25 and p.params.max_tokens == 111
-                   for p in app.panels)
+                   for p in app.panes)
 
 
 # -- bad values: one line naming the source and key, exit 2, for every command ------

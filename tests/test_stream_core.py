@@ -117,7 +117,7 @@ async def test_request_shape_per_format(replay: ReplayServer) -> None:
         max_tokens=64,
         extra_headers=(("Cache-Control", "no-cache"),),
         compare_id="cmp-1",
-        panel=2,
+        pane=2,
     )
     await collect(replay, "o", "openai", **common)
     await collect(replay, "o", "playground", **common)

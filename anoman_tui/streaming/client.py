@@ -298,7 +298,7 @@ class ModelStream:
             queue.put_nowait([StreamDone(ended, result)])
             if result.failure is not None:
                 # The same words as the pane's badge and `compare` (vocabulary.py).
-                log.info("stream %s (%s) %s: %s", request.panel, request.model, result.status,
+                log.info("stream %s (%s) %s: %s", request.pane, request.model, result.status,
                          result.failure.message)
 
     async def _read_events(self, response: httpx.Response, emit: Emit) -> bool:

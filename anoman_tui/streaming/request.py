@@ -64,7 +64,7 @@ class StreamRequest(BaseModel):
     idle_timeout: float = Field(default=60.0, gt=0)
     connect_timeout: float = Field(default=10.0, gt=0)
     compare_id: str | None = None
-    panel: int | None = None
+    pane: int | None = None
 
     @field_validator("base_url")
     @classmethod
@@ -108,6 +108,7 @@ class StreamRequest(BaseModel):
         if self.endpoint == "playground":
             if self.compare_id is not None:
                 body["compare_id"] = self.compare_id
-            if self.panel is not None:
-                body["panel"] = self.panel
+            if self.pane is not None:
+                # "panel" is the wire's name for the pane (docs/wire-contract.md §1).
+                body["panel"] = self.pane
         return body

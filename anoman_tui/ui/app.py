@@ -33,7 +33,7 @@ from anoman_tui.streaming import (
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
-from anoman_tui.ui.panel_state import SCENARIO_LABELS, PanelParams, PanelState
+from anoman_tui.ui.pane_state import SCENARIO_LABELS, PaneParams, PaneState
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.usage import UsageScreen
@@ -121,12 +121,12 @@ class AnomanApp(App[None]):
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
         chosen = (models or settings.models)[:PANES]
-        self.panels = [
-            PanelState(
+        self.panes = [
+            PaneState(
                 index=i + 1,
                 model=chosen[i] if i < len(chosen) else "",
                 endpoint=settings.endpoint,
-                params=PanelParams(settings.temperature, settings.max_tokens),
+                params=PaneParams(settings.temperature, settings.max_tokens),
             )
             for i in range(PANES)
         ]
@@ -142,7 +142,7 @@ class AnomanApp(App[None]):
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
         self.compare = CompareScreen(
-            self.panels, frozen_clock=self._frozen, system_prompt=self.settings.system_prompt
+            self.panes, frozen_clock=self._frozen, system_prompt=self.settings.system_prompt
         )
         self.push_screen(self.compare)
         if self._connect_on_mount:
@@ -155,7 +155,7 @@ class AnomanApp(App[None]):
         )
         self._watch_for_hangup()
         collector = StreamingCollector()
-        self.set_interval(1.0, lambda: collector.tick(any(p.running for p in self.panels)),
+        self.set_interval(1.0, lambda: collector.tick(any(p.running for p in self.panes)),
                           name="streaming-gc")
 
     def _watch_for_hangup(self) -> None:
@@ -265,17 +265,17 @@ class AnomanApp(App[None]):
         if not isinstance(screen, CompareScreen):
             yield from super().get_system_commands(screen)
             return
-        for panel in self.panels:
-            n = panel.index
-            yield SystemCommand(f"Model for pane {n}", f"now: {panel.model or 'none'}",
+        for pane in self.panes:
+            n = pane.index
+            yield SystemCommand(f"Model for pane {n}", f"now: {pane.model or 'none'}",
                                 partial(self.pick_model, n))
-            yield SystemCommand(f"Endpoint format for pane {n}", f"now: {panel.endpoint}",
+            yield SystemCommand(f"Endpoint format for pane {n}", f"now: {pane.endpoint}",
                                 partial(self.pick_endpoint, n))
-            yield SystemCommand(f"Parameters for pane {n}", panel.params.describe(),
+            yield SystemCommand(f"Parameters for pane {n}", pane.params.describe(),
                                 partial(self.edit_params, n))
             if self.is_local_gateway:
                 yield SystemCommand(f"Scenario for pane {n}",
-                                    f"demo a failure on purpose; now: {panel.scenario}",
+                                    f"demo a failure on purpose; now: {pane.scenario}",
                                     partial(self.pick_scenario, n))
         yield SystemCommand(
             "Sync parameters across panes",
@@ -299,7 +299,7 @@ class AnomanApp(App[None]):
         return self.compare.pane(n)
 
     def pick_model(self, n: int) -> None:
-        panel = self.panels[n - 1]
+        state = self.panes[n - 1]
         options: list[tuple[str, Text | str]] = []
         for m in self.compare.models:
             label = Text(m.id, style="bold")
@@ -319,14 +319,14 @@ class AnomanApp(App[None]):
 
         def chosen(model: str | None) -> None:
             if model:
-                panel.model = model
-                panel.history.clear()  # another model's answers are not this one's
+                state.model = model
+                state.history.clear()  # another model's answers are not this one's
                 self._pane(n).refresh_chrome()
 
-        self.push_screen(ChoiceScreen(f"Model for pane {n}", options, panel.model), chosen)
+        self.push_screen(ChoiceScreen(f"Model for pane {n}", options, state.model), chosen)
 
     def pick_endpoint(self, n: int) -> None:
-        panel = self.panels[n - 1]
+        state = self.panes[n - 1]
         labels = {
             "openai": "openai: /v1/chat/completions (chat.completion.chunk frames)",
             "anthropic": "anthropic: /anthropic/v1/messages (Messages events)",
@@ -335,54 +335,51 @@ class AnomanApp(App[None]):
 
         def chosen(endpoint: str | None) -> None:
             if endpoint:
-                panel.endpoint = endpoint  # type: ignore[assignment]
+                state.endpoint = endpoint  # type: ignore[assignment]
                 self._pane(n).refresh_chrome()
 
         self.push_screen(
             ChoiceScreen(f"Endpoint format for pane {n}",
-                         [(e, labels[e]) for e in ENDPOINT_FORMATS], panel.endpoint),
+                         [(e, labels[e]) for e in ENDPOINT_FORMATS], state.endpoint),
             chosen,
         )
 
     def pick_scenario(self, n: int) -> None:
-        panel = self.panels[n - 1]
+        state = self.panes[n - 1]
 
         def chosen(scenario: str | None) -> None:
             if scenario:
-                panel.scenario = scenario  # type: ignore[assignment]
+                state.scenario = scenario  # type: ignore[assignment]
                 self._pane(n).refresh_chrome()
 
         self.push_screen(
             ChoiceScreen(f"Scenario for pane {n} (local gateway)",
-                         list(SCENARIO_LABELS.items()), panel.scenario),
+                         list(SCENARIO_LABELS.items()), state.scenario),
             chosen,
         )
 
     def edit_params(self, n: int) -> None:
-        panel = self.panels[n - 1]
+        state = self.panes[n - 1]
 
-        def chosen(result: tuple[PanelParams, bool] | None) -> None:
+        def chosen(result: tuple[PaneParams, bool] | None) -> None:
             if result is None:
                 return
             params, sync = result
             self.compare.sync_params = sync
-            targets = self.panels if sync else [panel]
+            targets = self.panes if sync else [state]
             for target in targets:
-                target.params = PanelParams(params.temperature, params.max_tokens)
-            self.compare.update_status()
+                target.params = PaneParams(params.temperature, params.max_tokens)
             self.notify(f"{'All panes' if sync else f'Pane {n}'}: {params.describe()}", timeout=3)
 
-        self.push_screen(ParamsScreen(n, panel.params, self.compare.sync_params), chosen)
+        self.push_screen(ParamsScreen(n, state.params, self.compare.sync_params), chosen)
 
     def toggle_sync(self) -> None:
         self.compare.sync_params = not self.compare.sync_params
         if self.compare.sync_params:
-            first = self.panels[0].params
-            for panel in self.panels[1:]:
-                panel.params = PanelParams(first.temperature, first.max_tokens)
+            first = self.panes[0].params
+            for pane in self.panes[1:]:
+                pane.params = PaneParams(first.temperature, first.max_tokens)
             self.notify(f"Parameters synced to pane 1's: {first.describe()}", timeout=3)
-        self.compare.update_status()
 
     def toggle_cache_bypass(self) -> None:
         self.compare.bypass_cache = not self.compare.bypass_cache
-        self.compare.update_status()

@@ -18,9 +18,9 @@ class PromptSubmitted(Message):
 class PaneStreamFinished(Message):
     """A pane's stream ended (completed, failed or cancelled)."""
 
-    def __init__(self, panel: int, prompt: str, result: StreamResult) -> None:
+    def __init__(self, pane: int, prompt: str, result: StreamResult) -> None:
         super().__init__()
-        self.panel = panel
+        self.pane = pane
         self.prompt = prompt
         self.result = result
 
@@ -46,7 +46,7 @@ class GatewayUnavailable(Message):
 class PaneStatusChanged(Message):
     """A pane moved between idle / waiting / streaming / done / failed / cancelled."""
 
-    def __init__(self, panel: int, status: str) -> None:
+    def __init__(self, pane: int, status: str) -> None:
         super().__init__()
-        self.panel = panel
+        self.pane = pane
         self.status = status

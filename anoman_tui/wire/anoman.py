@@ -27,7 +27,7 @@ class CacheInfo(WireModel):
 
 
 class PlaygroundEcho(WireModel):
-    """What `/anoman/v1/playground/run` echoes back so a stream can be tied to its panel."""
+    """What `/anoman/v1/playground/run` echoes back so a stream can be tied to its pane."""
 
     compare_id: str | None = None
     panel: int | None = None

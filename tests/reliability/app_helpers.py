@@ -30,7 +30,7 @@ def remote_app(base_url: str, models: list[str], endpoint: EndpointFormat = "ope
 async def connect_to(pilot: Pilot, base_url: str) -> AnomanApp:
     app = pilot.app
     assert isinstance(app, AnomanApp)
-    models = [ModelInfo(m) for m in dict.fromkeys(p.model for p in app.panels)]
+    models = [ModelInfo(m) for m in dict.fromkeys(p.model for p in app.panes)]
     app.compare.post_message(GatewayReady(base_url, base_url, models))
     await until(pilot, lambda: app.compare.base_url is not None)
     return app

@@ -71,7 +71,7 @@ async def test_every_fault_in_one_pane_leaves_the_others_alone(
     async with app.run_test(size=(160, 45)) as pilot:
         await connect_to(pilot, replay.base_url)
         for name, (_, words) in faults.items():
-            app.panels[1].model = name
+            app.panes[1].model = name
             await send(pilot, f"round {name}")
             await until(pilot, lambda: settled(app))
             one, two, three = panes(app)
@@ -96,7 +96,7 @@ async def test_every_fault_in_one_pane_leaves_the_others_alone(
             await until(pilot, lambda: settled(app))
             assert all("GATEWAY UNREACHABLE" in badge_text(p) for p in panes(app))
         app.compare.base_url = replay.base_url
-        app.panels[1].model = "good"
+        app.panes[1].model = "good"
         await pilot.press("ctrl+n")
         await send(pilot, "back again")
         await until(pilot, lambda: settled(app))

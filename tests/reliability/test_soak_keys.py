@@ -66,10 +66,10 @@ async def _soak(replay: ReplayServer, rounds: int) -> None:
         cycle = ["good", "hang", "interrupt", "reset", "500"]
         baseline: tuple[int, int, int] | None = None
         for i in range(rounds):
-            app.panels[1].model = cycle[i % len(cycle)]
-            app.panels[2].model = "good" if i % 3 else "500"
+            app.panes[1].model = cycle[i % len(cycle)]
+            app.panes[2].model = "good" if i % 3 else "500"
             await send(pilot, f"soak {i}")
-            if app.panels[1].model == "hang":
+            if app.panes[1].model == "hang":
                 await until(pilot, lambda: app.compare.pane(2).status == "streaming", 10)
                 await pilot.press("f2" if i % 2 else "escape")  # one pane, or all
             await until(pilot, lambda: settled(app), 20)

@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Tabs
 
-from anoman_tui.ui import panel_state
+from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import PaneFooter
 from tests.pilot import badge_text, panes, settled, until
@@ -49,11 +49,11 @@ async def test_three_panes_stream_and_complete(make_app) -> None:
 
 
 async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkeypatch) -> None:
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.panels[1].scenario = "slow_thinking"
+        app.panes[1].scenario = "slow_thinking"
         await send(pilot, "explain abort handling")
         pane2 = app.compare.pane(2)
         await until(pilot, lambda: pane2._chunks >= 3)
@@ -95,8 +95,8 @@ async def test_failure_badges_commit_nothing(make_app, scenarios, expected) -> N
     app = make_app(models=["anoman-lite"] * 3)
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        for panel, scenario in zip(app.panels, scenarios, strict=True):
-            panel.scenario = scenario
+        for pane, scenario in zip(app.panes, scenarios, strict=True):
+            pane.scenario = scenario
         await send(pilot, f"show failures {scenarios[0]}")
         await until(pilot, lambda: settled(app))
         for pane, words in zip(panes(app), expected, strict=True):
@@ -136,27 +136,27 @@ async def test_retry_resends_failed_panes_only(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.panels[0].scenario = "interrupt"
+        app.panes[0].scenario = "interrupt"
         await send(pilot, "retry this one")
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["failed", "done", "done"]
         done_text = app.compare.pane(2).answer.text
-        app.panels[0].scenario = "none"
+        app.panes[0].scenario = "none"
         await pilot.press("ctrl+r")
         await until(pilot, lambda: app.compare.pane(1).status == "done")
-        assert len(app.panels[0].history) == 2
+        assert len(app.panes[0].history) == 2
         assert app.compare.pane(2).answer.text == done_text  # untouched
-        assert len(app.panels[1].history) == 2
+        assert len(app.panes[1].history) == 2
 
 
 async def test_rate_limit_retry_waits_for_retry_after(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.panels[2].scenario = "rate_limit"
+        app.panes[2].scenario = "rate_limit"
         await send(pilot, "rate limited prompt")
         await until(pilot, lambda: settled(app))
-        app.panels[2].scenario = "none"
+        app.panes[2].scenario = "none"
         started = time.monotonic()
         await pilot.press("ctrl+r")
         await pilot.pause(0.2)
@@ -173,8 +173,8 @@ async def test_follow_up_continues_each_conversation(make_app, ui_gateway) -> No
         await until(pilot, lambda: settled(app))
         await send(pilot, "second question")
         await until(pilot, lambda: settled(app))
-        for panel in app.panels:
-            assert [t.role for t in panel.history] == ["user", "assistant"] * 2
+        for pane in app.panes:
+            assert [t.role for t in pane.history] == ["user", "assistant"] * 2
 
 
 async def test_narrow_terminal_shows_tabs_one_pane_at_a_time(make_app) -> None:
@@ -201,12 +201,12 @@ async def test_command_palette_changes_model_and_endpoint(make_app) -> None:
         await pilot.pause()
         await pilot.press("down", "enter")
         await pilot.pause()
-        assert app.panels[0].model != "anoman-lite"
+        assert app.panes[0].model != "anoman-lite"
         app.pick_endpoint(2)
         await pilot.pause()
         await pilot.press("down", "enter")
         await pilot.pause()
-        assert app.panels[1].endpoint == "anthropic"
+        assert app.panes[1].endpoint == "anthropic"
         await send(pilot, "formats differ")
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["done", "done", "done"]
@@ -248,14 +248,14 @@ async def test_cost_is_estimated_without_an_anoman_block() -> None:
 
 async def test_pre_stream_http_errors_have_their_badges(make_app, monkeypatch) -> None:
     # Reuse three scenario slots for the statuses no built-in scenario sends.
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "interrupt", "status=401")
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "drop", "status=404")
-    monkeypatch.setitem(panel_state.SCENARIO_HEADERS, "stall", "status=503")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "interrupt", "status=401")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "drop", "status=404")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "stall", "status=503")
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        for panel, scenario in zip(app.panels, ("interrupt", "drop", "stall"), strict=True):
-            panel.scenario = scenario
+        for pane, scenario in zip(app.panes, ("interrupt", "drop", "stall"), strict=True):
+            pane.scenario = scenario
         await send(pilot, "http errors")
         await until(pilot, lambda: settled(app))
         badges = [badge_text(p) for p in panes(app)]
@@ -318,7 +318,7 @@ async def test_prompt_sent_before_the_gateway_is_up_goes_out_once_it_is(ui_gatew
         )
         await until(pilot, lambda: settled(app))
         assert [p.status for p in panes(app)] == ["done"] * 3
-        assert app.panels[0].last_prompt == "early bird"
+        assert app.panes[0].last_prompt == "early bird"
 
 
 async def test_enter_right_after_typed_ahead_text_sends_all_of_it(ui_gateway) -> None:
@@ -333,10 +333,87 @@ async def test_enter_right_after_typed_ahead_text_sends_all_of_it(ui_gateway) ->
         app.compare.query_one("#prompt").focus()
         await pilot.pause()
         submitted: list[str] = []
-        app.compare.send = lambda prompt, panels, delays=None: submitted.append(prompt)
+        app.compare.send = lambda prompt, panes, delays=None: submitted.append(prompt)
         app.compare.base_url = ui_gateway.base_url
         for ch in "burst":
             app.post_message(events.Key(ch, ch))
         app.post_message(events.Key("enter", "\r"))
         await pilot.pause(0.2)
         assert submitted == ["burst"]
+
+
+async def test_a_panes_status_is_its_states_and_the_pane_shows_every_change() -> None:
+    from anoman_tui.config import Settings
+    from anoman_tui.ui.widgets.pane import PaneHeader
+    from tests.ui.scripted import ScriptedStream, text_events
+
+    app = AnomanApp(Settings(), models=["m1", "m2", "m3"], connect=False, frozen_clock=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane, state = app.compare.pane(1), app.panes[0]
+        assert pane.state is state
+        line = app.compare.query_one("#status-line")
+
+        def header() -> str:
+            return str(pane.query_one(PaneHeader).render())
+
+        pane.set_status("streaming")
+        assert state.status == pane.status == "streaming"
+        assert pane.has_class("-streaming") and not pane.has_class("-idle")
+        assert "streaming" in header()
+        await pilot.pause()
+        assert "1 streaming" in str(line.render())  # the screen counts from the states
+        with pytest.raises(AttributeError):
+            setattr(pane, "status", "done")  # noqa: B010 (read-only: set_status() is the way)
+        pane.set_status("idle")
+        await pilot.pause()
+        assert state.status == "idle" and pane.has_class("-idle")
+        assert "streaming" not in str(line.render())
+
+        # A finished stream: the state records the outcome, the pane shows the same.
+        pane.start(ScriptedStream(text_events("an answer", ttft=0.01, rate=200)), "hi")  # type: ignore[arg-type]
+        await until(pilot, lambda: state.status == "done")
+        assert pane.status == "done" and pane.has_class("-done")
+        assert not pane.has_class("-waiting") and not pane.has_class("-streaming")
+        assert "done" in header()
+
+        # The state reset on its own (benchmarks do): the pane's next clear shows it.
+        state.reset()
+        pane.clear()
+        assert pane.status == "idle" and pane.has_class("-idle") and not pane.has_class("-done")
+        assert "idle" in header()
+
+
+async def test_screen_toggles_redraw_only_the_status_line_through_their_watchers() -> None:
+    from anoman_tui.config import Settings
+
+    app = AnomanApp(Settings(), models=["m1", "m2", "m3"], connect=False, frozen_clock=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        compare = app.compare
+        line = compare.query_one("#status-line")
+        assert "cache: on" in str(line.render())
+        assert "params: per pane" in str(line.render())
+        screen_refreshes: list[dict[str, object]] = []
+        original_refresh = compare.refresh
+
+        def recording_refresh(*args: object, **kwargs: object) -> object:
+            screen_refreshes.append(kwargs)
+            return original_refresh(*args, **kwargs)  # type: ignore[arg-type]
+
+        compare.refresh = recording_refresh  # type: ignore[method-assign]
+
+        app.toggle_cache_bypass()  # the "Toggle cache bypass" command
+        assert compare.bypass_cache
+        assert "cache: bypassed (no-cache)" in str(line.render())
+        compare.bypass_cache = False  # no update_status() call: the watcher draws it
+        assert "cache: on" in str(line.render())
+
+        app.panes[0].params = pane_state.PaneParams(temperature=0.3, max_tokens=99)
+        app.toggle_sync()  # the "Sync parameters across panes" command
+        assert compare.sync_params
+        assert "params: synced" in str(line.render())
+        assert all(p.params == app.panes[0].params for p in app.panes)
+        compare.sync_params = False
+        assert "params: per pane" in str(line.render())
+
+        await pilot.pause()
+        assert screen_refreshes == []  # a toggle redraws one line, not the screen

@@ -151,9 +151,9 @@ async def test_app_warms_up_after_first_paint_and_restyles_only_a_pane(
             original(nodes, animate=animate)
 
         app.stylesheet.update_nodes = recording  # type: ignore[method-assign]
-        pane.status = "waiting"
+        pane.set_status("waiting")
         assert pane.has_class("-waiting") and not pane.has_class("-idle")
         assert restyled == ["ComparePane"]
         app.stylesheet.update_nodes = original  # type: ignore[method-assign]
-        pane.status = "idle"
+        pane.set_status("idle")
         await pilot.pause()

@@ -1,6 +1,6 @@
 """The compare screen: three panes side by side, one prompt box, per-pane abort.
 
-The screen owns the three `PanelState`s and turns a submitted prompt into
+The screen owns the three `PaneState`s and turns a submitted prompt into
 three concurrent streams (one request per pane). Panes post
 `PaneStreamFinished` when a stream ends; the screen keeps the status line
 honest. Below about 120 columns the panes become tabs, one shown at a time.
@@ -9,12 +9,14 @@ honest. Below about 120 columns the panes become tabs, one shown at a time.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, Tab, Tabs
 
@@ -26,9 +28,14 @@ from anoman_tui.ui.messages import (
     PaneStreamFinished,
     PromptSubmitted,
 )
-from anoman_tui.ui.panel_state import PanelState
+from anoman_tui.ui.pane_state import PaneState
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from anoman_tui.ui.app import AnomanApp
 
 NARROW_BELOW = 120
 
@@ -53,28 +60,37 @@ class CompareScreen(Screen[None]):
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
     ]
 
+    # Per-screen toggles, shown on the status line (their watchers redraw it). `var`s:
+    # a change redraws that one line (`update_status`), never the screen or its layout.
+    bypass_cache: var[bool] = var(False, init=False)
+    """Send `Cache-Control: no-cache` with every request."""
+    sync_params: var[bool] = var(False, init=False)
+    """Editing one pane's parameters sets all three."""
+
+    if TYPE_CHECKING:
+        # Only `AnomanApp` pushes this screen: typed access to its settings and network.
+        app = getters.app(AnomanApp)
+
     def __init__(
-        self, panels: list[PanelState], *, frozen_clock: bool = False, system_prompt: str = ""
+        self, panes: list[PaneState], *, frozen_clock: bool = False, system_prompt: str = ""
     ) -> None:
         super().__init__(id="compare")
-        self.panels = panels
+        self.panes = panes
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
         self.base_url: str | None = None
         self.target_label = "starting the local gateway…"
         self.models: list[ModelInfo] = []
-        self.bypass_cache = False
-        self.sync_params = False
         self._narrow: bool | None = None
         self._pending_prompt: str | None = None
         self._active_pane = 1
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
-        yield Tabs(*(Tab(f"{p.index}", id=f"tab-{p.index}") for p in self.panels), id="pane-tabs")
+        yield Tabs(*(Tab(f"{p.index}", id=f"tab-{p.index}") for p in self.panes), id="pane-tabs")
         with Horizontal(id="panes"):
-            for panel in self.panels:
-                yield ComparePane(panel, frozen_clock=self._frozen, model_info=self.model_info)
+            for state in self.panes:
+                yield ComparePane(state, frozen_clock=self._frozen, model_info=self.model_info)
         with Vertical(id="prompt-area"):
             system = Input(
                 self.system_prompt,
@@ -123,17 +139,27 @@ class CompareScreen(Screen[None]):
             self._show_active()
 
     def action_next_pane(self) -> None:
-        self._active_pane = self._active_pane % len(self.panels) + 1
+        self._active_pane = self._active_pane % len(self.panes) + 1
         self.query_one(Tabs).active = f"tab-{self._active_pane}"
         self._show_active()
 
     def _update_tabs(self) -> None:
         tabs = self.query_one(Tabs)
-        for panel in self.panels:
-            tab = tabs.query_one(f"#tab-{panel.index}", Tab)
-            tab.label = Text(f"{panel.index} {panel.model or '—'} · {panel.status}")
+        for pane in self.panes:
+            tab = tabs.query_one(f"#tab-{pane.index}", Tab)
+            tab.label = Text(f"{pane.index} {pane.model or '—'} · {pane.status}")
 
     # -- status ---------------------------------------------------------------
+
+    def watch_bypass_cache(self) -> None:
+        self._toggled()
+
+    def watch_sync_params(self) -> None:
+        self._toggled()
+
+    def _toggled(self) -> None:
+        if self.is_mounted:  # set before the screen is shown: on_mount draws the line
+            self.update_status()
 
     def update_status(self) -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -144,7 +170,7 @@ class CompareScreen(Screen[None]):
         line.append("bypassed (no-cache)" if self.bypass_cache else "on")
         line.append("   params: ", style="dim")
         line.append("synced" if self.sync_params else "per pane")
-        running = sum(p.running for p in self.panels)
+        running = sum(p.running for p in self.panes)
         if running:
             line.append(f"   {running} streaming", style="bold")
         self.query_one(StatusLine).update(line, layout=False)  # always one row high
@@ -157,14 +183,14 @@ class CompareScreen(Screen[None]):
         self.target_label = event.label
         self.models = event.models
         known = [m.id for m in event.models]
-        for panel, pane in zip(self.panels, self.query(ComparePane), strict=True):
-            if not panel.model and known:
-                panel.model = known[(panel.index - 1) % len(known)]
+        for state, pane in zip(self.panes, self.query(ComparePane), strict=True):
+            if not state.model and known:
+                state.model = known[(state.index - 1) % len(known)]
             pane.refresh_chrome()
         self.update_status()
         if self._pending_prompt is not None:
             prompt, self._pending_prompt = self._pending_prompt, None
-            self.send(prompt, self.panels)
+            self.send(prompt, self.panes)
 
     @on(GatewayUnavailable)
     def _gateway_unavailable(self, event: GatewayUnavailable) -> None:
@@ -187,34 +213,34 @@ class CompareScreen(Screen[None]):
             self.notify("The gateway is starting; your prompt goes out as soon as it is up.",
                         timeout=3)
             return
-        if any(p.running for p in self.panels):
+        if any(p.running for p in self.panes):
             self.notify("Streams are still running: abort them (Esc) or wait.",
                         title="Busy", severity="warning")
             return
         self.query_one(PromptBox).clear()
-        self.send(event.prompt, self.panels)
+        self.send(event.prompt, self.panes)
 
-    def send(self, prompt: str, panels: list[PanelState], delays: dict[int, float] | None = None
+    def send(self, prompt: str, panes: list[PaneState], delays: dict[int, float] | None = None
              ) -> None:
         app = self.app
         system = self.query_one("#system", Input).value
         compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
-        for panel in panels:
-            if not panel.model:
+        for state in panes:
+            if not state.model:
                 continue
-            request = panel.build_request(
+            request = state.build_request(
                 prompt,
                 base_url=self.base_url or "",
-                api_key=app.api_key,  # type: ignore[attr-defined]
+                api_key=app.api_key,
                 system=system,
-                idle_timeout=app.settings.idle_timeout,  # type: ignore[attr-defined]
+                idle_timeout=app.settings.idle_timeout,
                 bypass_cache=self.bypass_cache,
                 compare_id=compare_id,
-                local_gateway=app.is_local_gateway,  # type: ignore[attr-defined]
+                local_gateway=app.is_local_gateway,
             )
-            stream = app.network.stream(request)  # type: ignore[attr-defined]
-            pane = self.pane(panel.index)
-            pane.start(stream, prompt, delay_s=(delays or {}).get(panel.index, 0.0))
+            stream = app.network.stream(request)
+            self.pane(state.index).start(stream, prompt,
+                                         delay_s=(delays or {}).get(state.index, 0.0))
         self.update_status()
 
     def model_info(self, model: str) -> ModelInfo | None:
@@ -243,21 +269,21 @@ class CompareScreen(Screen[None]):
             self.notify("Nothing is streaming.", timeout=2)
 
     def action_retry(self) -> None:
-        retry = [p for p in self.panels if p.retryable]
+        retry = [p for p in self.panes if p.retryable]
         if not retry:
             self.notify("No failed or cancelled pane to retry.", timeout=3)
             return
         delays: dict[int, float] = {}
-        for panel in retry:
-            failure = panel.last_result.failure if panel.last_result else None
+        for pane in retry:
+            failure = pane.last_result.failure if pane.last_result else None
             if failure is not None and failure.retry_after_s:
-                delays[panel.index] = failure.retry_after_s
+                delays[pane.index] = failure.retry_after_s
         prompt = retry[0].last_prompt or ""
-        by_prompt: dict[str, list[PanelState]] = {}
-        for panel in retry:
-            by_prompt.setdefault(panel.last_prompt or prompt, []).append(panel)
-        for text, panels in by_prompt.items():
-            self.send(text, panels, delays)
+        by_prompt: dict[str, list[PaneState]] = {}
+        for pane in retry:
+            by_prompt.setdefault(pane.last_prompt or prompt, []).append(pane)
+        for text, panes in by_prompt.items():
+            self.send(text, panes, delays)
 
     def action_new_comparison(self) -> None:
         for pane in self.query(ComparePane):

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from anoman_tui.ui.panel_state import PanelParams
+from anoman_tui.ui.pane_state import PaneParams
 
 
 class ChoiceScreen(ModalScreen[str | None]):
@@ -46,12 +46,12 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ParamsScreen(ModalScreen[tuple[PanelParams, bool] | None]):
+class ParamsScreen(ModalScreen[tuple[PaneParams, bool] | None]):
     """Edit one pane's temperature and max tokens; optionally apply them to every pane."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog.cancel")]
 
-    def __init__(self, pane: int, params: PanelParams, sync: bool) -> None:
+    def __init__(self, pane: int, params: PaneParams, sync: bool) -> None:
         super().__init__(classes="dialog-screen")
         self._pane = pane
         self._params = params
@@ -99,7 +99,7 @@ class ParamsScreen(ModalScreen[tuple[PanelParams, bool] | None]):
             error.update("Max tokens must be at least 1.")
             return
         sync = self.query_one("#sync", Checkbox).value
-        self.dismiss((PanelParams(temperature, max_tokens), sync))
+        self.dismiss((PaneParams(temperature, max_tokens), sync))
 
     @on(Button.Pressed, "#cancel")
     def action_dismiss_none(self) -> None:

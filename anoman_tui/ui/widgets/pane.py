@@ -20,7 +20,6 @@ from typing import Protocol
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Collapsible, Sparkline, Static
 
@@ -40,7 +39,7 @@ from anoman_tui.streaming import (
     describe_failure,
 )
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
-from anoman_tui.ui.panel_state import PanelState
+from anoman_tui.ui.pane_state import PaneState, PaneStatus
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.wire import AnomanBlock, Usage
@@ -133,19 +132,20 @@ class PaneFooter(Static):
 
 
 class ComparePane(Vertical):
-    """Pane N of the compare screen."""
-
-    status: reactive[str] = reactive("idle", init=False)
+    """Pane N of the compare screen: draws its `PaneState`, which owns the pane's status."""
 
     def __init__(
         self,
-        state: PanelState,
+        state: PaneState,
         *,
         frozen_clock: bool = False,
         model_info: Callable[[str], ModelInfo | None] | None = None,
     ) -> None:
-        super().__init__(id=f"pane-{state.index}", classes="pane -idle")
+        super().__init__(id=f"pane-{state.index}", classes=f"pane -{state.status}")
         self.state = state
+        # What the border (the `-<status>` class) shows: a picture of `state.status`,
+        # brought up to date by `_show_status()`, never a second status.
+        self._shown_status: PaneStatus = state.status
         self.model_info = model_info
         self._frozen = frozen_clock
         self._stream: PaneStream | None = None
@@ -195,18 +195,34 @@ class ComparePane(Vertical):
     def reasoning(self) -> AnswerView:
         return self.query_one(".reasoning-body", AnswerView)
 
-    # -- drawing ------------------------------------------------------------
+    # -- status -------------------------------------------------------------
 
-    def watch_status(self, old: str, new: str) -> None:
+    @property
+    def status(self) -> PaneStatus:
+        """The pane's status, as its state holds it; changed only by `set_status()`."""
+        return self.state.status
+
+    def set_status(self, status: PaneStatus) -> None:
+        """Change the pane's status: the state records it, the pane shows it."""
+        self.state.status = status
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """Bring the border and header up to date with the state's status, if it moved."""
+        old, new = self._shown_status, self.state.status
+        if new == old:
+            return
+        self._shown_status = new
         # Only the pane's own border depends on its status (anoman.tcss): restyle this
         # node alone. Textual would restyle all ~20 descendants, twice (one per class
         # change): 5-12 ms per change measured, in the middle of three streams.
         self.remove_class(f"-{old}", update=False)
         self.add_class(f"-{new}", update=False)
         self.app.stylesheet.update_nodes([self], animate=True)
-        self.state.status = new  # type: ignore[assignment]
         self.refresh_chrome()
         self.post_message(PaneStatusChanged(self.state.index, new))
+
+    # -- drawing ------------------------------------------------------------
 
     def refresh_chrome(self) -> None:
         self._draw_header()
@@ -236,7 +252,7 @@ class ComparePane(Vertical):
         now = self._now()
         result = self._result
         metrics = result.metrics if result else None
-        # TTFT counts answer text only (SPEC §7); a thinking model is still "waiting" for it.
+        # TTFT counts answer text only (docs/wire-contract.md §7): a thinking model still waits.
         if metrics is not None and metrics.ttft_s is not None:
             ttft = f"{metrics.ttft_s:.2f} s"
         elif self._first_text_at is not None and self._sent_at is not None:
@@ -324,7 +340,7 @@ class ComparePane(Vertical):
         self.query_one(".reasoning", Collapsible).display = False
         self._hide_badge()
         self._reset_live()
-        self.status = "idle"
+        self.set_status("idle")
         self.refresh_chrome()
 
     def start(self, stream: PaneStream, prompt: str, *, delay_s: float = 0.0) -> None:
@@ -334,7 +350,7 @@ class ComparePane(Vertical):
         self._stream = stream
         self._prompt = prompt
         self._skip_delay = asyncio.Event()
-        self.status = "waiting"
+        self.set_status("waiting")
         self._sent_at = None if (delay_s or self._frozen) else time.monotonic()
         self._start_tick()
         self.run_worker(self._consume(stream, prompt, delay_s), group=f"pane-{self.state.index}",
@@ -383,7 +399,7 @@ class ComparePane(Vertical):
             self.answer.dimmed = True
             self._show_badge("✗ INTERNAL ERROR while drawing this answer (details in the log)",
                              "-error")
-            self.status = "failed"
+            self.set_status("failed")
 
     async def _follow(self, stream: PaneStream, prompt: str, delay_s: float) -> None:
         if delay_s > 0:
@@ -409,7 +425,7 @@ class ComparePane(Vertical):
                 if self._first_text_at is None:
                     self._first_text_at = event.at
                 if self.status != "streaming":
-                    self.status = "streaming"
+                    self.set_status("streaming")
                 answer.append(event.text, event.at)
             elif kind is ReasoningDelta:
                 assert isinstance(event, ReasoningDelta)
@@ -420,7 +436,7 @@ class ComparePane(Vertical):
                     box.display = True
                     box.collapsed = False
                     if self.status != "streaming":
-                        self.status = "streaming"
+                        self.set_status("streaming")
                 self.reasoning.append(event.text, event.at)
             elif kind is StreamOpened:
                 pass
@@ -465,13 +481,13 @@ class ComparePane(Vertical):
             self.reasoning.append(result.reasoning)
             self.reasoning.finish()
             self.query_one(".reasoning", Collapsible).display = True
-        self.state.record(self._prompt, result)
+        self.state.record(self._prompt, result)  # sets the state's status to the outcome
         if result.failure is not None:
             self.answer.dimmed = True
             self._show_badge(*failure_badge(result.failure))
         elif result.cache_hit:
             self._show_badge("● CACHE HIT: the complete answer came from the gateway's cache",
                              "-success")
-        self.status = self.state.status
+        self._show_status()
         self.refresh_chrome()
         self.post_message(PaneStreamFinished(self.state.index, self._prompt, result))

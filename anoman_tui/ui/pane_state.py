@@ -1,9 +1,9 @@
 """What one pane is and has done: its model, format, parameters, scenario and history.
 
-Pure data, no Textual: the compare screen owns three `PanelState`s and the
+Pure data, no Textual: the compare screen owns three `PaneState`s and the
 pane widgets draw them. Only committed answers enter a pane's history, so a
 follow-up prompt continues each pane's own conversation without the partial
-output of a failed or cancelled stream (SPEC §3).
+output of a failed or cancelled stream (docs/wire-contract.md §3).
 """
 
 from __future__ import annotations
@@ -11,15 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamRequest, StreamResult
+from anoman_tui.streaming import (
+    ChatTurn,
+    EndpointFormat,
+    ResultStatus,
+    StreamRequest,
+    StreamResult,
+)
 
-PanelStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
+PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
 Scenario = Literal[
     "none", "interrupt", "drop", "stall", "malformed", "guardrail", "rate_limit", "slow_thinking"
 ]
 
-# What each demo scenario asks of the local gateway (X-Anoman-Simulate, SPEC-compatible).
+# What each demo scenario asks of the local gateway (X-Anoman-Simulate, docs/wire-contract.md §9).
 SCENARIO_HEADERS: dict[Scenario, str] = {
     "none": "",
     "interrupt": "interrupt-after=40",
@@ -45,7 +51,7 @@ SCENARIO_IDLE_TIMEOUT: dict[Scenario, float] = {"stall": 5.0}
 
 
 @dataclass
-class PanelParams:
+class PaneParams:
     temperature: float | None = None
     max_tokens: int | None = None
 
@@ -55,14 +61,21 @@ class PanelParams:
         return f"temperature {temp} · max tokens {tokens}"
 
 
+_OUTCOME_STATUS: dict[ResultStatus, PaneStatus] = {
+    "completed": "done", "failed": "failed", "cancelled": "cancelled",
+}
+
+
 @dataclass
-class PanelState:
+class PaneState:
+    """One pane's data; `status` is the one place the pane's status is kept."""
+
     index: int  # 1-based, as shown
     model: str = ""
     endpoint: EndpointFormat = "openai"
-    params: PanelParams = field(default_factory=PanelParams)
+    params: PaneParams = field(default_factory=PaneParams)
     scenario: Scenario = "none"
-    status: PanelStatus = "idle"
+    status: PaneStatus = "idle"
     history: list[ChatTurn] = field(default_factory=list)
     last_prompt: str | None = None
     last_result: StreamResult | None = None
@@ -107,16 +120,14 @@ class PanelState:
             extra_headers=tuple(headers),
             idle_timeout=idle_timeout,
             compare_id=compare_id,
-            panel=self.index,
+            pane=self.index,
         )
 
     def record(self, prompt: str, result: StreamResult) -> None:
         """Remember how the turn ended; only a committed answer joins the conversation."""
         self.last_prompt = prompt
         self.last_result = result
-        self.status = {"completed": "done", "failed": "failed", "cancelled": "cancelled"}[
-            result.status
-        ]  # type: ignore[assignment]
+        self.status = _OUTCOME_STATUS[result.status]
         if result.committed:
             self.history.append(ChatTurn(role="user", content=prompt))
             self.history.append(ChatTurn(role="assistant", content=result.text))
