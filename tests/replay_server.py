@@ -66,6 +66,12 @@ class ReplayServer:
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
 
+    def script_for(self, request: RecordedRequest) -> Script:
+        """The script that answers `request`: by its body's `model`, else by its path
+        (e.g. GET /v1/models); a 404 when none matches. Subclasses may answer any request."""
+        key = str(request.body["model"]) if "model" in request.body else request.path
+        return self.scripts.get(key, Script(status=404, body=[b"{}"]))
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
@@ -97,9 +103,7 @@ class ReplayServer:
                                    peer=writer.get_extra_info("peername"),
                                    received_at=time.monotonic())
         self.requests.append(recorded)
-        # A body's `model` picks the script; a request without one (GET /v1/models) its path.
-        key = str(body["model"]) if "model" in body else path
-        script = self.scripts.get(key, Script(status=404, body=[b"{}"]))
+        script = self.script_for(recorded)
 
         reason = {200: "OK", 404: "Not Found"}.get(script.status, "Status")
         out = [f"HTTP/1.1 {script.status} {reason}"]

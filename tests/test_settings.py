@@ -27,6 +27,7 @@ from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.frames import ANTHROPIC_EXAMPLE_STREAM, OPENAI_EXAMPLE_STREAM
 from tests.pilot import settled, until
+from tests.replay_server import RecordedRequest, ReplayServer, Script
 
 PROMPT = "ping"
 LISTED = ["listed-1", "listed-2", "listed-3"]
@@ -37,74 +38,36 @@ ENDPOINT_SUFFIXES = {
 }
 
 
-@dataclass
-class Recorded:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
+Recorded = RecordedRequest
 
 
-class RecordingGateway:
-    """Loopback HTTP: lists three models, records every POST and answers it.
+class RecordingGateway(ReplayServer):
+    """Loopback HTTP: lists three models, records every request and answers any model.
 
     It answers with the example stream of the request's format, or, with
-    `stall`, stays silent until the client gives up.
+    `stall`, sends the headers and stays silent until the client gives up.
     """
 
     def __init__(self) -> None:
-        self.requests: list[Recorded] = []
+        super().__init__()
         self.stall = False
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
-        self.base_url = ""
+        listing = json.dumps({"data": [{"id": m} for m in LISTED]}).encode()
+        self._listing = Script(content_type="application/json", body=[listing], chunked=False)
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.base_url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+    @property
+    def streams(self) -> list[RecordedRequest]:
+        """The generation requests (not the model listing), oldest first."""
+        return [r for r in self.requests if r.method == "POST"]
 
-    async def stop(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._handlers):
-            task.cancel()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        try:
-            await self._answer(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self._handlers.discard(task)
-            writer.close()
-
-    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        method, path, _ = head[0].split(" ", 2)
-        headers = {}
-        for line in head[1:]:
-            name, sep, value = line.partition(":")
-            if sep:
-                headers[name.strip().lower()] = value.strip()
-        raw = await reader.readexactly(int(headers.get("content-length", "0")))
-        if method == "GET" and path.endswith("/v1/models"):
-            payload = json.dumps({"data": [{"id": m} for m in LISTED]}).encode()
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(payload)
-                         + payload)
-            await writer.drain()
-            return
-        self.requests.append(Recorded(path, headers, json.loads(raw)))
+    def script_for(self, request: RecordedRequest) -> Script:
+        if request.method != "POST":  # the model list, under whatever base URL path
+            return self._listing if request.path.endswith("/v1/models") else super().script_for(
+                request)
         if self.stall:
-            await reader.read()  # until the client gives up on it
-            return
-        frames = ANTHROPIC_EXAMPLE_STREAM if "/anthropic/" in path else OPENAI_EXAMPLE_STREAM
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Connection: close\r\n\r\n" + b"".join(frames))
-        await writer.drain()
+            return Script(body=[], ending="hang")
+        frames = (ANTHROPIC_EXAMPLE_STREAM if "/anthropic/" in request.path
+                  else OPENAI_EXAMPLE_STREAM)
+        return Script(body=list(frames))
 
 
 @pytest.fixture
@@ -278,7 +241,7 @@ async def run(command: str, gateway: RecordingGateway, monkeypatch: pytest.Monke
         result = await run_compare(args or [], env)
     else:
         result = await run_tui(args or [], env, monkeypatch)
-    result.requests = list(gateway.requests)
+    result.requests = gateway.streams
     assert len(result.requests) == 3
     return result
 
