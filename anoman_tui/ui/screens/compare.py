@@ -9,7 +9,6 @@ honest. Below about 120 columns the panes become tabs, one shown at a time.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -29,13 +28,9 @@ from anoman_tui.ui.messages import (
     PromptSubmitted,
 )
 from anoman_tui.ui.pane_state import PaneState
+from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
-
-if TYPE_CHECKING:
-    from textual import getters
-
-    from anoman_tui.ui.app import AnomanApp
 
 NARROW_BELOW = 120
 
@@ -67,9 +62,10 @@ class CompareScreen(Screen[None]):
     sync_params: var[bool] = var(False, init=False)
     """Editing one pane's parameters sets all three."""
 
-    if TYPE_CHECKING:
-        # Only `AnomanApp` pushes this screen: typed access to its settings and network.
-        app = getters.app(AnomanApp)
+    @property
+    def services(self) -> AppServices:
+        """The app, typed by what this screen uses of it."""
+        return app_services(self.app)
 
     def __init__(
         self, panes: list[PaneState], *, frozen_clock: bool = False, system_prompt: str = ""
@@ -222,7 +218,7 @@ class CompareScreen(Screen[None]):
 
     def send(self, prompt: str, panes: list[PaneState], delays: dict[int, float] | None = None
              ) -> None:
-        app = self.app
+        app = self.services
         system = self.query_one("#system", Input).value
         compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
         for state in panes:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,11 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label
 
 from anoman_tui.streaming import GatewayRequestError
-
-if TYPE_CHECKING:
-    from textual import getters
-
-    from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.services import AppServices, app_services
 
 COLUMNS = (
     ("time", "started_at"),
@@ -53,9 +49,10 @@ class UsageScreen(Screen[None]):
         Binding("r", "reload", "Reload", id="usage.reload"),
     ]
 
-    if TYPE_CHECKING:
-        # Only `AnomanApp` pushes this screen: typed access to its gateway client.
-        app = getters.app(AnomanApp)
+    @property
+    def services(self) -> AppServices:
+        """The app, typed by what this screen uses of it."""
+        return app_services(self.app)
 
     def compose(self) -> ComposeResult:
         yield Label("Usage ledger", classes="screen-title")
@@ -76,7 +73,7 @@ class UsageScreen(Screen[None]):
         status = self.query_one("#usage-status", Label)
         status.update("loading…")
         try:
-            rows = await self.app.fetch_usage()
+            rows = await self.services.fetch_usage()
         except GatewayRequestError as exc:
             status.update(Text(f"Could not read the ledger: {exc}", style="bold red"))
             return

@@ -1,0 +1,31 @@
+"""What the screens use of the app, as a type: where requests go and how they travel.
+
+The app (`ui/app.py`) imports the screens, so a screen that imported the app for its
+type would close an import cycle (the layer contracts in `.importlinter` forbid
+cycles). Screens reach these through `app_services(self.app)` instead; `AnomanApp`
+provides every member (a test checks it does).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, cast
+
+from textual.app import App
+
+from anoman_tui.config import Settings
+from anoman_tui.ui.network import NetworkThread
+
+
+class AppServices(Protocol):
+    settings: Settings
+    network: NetworkThread
+    api_key: str
+    """The key requests carry (the local gateway's own when it runs)."""
+    is_local_gateway: bool
+
+    async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
+
+
+def app_services(app: App[Any]) -> AppServices:
+    """The running app, typed by what screens may use of it."""
+    return cast(AppServices, app)
