@@ -220,7 +220,7 @@ class _Gateway:
                     headers={"retry-after": str(decision.retry_after_s)})
             stream_slot = chat.stream
 
-            verdicts = run_guardrails(chat.prompt_text, state.config.guardrails,
+            verdicts = run_guardrails(chat.caller_text, state.config.guardrails,
                                       model=chat.model, max_tokens=chat.max_tokens,
                                       policy=policy)
             blocked = first_block(verdicts)

@@ -34,10 +34,14 @@ class GuardrailOutcome:
     score: float
     # Which rule fired (e.g. "card", "role_override"); kept for the ledger.
     findings: tuple[str, ...] = ()
+    # What the score is about, for checks that have categories (moderation: "violence").
+    category: str | None = None
 
     def as_block(self) -> dict[str, object]:
         """The form the Anoman block carries."""
         out: dict[str, object] = {"status": self.status, "score": round(self.score, 2)}
+        if self.category is not None:
+            out["category"] = self.category
         if self.findings:
             out["findings"] = list(self.findings)
         return out
@@ -86,14 +90,42 @@ _PHONE = re.compile(r"(?<![\w+])(?:\+62|62|0)8\d{1,2}[\s.-]?\d{3,4}[\s.-]?\d{3,5
                     r"|(?<![\w+])\+\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b")
 _DIGIT_RUN = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 
+# Moderation works on whole words with their inflections spelled out: a stem followed by
+# `\w*` also matched "stable", "gunicorn" and "bombastic". Words that are violent only when
+# aimed at someone ("kill", "shoot", "stab", "bunuh") need a person nearby, so "kill the
+# process", "a killer feature", "take a stab at it" and "bunuh proses" pass.
+_PERSON = (
+    r"(?:him|her|them|me|you|us|people|person|persons|someone|somebody|everyone|anybody|"
+    r"anyone|man|woman|men|women|kids?|child|children|family|wife|husband|boss|teacher|"
+    r"neighbou?rs?|coworkers?|colleagues?|classmates?|police|"
+    r"orang|seseorang|dia|mereka|kamu|anak|istri|istriku|suami|suamiku|bos|guru|tetangga|"
+    r"polisi|keluarga)"
+)
+_HARM_VERB = (
+    r"(?:kill|kills|killed|killing|shoot|shoots|shot|shooting|stab|stabs|stabbed|stabbing|"
+    r"strangle|strangled|poison|poisoned|hurt|beat up|attack|attacked|"
+    r"bunuh|membunuh|dibunuh|tembak|menembak|ditembak|tikam|menikam|ditikam|racun|meracuni|"
+    r"serang|menyerang|pukul|memukul)"
+)
 _MODERATION: dict[str, tuple[re.Pattern[str], float]] = {
-    "violence": (re.compile(r"\b(kill|murder|bomb|shoot|stab|massacre|bunuh|bom)\w*", re.I), 0.6),
-    "weapons": (re.compile(r"\b(build|make|assemble|rakit)\b.{0,30}\b(gun|bomb|explosive|"
-                           r"weapon|senjata|bom)\w*", re.I | re.S), 0.95),
-    "self_harm": (re.compile(r"\b(suicide|self[- ]harm|kill myself|bunuh diri)\b", re.I), 0.9),
+    "violence": (re.compile(
+        r"\b(?:murder|murders|murdered|murdering|massacre|massacres|massacred|behead|beheaded|"
+        r"pembunuhan|pembantaian|membantai)\b"
+        rf"|\b{_HARM_VERB}\b(?:\s+\w+){{0,3}}?\s+(?:the\s+|my\s+|a\s+|all\s+|that\s+)?"
+        rf"{_PERSON}\b"
+        # "shoot me an email", "shoot them a message"
+        r"(?!\s+(?:an?\s+)?(?:e-?mail|message|note|line|text|dm|ping|invite|link|reply)\b)"
+        r"|\b(?:bomb|bombing|mengebom|meledakkan)\b.{0,30}\b(?:school|church|mosque|masjid|"
+        r"gereja|sekolah|office|kantor|crowd|building|gedung)\b",
+        re.I | re.S), 0.6),
+    "weapons": (re.compile(r"\b(build|make|assemble|rakit|merakit|membuat|bikin)\b.{0,30}"
+                           r"\b(guns?|bombs?|explosives?|weapons?|pipe bombs?|senjata|senpi|"
+                           r"bom|bahan peledak)\b", re.I | re.S), 0.95),
+    "self_harm": (re.compile(r"\b(suicide|self[- ]harm|kill myself|end my life|"
+                             r"bunuh diri|mengakhiri hidup)\b", re.I), 0.9),
     "hate": (re.compile(r"\b(exterminate|subhuman|inferior race)\b", re.I), 0.9),
-    "drugs": (re.compile(r"\b(synthesi[sz]e|cook|make)\b.{0,20}\b(meth|heroin|fentanyl|"
-                         r"sabu)\b", re.I | re.S), 0.95),
+    "drugs": (re.compile(r"\b(synthesi[sz]e|cook|make|membuat|bikin)\b.{0,20}\b(meth|heroin|"
+                         r"fentanyl|sabu|sabu-sabu)\b", re.I | re.S), 0.95),
 }
 
 
@@ -181,13 +213,12 @@ def find_pii(text: str) -> tuple[str, ...]:
 
 
 def score_moderation(text: str) -> tuple[float, tuple[str, ...]]:
-    score = 0.0
-    found: list[str] = []
-    for category, (pattern, weight) in _MODERATION.items():
-        if pattern.search(text):
-            score = max(score, weight)
-            found.append(category)
-    return score, tuple(found)
+    """The highest category weight and the categories that matched, highest first."""
+    found = [(weight, category) for category, (pattern, weight) in _MODERATION.items()
+             if pattern.search(text)]
+    found.sort(key=lambda item: -item[0])  # stable: ties keep the table's order
+    score = found[0][0] if found else 0.0
+    return score, tuple(category for _, category in found)
 
 
 def run_guardrails(
@@ -198,7 +229,11 @@ def run_guardrails(
     max_tokens: int | None,
     policy: KeyPolicy | None,
 ) -> dict[str, GuardrailOutcome]:
-    """All four checks on the prompt ``text``: injection, pii, moderation, policy, in that order."""
+    """All four checks on ``text``: injection, pii, moderation, policy, in that order.
+
+    ``text`` is what the caller wrote (``ChatRequest.caller_text``): the model's own earlier
+    answers are not scored, so a follow-up is not flagged for words the model used.
+    """
     verdicts: dict[str, GuardrailOutcome] = {}
 
     inj_score, inj_found = score_injection(text)
@@ -216,7 +251,8 @@ def run_guardrails(
 
     mod_score, mod_found = score_moderation(text)
     verdicts["moderation"] = GuardrailOutcome(
-        "moderation", settings.moderation.action_for(mod_score), mod_score, mod_found
+        "moderation", settings.moderation.action_for(mod_score), mod_score, mod_found,
+        category=mod_found[0] if mod_found else None,
     )
 
     violations: list[str] = []

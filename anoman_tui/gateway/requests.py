@@ -50,9 +50,13 @@ class ChatRequest:
         return count_prompt_tokens(self.messages)
 
     @property
-    def prompt_text(self) -> str:
-        """All text the guardrails inspect."""
-        return "\n".join(text for _, text in self.messages)
+    def caller_text(self) -> str:
+        """What the guardrails inspect: the system and user turns, not the assistant's.
+
+        Assistant turns are the model's own earlier output; scoring them would flag a
+        follow-up for the model's words ("stable" in an answer about clusters).
+        """
+        return "\n".join(text for role, text in self.messages if role != "assistant")
 
 
 def clean_text(text: str) -> str:

@@ -11,10 +11,14 @@ from anoman_tui.wire.base import WireModel
 
 
 class GuardrailVerdict(WireModel):
-    """One guardrail check's outcome: `pass`, `flag` or `block`, with its score."""
+    """One guardrail check's outcome: `pass`, `flag` or `block`, with its score.
+
+    `category` says what a categorised check found (moderation: `violence`, `weapons`, ...).
+    """
 
     status: str = "pass"
     score: float | None = None
+    category: str | None = None
 
 
 class RoutingInfo(WireModel):

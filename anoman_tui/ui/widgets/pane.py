@@ -290,6 +290,7 @@ class ComparePane(Vertical):
         if verdicts:
             checks = ", ".join(
                 f"{name} {v.status}" + (f" {v.score:.2f}" if v.score is not None else "")
+                + (f" ({v.category})" if v.category and v.status != "pass" else "")
                 for name, v in verdicts.items()
             )
         info = self.model_info(self.state.model) if self.model_info else None
