@@ -265,7 +265,9 @@ class _Gateway:
     def _raise_simulated_status(code: int) -> None:
         if code == 403:
             # At Anoman a 403 is a guardrail block (docs/wire-contract.md §3.1): simulate it
-            # with the body a real block has, so a client's guardrail badge can be shown.
+            # with the body a real block has, so a client's guardrail badge can be shown, and
+            # say that it is simulated (the prompt was not checked) so it does not read as a
+            # false positive.
             verdicts = {
                 "injection": {"status": "block", "score": 0.97, "simulated": True},
                 "pii": {"status": "pass", "score": 0.0},
@@ -273,9 +275,11 @@ class _Gateway:
                 "policy": {"status": "pass", "score": 0.0},
             }
             raise _PrecallError(
-                403, "guardrail_blocked", "request blocked by the injection guardrail (simulated)",
+                403, "guardrail_blocked",
+                "simulated guardrail block (X-Anoman-Simulate: status=403); the prompt was not "
+                "checked",
                 failure_class="guardrail_blocked", code="injection_blocked", row_status="blocked",
-                anoman={"guardrails": verdicts, "blocked_by": "injection"})
+                anoman={"guardrails": verdicts, "blocked_by": "injection", "simulated": True})
         error_type, message = _STATUS_ERRORS.get(code, ("api_error", "simulated error"))
         headers = {"retry-after": "1"} if code in (429, 503, 529) else None
         raise _PrecallError(code, error_type, message, failure_class="simulated_status",

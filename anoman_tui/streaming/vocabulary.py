@@ -120,9 +120,11 @@ def describe_failure(failure: StreamFailure) -> FailureDescription:
         if status == 403 and blocked is not None:
             name, verdict = blocked
             score = f" (score {verdict.score:.2f})" if verdict.score is not None else ""
+            # A demo block (X-Anoman-Simulate) says so: it did not judge the prompt.
+            fake = " (simulated)" if (verdict.model_extra or {}).get("simulated") else ""
             # The gateway's own words add nothing to the check's name and score.
             return FailureDescription(
-                "⊘", f"BLOCKED by the {name} guardrail{score} before streaming", "", "error"
+                "⊘", f"BLOCKED{fake} by the {name} guardrail{score} before streaming", "", "error"
             )
         if status == 401:
             return FailureDescription(

@@ -33,7 +33,7 @@ from anoman_tui.streaming import (
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
-from anoman_tui.ui.pane_state import SCENARIO_LABELS, PaneParams, PaneState
+from anoman_tui.ui.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.usage import UsageScreen
@@ -274,8 +274,9 @@ class AnomanApp(App[None]):
             yield SystemCommand(f"Parameters for pane {n}", pane.params.describe(),
                                 partial(self.edit_params, n))
             if self.is_local_gateway:
+                now = pane.scenario_note(running=False) or "none"
                 yield SystemCommand(f"Scenario for pane {n}",
-                                    f"demo a failure on purpose; now: {pane.scenario}",
+                                    f"simulate a failure on purpose; now: {now}",
                                     partial(self.pick_scenario, n))
         yield SystemCommand(
             "Sync parameters across panes",
@@ -347,14 +348,14 @@ class AnomanApp(App[None]):
     def pick_scenario(self, n: int) -> None:
         state = self.panes[n - 1]
 
-        def chosen(scenario: str | None) -> None:
-            if scenario:
-                state.scenario = scenario  # type: ignore[assignment]
+        def chosen(choice: str | None) -> None:
+            if choice:
+                state.set_scenario(choice)
                 self._pane(n).refresh_chrome()
 
         self.push_screen(
-            ChoiceScreen(f"Scenario for pane {n} (local gateway)",
-                         list(SCENARIO_LABELS.items()), state.scenario),
+            ChoiceScreen(f"Scenario for pane {n} (local gateway simulates it)",
+                         list(scenario_choices()), state.scenario_choice),
             chosen,
         )
 

@@ -36,16 +36,41 @@ SCENARIO_HEADERS: dict[Scenario, str] = {
     "rate_limit": "status=429",
     "slow_thinking": "ttft=4,rate=12",
 }
+# Each label says what the scenario simulates: the gateway misbehaves on purpose, whatever
+# the prompt says.
 SCENARIO_LABELS: dict[Scenario, str] = {
-    "none": "none (normal answer)",
-    "interrupt": "interrupt: error frame after 40 tokens",
-    "drop": "drop: connection closed after 40 tokens",
-    "stall": "stall: no bytes after 30 tokens",
-    "malformed": "malformed: an invalid frame after 25 tokens",
-    "guardrail": "guardrail block: 403 before the stream",
-    "rate_limit": "rate limit: 429 with Retry-After",
-    "slow_thinking": "slow thinking: 4 s to first token, 12 tok/s",
+    "none": "none: a normal answer",
+    "interrupt": "simulated interruption: an error frame after 40 tokens",
+    "drop": "simulated dropped connection: closed after 40 tokens",
+    "stall": "simulated stall: no bytes after 30 tokens",
+    "malformed": "simulated malformed frame after 25 tokens",
+    "guardrail": "simulated guardrail block: a 403 whatever the prompt says",
+    "rate_limit": "simulated rate limit: a 429 with Retry-After",
+    "slow_thinking": "simulated slow model: 4 s to first token, 12 tok/s",
 }
+# Short names for the pane header.
+SCENARIO_SHORT: dict[Scenario, str] = {
+    "none": "none", "interrupt": "interruption", "drop": "dropped connection",
+    "stall": "stall", "malformed": "malformed frame", "guardrail": "guardrail block",
+    "rate_limit": "rate limit", "slow_thinking": "slow model",
+}
+# The picker's option ids: "interrupt" arms the scenario for the next prompt only,
+# "interrupt+pinned" keeps it for every prompt until changed.
+PINNED_SUFFIX = "+pinned"
+
+
+def scenario_choices() -> list[tuple[str, str]]:
+    """The picker's options: each scenario once for the next prompt, once pinned."""
+    choices: list[tuple[str, str]] = [("none", SCENARIO_LABELS["none"])]
+    for name, label in SCENARIO_LABELS.items():
+        if name != "none":
+            choices.append((name, f"{label} (next prompt only)"))
+    for name, label in SCENARIO_LABELS.items():
+        if name != "none":
+            choices.append((name + PINNED_SUFFIX, f"{label} (pinned: every prompt)"))
+    return choices
+
+
 # A stalled demo should not make the audience wait the default 60 s.
 SCENARIO_IDLE_TIMEOUT: dict[Scenario, float] = {"stall": 5.0}
 
@@ -74,7 +99,12 @@ class PaneState:
     model: str = ""
     endpoint: EndpointFormat = "openai"
     params: PaneParams = field(default_factory=PaneParams)
+    # The demo scenario for the next request. One-shot: the request it applies to clears
+    # it (so Ctrl+R retries for real) unless `scenario_pinned`.
     scenario: Scenario = "none"
+    scenario_pinned: bool = False
+    # The scenario the latest request carried, so the pane can say its outcome was simulated.
+    applied_scenario: Scenario = "none"
     status: PaneStatus = "idle"
     history: list[ChatTurn] = field(default_factory=list)
     last_prompt: str | None = None
@@ -87,6 +117,29 @@ class PaneState:
     @property
     def retryable(self) -> bool:
         return self.status in ("failed", "cancelled") and self.last_prompt is not None
+
+    def set_scenario(self, choice: str) -> None:
+        """Arm a picker choice: `name` for the next request, `name+pinned` for every one."""
+        name = choice.removesuffix(PINNED_SUFFIX)
+        if name not in SCENARIO_HEADERS:
+            raise ValueError(f"unknown scenario {choice!r}")
+        self.scenario = name
+        self.scenario_pinned = choice.endswith(PINNED_SUFFIX) and name != "none"
+
+    @property
+    def scenario_choice(self) -> str:
+        """The picker option id of the armed scenario."""
+        pinned = self.scenario_pinned and self.scenario != "none"
+        return self.scenario + (PINNED_SUFFIX if pinned else "")
+
+    def scenario_note(self, running: bool) -> str:
+        """What the header says about scenarios: armed, pinned, or what the last result was."""
+        if self.scenario != "none":
+            when = "pinned" if self.scenario_pinned else "next prompt"
+            return f"simulating {SCENARIO_SHORT[self.scenario]} ({when})"
+        if self.applied_scenario != "none" and (running or self.last_result is not None):
+            return f"simulated {SCENARIO_SHORT[self.applied_scenario]}"
+        return ""
 
     def build_request(
         self,
@@ -103,11 +156,14 @@ class PaneState:
         headers: list[tuple[str, str]] = []
         if bypass_cache:
             headers.append(("Cache-Control", "no-cache"))
-        simulate = SCENARIO_HEADERS[self.scenario] if local_gateway else ""
+        scenario: Scenario = self.scenario if local_gateway else "none"
+        simulate = SCENARIO_HEADERS[scenario]
         if simulate:
             headers.append(("X-Anoman-Simulate", simulate))
-        if local_gateway:
-            idle_timeout = min(idle_timeout, SCENARIO_IDLE_TIMEOUT.get(self.scenario, idle_timeout))
+        idle_timeout = min(idle_timeout, SCENARIO_IDLE_TIMEOUT.get(scenario, idle_timeout))
+        self.applied_scenario = scenario
+        if scenario != "none" and not self.scenario_pinned:
+            self.scenario = "none"
         return StreamRequest(
             base_url=base_url,
             api_key=api_key,
@@ -134,6 +190,7 @@ class PaneState:
 
     def reset(self) -> None:
         self.history.clear()
+        self.applied_scenario = "none"
         self.status = "idle"
         self.last_prompt = None
         self.last_result = None

@@ -233,6 +233,9 @@ def test_simulated_403_is_a_guardrail_block(gateway: EmbeddedGateway) -> None:
     anoman = response.json()["_anoman"]
     assert anoman["blocked_by"] == "injection"
     assert anoman["guardrails"]["injection"]["status"] == "block"
+    # A demo block says it is one: the prompt was not checked.
+    assert anoman["simulated"] is True and anoman["guardrails"]["injection"]["simulated"] is True
+    assert response.json()["error"]["message"].startswith("simulated guardrail block")
     row = wait_row(gateway, response.headers["x-request-id"])
     assert (row["status"], row["failure_class"]) == ("blocked", "guardrail_blocked")
 

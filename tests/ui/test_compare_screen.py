@@ -87,7 +87,7 @@ async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkey
         (("interrupt", "drop", "malformed"),
          ("STREAM INTERRUPTED after 40 tokens", "TRUNCATED", "PROTOCOL ERROR")),
         (("stall", "guardrail", "rate_limit"),
-         ("STALLED", "BLOCKED by the injection guardrail (score 0.97)",
+         ("STALLED", "BLOCKED (simulated) by the injection guardrail (score 0.97)",
           "429 RATE LIMITED: retry in 1 s")),
     ],
 )

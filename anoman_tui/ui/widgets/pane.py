@@ -244,8 +244,9 @@ class ComparePane(Vertical):
         else:
             line.append(label, style="bold")
         line.append(f"  {state.endpoint}", style="dim")
-        if state.scenario != "none":
-            line.append(f" · scenario: {state.scenario}", style="dim italic")
+        note = state.scenario_note(self.status in ("waiting", "streaming"))
+        if note:
+            line.append(f" · {note}", style="dim italic")
         self.query_one(PaneHeader).update(line, layout=False)  # always one row high
 
     def _draw_footer(self) -> None:

@@ -1,0 +1,142 @@
+"""Demo scenarios are one-shot unless pinned, say they are simulated; guardrail categories show."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import OptionList
+
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.widgets.pane import PaneFooter, PaneHeader
+from tests.pilot import badge_text, panes, settled, until
+
+SIZES = [(80, 24), (200, 50)]
+
+
+async def ready(pilot: Pilot) -> AnomanApp:
+    app = pilot.app
+    assert isinstance(app, AnomanApp)
+    await until(pilot, lambda: app.compare.base_url is not None)
+    return app
+
+
+async def send(pilot: Pilot, prompt: str) -> None:
+    await pilot.click("#prompt")
+    for ch in prompt:
+        await pilot.press(ch if ch != " " else "space")
+    await pilot.press("enter")
+
+
+async def pick(pilot: Pilot, app: AnomanApp, pane: int, choice: str) -> None:
+    """Choose `choice` in the pane's scenario picker with the keyboard, as a user would."""
+    app.pick_scenario(pane)
+    await until(pilot, lambda: isinstance(app.screen, ChoiceScreen)
+                and bool(app.screen.query(OptionList)))
+    await pilot.pause()
+    options = app.screen.query_one(OptionList)
+    ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+    target = ids.index(choice)
+    await pilot.press("home")
+    for _ in range(target):
+        await pilot.press("down")
+    await pilot.press("enter")
+    await until(pilot, lambda: not isinstance(app.screen, ChoiceScreen))
+
+
+def header(app: AnomanApp, n: int) -> str:
+    return str(app.compare.pane(n).query_one(PaneHeader).render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_scenario_is_one_shot_and_retry_succeeds(make_app, size) -> None:
+    app = make_app(models=["anoman-lite"] * 3)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pick(pilot, app, 1, "interrupt")
+        assert app.panes[0].scenario == "interrupt" and not app.panes[0].scenario_pinned
+        assert "simulating" in header(app, 1) or size[0] < 200  # narrow panes cut the header
+        await send(pilot, "retry after a simulated fault")
+        await until(pilot, lambda: settled(app))
+        pane1 = app.compare.pane(1)
+        assert pane1.status == "failed"
+        assert app.panes[0].scenario == "none"  # consumed by the request it applied to
+        assert app.panes[0].applied_scenario == "interrupt"
+        if size[0] >= 200:
+            assert "simulated interruption" in header(app, 1)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: pane1.status == "done")
+        assert len(app.panes[0].history) == 2
+        assert "simulated" not in header(app, 1)
+        assert [p.status for p in panes(app)] == ["done", "done", "done"]
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_pinned_scenario_fires_on_every_request(make_app, size) -> None:
+    app = make_app(models=["anoman-lite"] * 3)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pick(pilot, app, 2, "rate_limit+pinned")
+        assert app.panes[1].scenario == "rate_limit" and app.panes[1].scenario_pinned
+        if size[0] >= 200:
+            assert "simulating rate limit (pinned)" in header(app, 2)
+        pane2 = app.compare.pane(2)
+        for prompt in ("pinned once", "pinned twice"):
+            await send(pilot, prompt)
+            await until(pilot, lambda: settled(app))
+            assert pane2.status == "failed" and "429" in badge_text(pane2)
+        assert app.panes[1].scenario == "rate_limit"
+        # Picking "none" unpins it, and the next prompt goes through.
+        await pick(pilot, app, 2, "none")
+        assert app.panes[1].scenario == "none" and not app.panes[1].scenario_pinned
+        await send(pilot, "not pinned any more")
+        await until(pilot, lambda: settled(app))
+        assert pane2.status == "done"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_guardrail_scenario_says_it_is_simulated(make_app, size) -> None:
+    app = make_app(models=["anoman-lite"] * 3)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pick(pilot, app, 3, "guardrail")
+        await send(pilot, "Explain TCP slow start")
+        await until(pilot, lambda: settled(app))
+        pane3 = app.compare.pane(3)
+        assert pane3.status == "failed"
+        assert "BLOCKED (simulated) by the injection guardrail" in badge_text(pane3)
+        assert [p.status for p in panes(app)][:2] == ["done", "done"]
+
+
+async def test_footer_names_the_moderation_category(make_app) -> None:
+    app = make_app(models=["anoman-lite"] * 3)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        await send(pilot, "I will murder him")
+        await until(pilot, lambda: settled(app))
+        footer = str(app.compare.pane(1).query_one(PaneFooter).render())
+        assert "moderation flag 0.60 (violence)" in footer
+        await pilot.press("ctrl+n")
+        await send(pilot, "How do I keep my Kubernetes cluster stable?")
+        await until(pilot, lambda: settled(app))
+        await send(pilot, "And how do I keep it stable under load?")
+        await until(pilot, lambda: settled(app))
+        footer = str(app.compare.pane(1).query_one(PaneFooter).render())
+        assert "moderation pass" in footer and "(violence)" not in footer
+
+
+def test_picker_offers_each_scenario_once_and_pinned() -> None:
+    from anoman_tui.ui.pane_state import SCENARIO_LABELS, PaneState, scenario_choices
+
+    ids = [key for key, _ in scenario_choices()]
+    assert ids.count("none") == 1
+    for name in SCENARIO_LABELS:
+        if name != "none":
+            assert name in ids and f"{name}+pinned" in ids
+    labels = dict(scenario_choices())
+    assert all("simulated" in labels[k] for k in ids if k != "none")
+    state = PaneState(1)
+    state.set_scenario("stall+pinned")
+    assert state.scenario_choice == "stall+pinned"
+    with pytest.raises(ValueError):
+        state.set_scenario("bogus")
