@@ -48,7 +48,8 @@ _STOPWORDS = frozenset(
 # topic is the cluster), used for the topic phrase but not by `keywords`.
 _FRAMING = _STOPWORDS | frozenset(
     """
-    keep set run tune improve handle learn understand works design designing mean means meaning work
+    keep set run tune improve handle learn understand works design designing explained
+    mean means meaning work
     working step steps tip tips best good better idea ideas poem haiku haikus poetry sonnet
     limerick verse puisi pantun sajak function script snippet code program example examples
     vs hello hi hey halo hai thanks thank terima kasih makasih pros cons option options
@@ -236,6 +237,9 @@ def read_prompt(prompt: str) -> _Reading:
     every = _content(_WORD.findall(prompt))
     fallback_main = "topik ini" if lang == "id" else "this topic"
     main = phrases[0] if phrases else fallback_main
+    first = _WORD.findall(prompt)[:1]
+    if first and main.startswith(first[0]) and first[0][1:].islower():
+        main = main[:1].lower() + main[1:]  # capitalised only because it starts the sentence
     context = ", ".join(phrases[1:3])
     options = _options(prompt)
     if kind == "compare" and options is not None:
@@ -871,7 +875,9 @@ def _section(rng: random.Random, r: _Reading, style: Style) -> str:
 
 def _reasoning(rng: random.Random, r: _Reading) -> str:
     steps = _REASONING[r.lang]
-    chosen = steps[:2] + [steps[i] for i in sorted(rng.sample(range(2, 7), 3))] + steps[7:]
+    # The step about the prompt's context only when it has one.
+    middle = [i for i in range(2, 7) if i != 2 or r.context]
+    chosen = steps[:2] + [steps[i] for i in sorted(rng.sample(middle, 3))] + steps[7:]
     kind = _KIND_NAMES[r.lang][r.kind]
     return " ".join(_fill(s.replace("{kind}", kind), r) for s in chosen)
 

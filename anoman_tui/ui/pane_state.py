@@ -40,13 +40,13 @@ SCENARIO_HEADERS: dict[Scenario, str] = {
 # the prompt says.
 SCENARIO_LABELS: dict[Scenario, str] = {
     "none": "none: a normal answer",
-    "interrupt": "simulated interruption: an error frame after 40 tokens",
-    "drop": "simulated dropped connection: closed after 40 tokens",
-    "stall": "simulated stall: no bytes after 30 tokens",
-    "malformed": "simulated malformed frame after 25 tokens",
-    "guardrail": "simulated guardrail block: a 403 whatever the prompt says",
-    "rate_limit": "simulated rate limit: a 429 with Retry-After",
-    "slow_thinking": "simulated slow model: 4 s to first token, 12 tok/s",
+    "interrupt": "simulate an interruption: error frame after 40 tokens",
+    "drop": "simulate a dropped connection after 40 tokens",
+    "stall": "simulate a stall: no bytes after 30 tokens",
+    "malformed": "simulate a malformed frame after 25 tokens",
+    "guardrail": "simulate a guardrail block (403), whatever the prompt",
+    "rate_limit": "simulate a rate limit: 429 with Retry-After",
+    "slow_thinking": "simulate a slow model: 4 s to first token, 12 tok/s",
 }
 # Short names for the pane header.
 SCENARIO_SHORT: dict[Scenario, str] = {
@@ -64,10 +64,10 @@ def scenario_choices() -> list[tuple[str, str]]:
     choices: list[tuple[str, str]] = [("none", SCENARIO_LABELS["none"])]
     for name, label in SCENARIO_LABELS.items():
         if name != "none":
-            choices.append((name, f"{label} (next prompt only)"))
+            choices.append((name, f"{label} · once"))
     for name, label in SCENARIO_LABELS.items():
         if name != "none":
-            choices.append((name + PINNED_SUFFIX, f"{label} (pinned: every prompt)"))
+            choices.append((name + PINNED_SUFFIX, f"{label} · pinned"))
     return choices
 
 

@@ -134,7 +134,8 @@ def test_picker_offers_each_scenario_once_and_pinned() -> None:
         if name != "none":
             assert name in ids and f"{name}+pinned" in ids
     labels = dict(scenario_choices())
-    assert all("simulated" in labels[k] for k in ids if k != "none")
+    assert all(labels[k].startswith("simulate ") for k in ids if k != "none")
+    assert all(len(label) <= 64 for label in labels.values())  # one line in the 80x24 dialog
     state = PaneState(1)
     state.set_scenario("stall+pinned")
     assert state.scenario_choice == "stall+pinned"
