@@ -54,6 +54,16 @@ SCENARIO_SHORT: dict[Scenario, str] = {
     "stall": "stall", "malformed": "malformed frame", "guardrail": "guardrail block",
     "rate_limit": "rate limit", "slow_thinking": "slow model",
 }
+
+
+def _short(scenario: str) -> str:
+    # Tools may register scenarios of their own in SCENARIO_HEADERS (benchmarks do).
+    for name, short in SCENARIO_SHORT.items():
+        if name == scenario:
+            return short
+    return scenario
+
+
 # The picker's option ids: "interrupt" arms the scenario for the next prompt only,
 # "interrupt+pinned" keeps it for every prompt until changed.
 PINNED_SUFFIX = "+pinned"
@@ -136,9 +146,9 @@ class PaneState:
         """What the header says about scenarios: armed, pinned, or what the last result was."""
         if self.scenario != "none":
             when = "pinned" if self.scenario_pinned else "next prompt"
-            return f"simulating {SCENARIO_SHORT[self.scenario]} ({when})"
+            return f"simulating {_short(self.scenario)} ({when})"
         if self.applied_scenario != "none" and (running or self.last_result is not None):
-            return f"simulated {SCENARIO_SHORT[self.applied_scenario]}"
+            return f"simulated {_short(self.applied_scenario)}"
         return ""
 
     def build_request(

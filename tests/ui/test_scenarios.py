@@ -141,3 +141,22 @@ def test_picker_offers_each_scenario_once_and_pinned() -> None:
     assert state.scenario_choice == "stall+pinned"
     with pytest.raises(ValueError):
         state.set_scenario("bogus")
+
+
+def test_header_note_follows_the_scenario_and_tolerates_registered_ones(monkeypatch) -> None:
+    from anoman_tui.ui import pane_state
+
+    state = pane_state.PaneState(1, model="anoman-lite")
+    kwargs = {"base_url": "http://127.0.0.1:1", "api_key": "k", "system": None,
+              "idle_timeout": 60.0, "bypass_cache": False, "compare_id": "c",
+              "local_gateway": True}
+    state.set_scenario("stall")
+    assert state.scenario_note(running=False) == "simulating stall (next prompt)"
+    request = state.build_request("p", **kwargs)
+    assert ("X-Anoman-Simulate", "stall-after=30") in request.extra_headers
+    assert state.scenario == "none" and state.scenario_note(running=True) == "simulated stall"
+    assert state.build_request("p", **kwargs).extra_headers == ()  # one-shot
+    # Tools (the benchmarks) register header-only scenarios of their own.
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "bench-1", "ttft=0.05")
+    state.scenario = "bench-1"  # type: ignore[assignment]
+    assert state.scenario_note(running=False) == "simulating bench-1 (next prompt)"
