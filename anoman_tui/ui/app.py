@@ -43,6 +43,7 @@ from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 log = logging.getLogger(__name__)
 PANES = 3
@@ -53,6 +54,26 @@ RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # The palette's own entries kept from Textual's: the rest (screenshot, maximize) are
 # not this app's and crowded its commands out.
 TEXTUAL_COMMANDS_KEPT = ("Theme", "Keys", "Quit")
+
+
+def keymap_conflict(keymap: dict[str, str]) -> str | None:
+    """A sentence naming two binding ids the keymap puts on one key, else None.
+
+    Checked over the bindings active together on the compare screen (the app's,
+    the screen's and the prompt box's): there, one key can run only one of them, and
+    which one would depend on Textual's lookup order, not on what the user meant.
+    """
+    owners: dict[str, str] = {}
+    for holder in (AnomanApp, CompareScreen, PromptBox):
+        for binding in holder.BINDINGS:
+            if not isinstance(binding, Binding) or binding.id is None:
+                continue
+            keys = keymap.get(binding.id, binding.key)
+            for key in (k.strip() for k in keys.split(",")):
+                other = owners.setdefault(key, binding.id)
+                if other != binding.id:
+                    return f"keymap: {key} is bound to both {other} and {binding.id}"
+    return None
 
 
 def _freeze_startup_objects() -> None:
