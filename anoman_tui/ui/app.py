@@ -251,7 +251,7 @@ class AnomanApp(App[None]):
         if action == "reconnect":
             # In the footer only while it is useful; the palette entry always works.
             compare = getattr(self, "compare", None)
-            return compare is not None and compare.base_url is None
+            return compare is not None and compare.unavailable
         return True
 
     def action_reconnect(self) -> None:

@@ -12,13 +12,14 @@ import time
 import uuid
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, Tab, Tabs
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 
 from anoman_tui.streaming import ModelInfo
 from anoman_tui.ui.messages import (
@@ -94,7 +95,7 @@ class CompareScreen(Screen[None]):
         with Vertical(id="prompt-area"):
             system = Input(
                 self.system_prompt,
-                placeholder="System prompt (optional, sent to all panes)",
+                placeholder="System prompt (optional, sent to all panes) · Tab: prompt box",
                 id="system",
             )
             prompt = PromptBox(
@@ -113,6 +114,26 @@ class CompareScreen(Screen[None]):
         self.query_one(PromptBox).focus()
         self.update_status()
         self._apply_layout(self.size.width)
+
+    # -- focus ----------------------------------------------------------------
+
+    @property
+    def focus_chain(self) -> list[Widget]:
+        # Tab and Shift+Tab move between the two boxes one types in. A pane's answer
+        # (a scroll view) or the tab strip showed no sign of focus, so Tab seemed to lose
+        # it; they stay reachable by mouse.
+        return [w for w in super().focus_chain if isinstance(w, (Input, PromptBox))]
+
+    def on_key(self, event: events.Key) -> None:
+        # A key nothing handled, typed while focus is outside both boxes (a clicked
+        # pane): it belongs in the prompt, not nowhere.
+        if event.is_printable and event.character and not isinstance(
+            self.focused, (Input, TextArea)
+        ):
+            event.stop()
+            prompt = self.query_one(PromptBox)
+            prompt.focus()
+            prompt.insert(event.character)
 
     # -- layout ---------------------------------------------------------------
 
@@ -225,6 +246,11 @@ class CompareScreen(Screen[None]):
         if event.reason != self._told_unavailable:
             self._told_unavailable = event.reason
             self.notify(event.reason, title="Gateway unavailable", severity="error", timeout=10)
+
+    @property
+    def unavailable(self) -> bool:
+        """No gateway answered the last attempt to connect."""
+        return self.base_url is None and self.target_label.startswith("unavailable")
 
     def _count_down(self) -> None:
         if self._retry_at is None:
