@@ -51,8 +51,8 @@ class GatewayRequestError(Exception):
 
 def _not_a_gateway(root: str, path: str, answered: str) -> GatewayRequestError:
     return GatewayRequestError(
-        f"{root} does not look like an Anoman or OpenAI-compatible gateway "
-        f"(GET {path} answered {answered}): check the base URL"
+        f"the base URL {root} does not look like an Anoman or OpenAI-compatible gateway "
+        f"(GET {path} answered {answered})"
     )
 
 

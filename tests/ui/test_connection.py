@@ -59,8 +59,8 @@ async def test_a_404_on_the_model_list_says_not_a_gateway(size: tuple[int, int])
         async with app.run_test(size=size) as pilot:
             await until(pilot, lambda: app.compare.unavailable)
             said = app.compare.target_label
-            assert (f"{server.base_url} does not look like an Anoman or OpenAI-compatible "
-                    "gateway (GET /v1/models answered 404)") in said
+            assert (f"the base URL {server.base_url} does not look like an Anoman or "
+                    "OpenAI-compatible gateway (GET /v1/models answered 404)") in said
             assert "model name" not in said and "MODEL NOT FOUND" not in said
             assert said.removeprefix("unavailable: ") in notices(app)
             # A wrong address stays wrong: no retry scheduled, one request made.
