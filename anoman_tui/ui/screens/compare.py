@@ -126,9 +126,13 @@ class CompareScreen(Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         # A key nothing handled, typed while focus is outside both boxes (a clicked
-        # pane): it belongs in the prompt, not nowhere.
-        if event.is_printable and event.character and not isinstance(
-            self.focused, (Input, TextArea)
+        # pane): it belongs in the prompt, not nowhere. A key bound there still runs
+        # its binding (the app checks those after this handler).
+        if (
+            event.is_printable
+            and event.character
+            and not isinstance(self.focused, (Input, TextArea))
+            and event.key not in self.active_bindings
         ):
             event.stop()
             prompt = self.query_one(PromptBox)
