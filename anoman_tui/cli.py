@@ -285,6 +285,17 @@ def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings = settings_from_args(args, "anoman-tui")
     if settings is None:
         return 2
+    # Only the compare screen uses these two settings, so only it refuses bad ones.
+    from anoman_tui.config import source_of
+    from anoman_tui.themes import unknown_theme
+    from anoman_tui.ui.app import keymap_conflict
+
+    given = {field: True for dest, field in SETTING_FLAGS.items() if hasattr(args, dest)}
+    for key, problem in (("theme", unknown_theme(settings.theme)),
+                         ("keymap", keymap_conflict(settings.keymap))):
+        if problem:
+            print(f"anoman-tui: {source_of(key, given)}: {problem}", file=sys.stderr)
+            return 2
     from anoman_tui.logs import setup_file_logging
 
     setup_file_logging(secrets=[_key(settings)] if settings.api_key else [])

@@ -13,6 +13,7 @@ the user's comments and layout survive.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -138,7 +139,7 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(f"{where}: not valid JSON") from None
 
 
-def _source(key: str, flags: dict[str, Any]) -> str:
+def source_of(key: str, flags: dict[str, Any]) -> str:
     """Where the value that won for `key` came from, by the same precedence as `Settings`."""
     if key in flags:
         return f"flag {FLAG_NAMES.get(key, '--' + key.replace('_', '-'))}"
@@ -155,10 +156,13 @@ def _describe(exc: ValidationError, flags: dict[str, Any]) -> str:
         loc = [str(part) for part in error["loc"]]
         key = loc[0] if loc else ""
         message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "literal_error":
+            accepted = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected")))
+            message = f"must be one of {', '.join(accepted)}"
         if key != "api_key":  # never echo a key, not even a malformed one
             shown = json.dumps(error.get("input"), default=str, ensure_ascii=False)
             message += f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
-        by_source.setdefault(_source(key, flags), []).append(f"{'.'.join(loc)}: {message}")
+        by_source.setdefault(source_of(key, flags), []).append(f"{'.'.join(loc)}: {message}")
     return "; ".join(f"{source}: {'; '.join(items)}" for source, items in by_source.items())
 
 
@@ -168,13 +172,22 @@ def check_config_file(path: Path | None = None) -> str | None:
     if not path.exists():
         return None
     try:
-        tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         return f"config file {path}: cannot read it: {exc.strerror or exc}"
     except UnicodeDecodeError:
         return f"config file {path}: not UTF-8 text"
     except tomllib.TOMLDecodeError as exc:
         return f"config file {path}: not valid TOML: {exc}"
+    unknown = [key for key in data if key not in Settings.model_fields]
+    if unknown:
+        # Refused, not ignored: a misspelt key would otherwise leave its setting unset
+        # without a word.
+        accepted = list(Settings.model_fields)
+        close = difflib.get_close_matches(unknown[0], accepted, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return (f"config file {path}: unknown key {unknown[0]!r}{hint}; "
+                f"accepted keys: {', '.join(accepted)}")
     return None
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 import tomllib
 from dataclasses import fields
 from importlib.resources.abc import Traversable
 
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
 from anoman_tui.locations import theme_dirs
 
@@ -41,3 +42,18 @@ def load_themes(dirs: list[Traversable] | None = None) -> dict[str, Theme]:
                 continue
             themes[theme.name] = theme
     return themes
+
+
+def unknown_theme(name: str, dirs: list[Traversable] | None = None) -> str | None:
+    """A sentence naming the themes there are when `name` is none of them, else None.
+
+    Valid: the bundled themes, the user's own (`theme_dirs()`), and Textual's
+    built-in names.
+    """
+    own = list(load_themes(dirs))
+    if name in own or name in BUILTIN_THEMES:
+        return None
+    close = difflib.get_close_matches(name, [*own, *BUILTIN_THEMES], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (f"unknown theme {name!r}{hint}; available: {', '.join(own)}, "
+            f"or one of Textual's: {', '.join(BUILTIN_THEMES)}")

@@ -110,3 +110,18 @@ def test_compare_defaults_to_the_local_gateway(tmp_path: Path) -> None:
     assert len(doc["panels"]) == 3
     assert all(p["status"] == "completed" for p in doc["panels"])
     assert (tmp_path / "anoman-tui" / "usage.sqlite3").exists()
+
+
+def test_commands_name_the_url_they_could_not_reach() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    result = cli("compare", "x", "--base-url", url)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"anoman-tui compare: cannot list models: cannot reach {url} (connection refused)\n")
+    result = cli("usage", "--base-url", url + "/v1")
+    assert result.returncode == 1
+    assert result.stderr == f"anoman-tui usage: cannot reach {url} (connection refused)\n"

@@ -334,7 +334,10 @@ BAD = [
     ('temperature = "hot"\n', {}, [], ["temperature", "valid number", '"hot"']),
     ("max_tokens = -3\n", {}, [], ["max_tokens", "greater than or equal to 1", "-3"]),
     ("temperature = -0.5\n", {}, [], ["temperature", "greater than or equal to 0"]),
-    ('endpoint = "grpc"\n', {}, [], ["endpoint", "'openai', 'anthropic' or 'playground'"]),
+    ('endpoint = "grpc"\n', {}, [], ["endpoint: must be one of openai, anthropic, playground",
+                                    '(got "grpc")']),
+    ('modles = ["a"]\n', {}, [], ["unknown key 'modles' (did you mean 'models'?)",
+                                 "accepted keys: base_url, api_key, models, endpoint"]),
     ('base_url = "api.anoman.io"\n', {}, [], ["base_url", "http:// or https://"]),
     ("idle_timeout = 0\n", {}, [], ["idle_timeout", "greater than 0"]),
     ("max_tokens = 1.5\n", {}, [], ["max_tokens", "integer"]),
@@ -374,6 +377,68 @@ async def test_a_bad_value_is_one_line_and_exit_two(
     assert err.startswith(f"{prog[command]}: {_where(env, args, isolated)}: "), err
     for part in says:
         assert part in err, err
+
+
+# Only the compare screen uses the theme and the keymap: only it refuses bad ones.
+TUI_BAD = [
+    ('theme = "anoman-drak"\n', {}, [],
+     ["unknown theme 'anoman-drak' (did you mean 'anoman-dark'?)",
+      "available: anoman-dark, anoman-high-contrast, anoman-light, or one of Textual's: "]),
+    ("", {}, ["--theme", "nope"], ["unknown theme 'nope'", "anoman-light"]),
+    ('[keymap]\nabort_pane_1 = "f5"\n', {}, [],
+     ["keymap: f5 is bound to both usage and abort_pane_1"]),
+    ("", {"ANOMAN_KEYMAP": '{"retry": "ctrl+n"}'}, [],
+     ["keymap: ctrl+n is bound to both retry and new_comparison"]),
+    ('[keymap]\nsend = "ctrl+q"\n', {}, [], ["keymap: ctrl+q is bound to both quit and send"]),
+]
+
+
+@pytest.mark.parametrize(("text", "env", "args", "says"), TUI_BAD)
+async def test_a_bad_theme_or_keymap_is_one_line_and_exit_two(
+    text: str, env: dict[str, str], args: list[str], says: list[str], isolated: Path,
+) -> None:
+    isolated.write_text(text)
+    code, out, err = await cli(*args, env=env)
+    assert code == 2, err
+    assert out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"anoman-tui: {_where(env, args, isolated)}: "), err
+    for part in says:
+        assert part in err, err
+
+
+def test_user_themes_and_textual_names_are_valid_themes(tmp_path: Path) -> None:
+    from anoman_tui.locations import theme_dirs
+    from anoman_tui.themes import unknown_theme
+
+    (tmp_path / "mine.toml").write_text('name = "mine"\nprimary = "#336699"\n')
+    dirs = [*theme_dirs()[:1], tmp_path]
+    assert unknown_theme("mine", dirs) is None
+    assert unknown_theme("anoman-dark", dirs) is None
+    assert unknown_theme("nord", dirs) is None
+    problem = unknown_theme("yours", dirs)
+    assert problem is not None and "mine" in problem and "anoman-dark" in problem
+
+
+def test_the_readme_keymap_example_names_every_binding_once() -> None:
+    import tomllib
+
+    from anoman_tui.ui.app import AnomanApp, keymap_conflict
+    from anoman_tui.ui.screens.compare import CompareScreen
+    from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```toml\n(\[keymap\]\n.*?)```", readme, re.DOTALL)
+    assert block is not None
+    keymap = tomllib.loads(block[1])["keymap"]
+    assert keymap_conflict(keymap) is None
+    ids = {b.id for holder in (AnomanApp, CompareScreen, PromptBox) for b in holder.BINDINGS
+           if b.id is not None}
+    assert set(keymap) <= ids
+    # The example shows the defaults, so copying it changes nothing.
+    defaults = {b.id: b.key for holder in (AnomanApp, CompareScreen, PromptBox)
+                for b in holder.BINDINGS if b.id is not None}
+    assert keymap == {i: defaults[i] for i in keymap}
 
 
 async def test_unreadable_config_file_is_one_line(isolated: Path) -> None:

@@ -2,6 +2,11 @@
 
 They live beside the stream core so the UI never touches httpx; both go
 through the caller's shared `httpx.AsyncClient` (see `StreamClient`).
+
+Their failures have their own sentences, not the stream badges' words
+(`describe_failure`): a 404 here means the address is not a gateway (or not
+this kind), never that a model name is wrong, and every sentence names the
+URL that was tried, since the user has to fix that address.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from anoman_tui.streaming.failures import clean_excerpt, http_failure
+from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
 from anoman_tui.streaming.request import normalize_base_url
 from anoman_tui.wire import AnomanBlock, Usage
 
@@ -33,7 +38,22 @@ def cost_text(block: AnomanBlock | None, usage: Usage | None, info: ModelInfo | 
 
 
 class GatewayRequestError(Exception):
-    """A JSON endpoint failed; the message is one sentence, safe to show."""
+    """A JSON endpoint failed; the message is one sentence, safe to show.
+
+    `retryable` is True when asking again later may succeed: nothing answered, or the
+    gateway answered with a server error. A wrong address or key stays wrong.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+def _not_a_gateway(root: str, path: str, answered: str) -> GatewayRequestError:
+    return GatewayRequestError(
+        f"the base URL {root} does not look like an Anoman or OpenAI-compatible gateway "
+        f"(GET {path} answered {answered})"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,25 +115,37 @@ async def _get_json(
     params: dict[str, Any],
     extra_headers: tuple[tuple[str, str], ...] = (),
 ) -> Any:
-    url = normalize_base_url(base_url) + path
+    root = normalize_base_url(base_url)
+    url = root + path
     headers = {"Accept": "application/json", **dict(extra_headers)}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     try:
         response = await http.get(url, headers=headers, params=params, timeout=15.0)
+    except httpx.TimeoutException as exc:
+        raise GatewayRequestError(
+            f"cannot reach {root} (no answer: {type(exc).__name__})", retryable=True
+        ) from None
     except httpx.HTTPError as exc:
-        raise GatewayRequestError(f"cannot reach the gateway ({type(exc).__name__})") from None
+        raise GatewayRequestError(
+            f"cannot reach {root} ({transport_reason(exc)})", retryable=True
+        ) from None
+    if response.status_code in (404, 405):
+        # Nothing serves this path here: the address is not a gateway of this kind.
+        raise _not_a_gateway(root, path, str(response.status_code))
     if response.status_code != 200:
         failure = http_failure(response.status_code, dict(response.headers), response.content)
-        message = failure.message
+        message = f"{root}: {failure.message}"
         if api_key:
             message = message.replace(api_key, "…" + api_key[-4:])
-        raise GatewayRequestError(message)
+        raise GatewayRequestError(message, retryable=response.status_code >= 500)
     try:
         return response.json()
     except ValueError:
-        raise GatewayRequestError(
-            f"{path} did not answer JSON: {clean_excerpt(response.text, 60)}"
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        what = "HTML" if "html" in kind or response.text.lstrip()[:1] == "<" else "not JSON"
+        raise _not_a_gateway(
+            root, path, f"{what}: {clean_excerpt(response.text, 40)!r}"
         ) from None
 
 
@@ -126,7 +158,8 @@ async def list_models(
     payload = await _get_json(http, base_url, api_key, "/v1/models", {}, extra_headers)
     entries = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(entries, list):
-        raise GatewayRequestError("/v1/models did not return a model list")
+        root = normalize_base_url(base_url)
+        raise _not_a_gateway(root, "/v1/models", "JSON without a model list")
     return [ModelInfo.from_json(e) for e in entries if isinstance(e, dict) and "id" in e]
 
 

@@ -17,10 +17,12 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from pydantic import SecretStr
 from rich.text import Text
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.theme import BUILTIN_THEMES
 
 from anoman_tui.config import Settings, persist_setting
 from anoman_tui.locations import stylesheet
@@ -28,21 +30,50 @@ from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
     GatewayRequestError,
     StreamClient,
+    mask_key,
     normalize_base_url,
 )
 from anoman_tui.themes import load_themes
-from anoman_tui.ui.messages import GatewayReady, GatewayUnavailable
+from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
 from anoman_tui.ui.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
+from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 log = logging.getLogger(__name__)
 PANES = 3
 HANGUP_EXIT_CODE = 129  # 128 + SIGHUP, as a shell reports a hung-up job
+# Waits between attempts to reach a gateway that is down: soon at first (it may be
+# starting), then every half minute at most.
+RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+# The palette's own entries kept from Textual's: the rest (screenshot, maximize) are
+# not this app's and crowded its commands out.
+TEXTUAL_COMMANDS_KEPT = ("Theme", "Keys", "Quit")
+
+
+def keymap_conflict(keymap: dict[str, str]) -> str | None:
+    """A sentence naming two binding ids the keymap puts on one key, else None.
+
+    Checked over the bindings active together on the compare screen (the app's,
+    the screen's and the prompt box's): there, one key can run only one of them, and
+    which one would depend on Textual's lookup order, not on what the user meant.
+    """
+    owners: dict[str, str] = {}
+    for holder in (AnomanApp, CompareScreen, PromptBox):
+        for binding in holder.BINDINGS:
+            if not isinstance(binding, Binding) or binding.id is None:
+                continue
+            keys = keymap.get(binding.id, binding.key)
+            for key in (k.strip() for k in keys.split(",")):
+                other = owners.setdefault(key, binding.id)
+                if other != binding.id:
+                    return f"keymap: {key} is bound to both {other} and {binding.id}"
+    return None
 
 
 def _freeze_startup_objects() -> None:
@@ -95,6 +126,8 @@ class AnomanApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
         # Not Ctrl+U: the prompt box (a TextArea) uses it to delete to the line start.
         Binding("f5", "usage", "Usage", id="usage"),
+        # Shown only while no gateway answers (see check_action).
+        Binding("ctrl+g", "reconnect", "Reconnect", id="reconnect", priority=True),
     ]
 
     def __init__(
@@ -138,6 +171,11 @@ class AnomanApp(App[None]):
             self.register_theme(theme)
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
+        # The theme picker offers the app's and the user's themes, not Textual's twenty:
+        # only the one in use stays (a built-in name is a valid `theme` setting).
+        for name in BUILTIN_THEMES:
+            if name != self.theme:
+                self.unregister_theme(name)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
@@ -146,7 +184,7 @@ class AnomanApp(App[None]):
         )
         self.push_screen(self.compare)
         if self._connect_on_mount:
-            self.run_worker(self._connect(), name="connect", exit_on_error=False)
+            self.reconnect(announce=False)
         self.call_after_refresh(_freeze_startup_objects)
         # After the first paint, and off the UI thread: the first answers then draw
         # without one-time set-up stalls.
@@ -197,28 +235,63 @@ class AnomanApp(App[None]):
             self._stream_client = StreamClient()
         return self._stream_client
 
+    def reconnect(self, *, announce: bool = True) -> None:
+        """Connect (again) now: any attempt or wait in progress is cancelled."""
+        if announce:
+            self.compare.post_message(GatewayConnecting(self._target_description()))
+        self.run_worker(self._connect(), name="connect", group="connect", exclusive=True,
+                        exit_on_error=False)
+
+    def _target_description(self) -> str:
+        if self.is_local_gateway:
+            return "starting the local gateway…"
+        return f"connecting to {normalize_base_url(self.settings.base_url or '')}…"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "reconnect":
+            # In the footer only while it is useful; the palette entry always works.
+            compare = getattr(self, "compare", None)
+            return compare is not None and compare.unavailable
+        return True
+
+    def action_reconnect(self) -> None:
+        self.reconnect()
+
     async def _connect(self) -> None:
         # After the first paint, so the thread's start never delays it.
         await asyncio.to_thread(self.network.start)
-        client = asyncio.ensure_future(asyncio.to_thread(lambda: self.stream_client))
-        try:
-            if self.is_local_gateway:
-                base_url, label = await self._start_local_gateway()
-            else:
-                base_url = normalize_base_url(self.settings.base_url or "")
-                label = base_url
-            models = await (await client).list_models(base_url, self.api_key)
-        except GatewayRequestError as exc:
-            self.compare.post_message(GatewayUnavailable(str(exc)))
+        client = await asyncio.to_thread(lambda: self.stream_client)
+        attempt = 0
+        while True:
+            try:
+                if self.is_local_gateway:
+                    base_url, label = await self._start_local_gateway()
+                else:
+                    base_url = normalize_base_url(self.settings.base_url or "")
+                    label = base_url
+                    key = self.settings.api_key
+                    self.api_key = key.get_secret_value() if key else ""
+                models = await client.list_models(base_url, self.api_key)
+            except GatewayRequestError as exc:
+                retry_in = RETRY_DELAYS_S[min(attempt, len(RETRY_DELAYS_S) - 1)]
+                if not exc.retryable:
+                    self.compare.post_message(GatewayUnavailable(str(exc)))
+                    return
+                self.compare.post_message(GatewayUnavailable(str(exc), retry_in))
+                attempt += 1
+                await asyncio.sleep(retry_in)  # cancelled by `reconnect`
+                continue
+            except Exception as exc:  # a broken gateway start must be a message, not a crash
+                log.exception("could not start or reach the gateway")
+                self.compare.post_message(GatewayUnavailable(f"{type(exc).__name__}: {exc}"))
+                return
+            self.compare.post_message(GatewayReady(base_url, label, models))
             return
-        except Exception as exc:  # a broken gateway start must be a message, not a crash
-            log.exception("could not start or reach the gateway")
-            self.compare.post_message(GatewayUnavailable(f"{type(exc).__name__}: {exc}"))
-            return
-        self.compare.post_message(GatewayReady(base_url, label, models))
 
     async def _start_local_gateway(self) -> tuple[str, str]:
-        if self._gateway_factory is not None:
+        if self._gateway is not None:
+            gateway = self._gateway  # started before a switch to another address and back
+        elif self._gateway_factory is not None:
             gateway = self._gateway_factory()  # already running (tests share one)
         else:
             # Imported here: uvicorn and the gateway stay off the path to the first paint.
@@ -262,8 +335,10 @@ class AnomanApp(App[None]):
     # -- the command palette --------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        kept = [c for c in super().get_system_commands(screen)
+                if c.title in TEXTUAL_COMMANDS_KEPT]
         if not isinstance(screen, CompareScreen):
-            yield from super().get_system_commands(screen)
+            yield from kept
             return
         for pane in self.panes:
             n = pane.index
@@ -278,23 +353,90 @@ class AnomanApp(App[None]):
                 yield SystemCommand(f"Scenario for pane {n}",
                                     f"simulate a failure on purpose; now: {now}",
                                     partial(self.pick_scenario, n))
+        # A toggle's description says its state now, then what choosing it does.
         yield SystemCommand(
             "Sync parameters across panes",
-            "on: editing one pane's parameters sets all three"
-            if not self.compare.sync_params else "now on: turn off",
+            "now on: choose to let each pane keep its own"
+            if self.compare.sync_params
+            else "now off: choose so that editing one pane's parameters sets all three",
             self.toggle_sync,
         )
         yield SystemCommand(
             "Toggle cache bypass",
-            "send Cache-Control: no-cache" if not self.compare.bypass_cache
-            else "now bypassing: use the cache again",
+            "now bypassing the cache: choose to use it again"
+            if self.compare.bypass_cache
+            else "now using the cache: choose to send Cache-Control: no-cache",
             self.toggle_cache_bypass,
         )
         yield SystemCommand("Usage ledger", "what the gateway metered, newest first",
                             self.action_usage)
         yield SystemCommand("New comparison", "clear every pane's conversation",
                             self.compare.action_new_comparison)
-        yield from super().get_system_commands(screen)
+        yield SystemCommand("Reconnect now", f"{self._target_now()}; read its model list again",
+                            self.reconnect)
+        yield SystemCommand("Change gateway URL", f"now: {self._target_now()}",
+                            self.change_gateway_url)
+        key = self.settings.api_key
+        yield SystemCommand(
+            "Change API key",
+            f"now: {mask_key(key.get_secret_value() if key else None)}"
+            + (" (used once a gateway URL is set)" if self.is_local_gateway else ""),
+            self.change_api_key,
+        )
+        yield from kept
+
+    def _target_now(self) -> str:
+        if self.is_local_gateway:
+            return "the local gateway"
+        return normalize_base_url(self.settings.base_url or "")
+
+    def change_gateway_url(self) -> None:
+        def check(text: str) -> str | None:
+            if text and not text.lower().startswith(("http://", "https://")):
+                return "The URL must start with http:// or https://."
+            return None
+
+        def chosen(url: str | None) -> None:
+            if url is None:
+                return
+            self.settings.base_url = url or None
+            self.is_local_gateway = not url
+            self.compare.base_url = None  # nothing goes out until the new one answered
+            self.reconnect()
+
+        self.push_screen(
+            TextInputScreen(
+                "Gateway URL", value=self.settings.base_url or "",
+                placeholder="https://api.anoman.io (empty: the local gateway)",
+                help="Enter connect · Esc cancel · empty: start the local gateway",
+                check=check,
+            ),
+            chosen,
+        )
+
+    def change_api_key(self) -> None:
+        key = self.settings.api_key
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            # Kept for this session only: a key is never written to the config file.
+            self.settings.api_key = SecretStr(text) if text else None
+            if self.is_local_gateway:
+                self.notify("Key set: the local gateway uses its own; this one goes to the "
+                            "gateway URL you set.", timeout=4)
+                return
+            self.compare.base_url = None
+            self.reconnect()
+
+        self.push_screen(
+            TextInputScreen(
+                "API key", password=True,
+                placeholder=f"now: {mask_key(key.get_secret_value() if key else None)}",
+                help="Enter connect (empty: no key) · Esc cancel · the key is never shown",
+            ),
+            chosen,
+        )
 
     def _pane(self, n: int) -> ComparePane:
         return self.compare.pane(n)

@@ -35,12 +35,25 @@ class GatewayReady(Message):
         self.models = models
 
 
-class GatewayUnavailable(Message):
-    """The gateway could not be started or reached; `reason` is one sentence."""
+class GatewayConnecting(Message):
+    """The app (re)connects: to a new address, with a new key, or when asked to."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, label: str) -> None:
+        super().__init__()
+        self.label = label
+
+
+class GatewayUnavailable(Message):
+    """The gateway could not be started or reached; `reason` is one sentence.
+
+    `retry_in_s` is when the app tries again by itself; None when it will not (the
+    address or the key is wrong, not down), until asked to reconnect.
+    """
+
+    def __init__(self, reason: str, retry_in_s: float | None = None) -> None:
         super().__init__()
         self.reason = reason
+        self.retry_in_s = retry_in_s
 
 
 class PaneStatusChanged(Message):

@@ -8,19 +8,22 @@ honest. Below about 120 columns the panes become tabs, one shown at a time.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, Tab, Tabs
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 
 from anoman_tui.streaming import ModelInfo
 from anoman_tui.ui.messages import (
+    GatewayConnecting,
     GatewayReady,
     GatewayUnavailable,
     PaneStatusChanged,
@@ -80,6 +83,8 @@ class CompareScreen(Screen[None]):
         self._narrow: bool | None = None
         self._pending_prompt: str | None = None
         self._active_pane = 1
+        self._retry_at: float | None = None  # monotonic: when the app tries to connect again
+        self._told_unavailable = ""  # the reason last notified: a retry does not repeat it
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -90,7 +95,7 @@ class CompareScreen(Screen[None]):
         with Vertical(id="prompt-area"):
             system = Input(
                 self.system_prompt,
-                placeholder="System prompt (optional, sent to all panes)",
+                placeholder="System prompt (optional, sent to all panes) · Tab: prompt box",
                 id="system",
             )
             prompt = PromptBox(
@@ -109,6 +114,30 @@ class CompareScreen(Screen[None]):
         self.query_one(PromptBox).focus()
         self.update_status()
         self._apply_layout(self.size.width)
+
+    # -- focus ----------------------------------------------------------------
+
+    @property
+    def focus_chain(self) -> list[Widget]:
+        # Tab and Shift+Tab move between the two boxes one types in. A pane's answer
+        # (a scroll view) or the tab strip showed no sign of focus, so Tab seemed to lose
+        # it; they stay reachable by mouse.
+        return [w for w in super().focus_chain if isinstance(w, (Input, PromptBox))]
+
+    def on_key(self, event: events.Key) -> None:
+        # A key nothing handled, typed while focus is outside both boxes (a clicked
+        # pane): it belongs in the prompt, not nowhere. A key bound there still runs
+        # its binding (the app checks those after this handler).
+        if (
+            event.is_printable
+            and event.character
+            and not isinstance(self.focused, (Input, TextArea))
+            and event.key not in self.active_bindings
+        ):
+            event.stop()
+            prompt = self.query_one(PromptBox)
+            prompt.focus()
+            prompt.insert(event.character)
 
     # -- layout ---------------------------------------------------------------
 
@@ -161,7 +190,14 @@ class CompareScreen(Screen[None]):
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(" anoman-tui ", style="bold reverse")
         line.append("  requests go to: ", style="dim")
-        line.append(self.target_label, style="bold")
+        if self._retry_at is not None:
+            wait = max(0, round(self._retry_at - time.monotonic()))
+            line.append(f"unavailable, retrying in {wait} s", style="bold")
+            key = self.services.settings.keymap.get("reconnect", "ctrl+g").split(",")[0]
+            line.append(f" ({self.app.get_key_display(Binding(key, ''))} now)", style="dim")
+            line.append(": " + self.target_label.removeprefix("unavailable: "), style="bold")
+        else:
+            line.append(self.target_label, style="bold")
         line.append("   cache: ", style="dim")
         line.append("bypassed (no-cache)" if self.bypass_cache else "on")
         line.append("   params: ", style="dim")
@@ -173,26 +209,59 @@ class CompareScreen(Screen[None]):
         if self._narrow:
             self._update_tabs()
 
+    @on(GatewayConnecting)
+    def _gateway_connecting(self, event: GatewayConnecting) -> None:
+        self.base_url = None
+        self._retry_at = None
+        self.target_label = event.label
+        self.update_status()
+
     @on(GatewayReady)
     def _gateway_ready(self, event: GatewayReady) -> None:
         self.base_url = event.base_url
         self.target_label = event.label
         self.models = event.models
+        self._retry_at = None
+        if self._told_unavailable:
+            self._told_unavailable = ""
+            self.notify(f"Connected to {event.label}.", timeout=3)
         known = [m.id for m in event.models]
         for state, pane in zip(self.panes, self.query(ComparePane), strict=True):
             if not state.model and known:
                 state.model = known[(state.index - 1) % len(known)]
             pane.refresh_chrome()
         self.update_status()
+        self.app.refresh_bindings()  # Reconnect leaves the footer
         if self._pending_prompt is not None:
             prompt, self._pending_prompt = self._pending_prompt, None
             self.send(prompt, self.panes)
 
     @on(GatewayUnavailable)
     def _gateway_unavailable(self, event: GatewayUnavailable) -> None:
+        self.base_url = None
         self.target_label = f"unavailable: {event.reason}"
+        if event.retry_in_s is not None:
+            self._retry_at = time.monotonic() + event.retry_in_s
+            self.set_timer(1.0, self._count_down, name="retry-countdown")
+        else:
+            self._retry_at = None
         self.update_status()
-        self.notify(event.reason, title="Gateway unavailable", severity="error", timeout=10)
+        self.app.refresh_bindings()  # Reconnect joins the footer
+        if event.reason != self._told_unavailable:
+            self._told_unavailable = event.reason
+            self.notify(event.reason, title="Gateway unavailable", severity="error", timeout=10)
+
+    @property
+    def unavailable(self) -> bool:
+        """No gateway answered the last attempt to connect."""
+        return self.base_url is None and self.target_label.startswith("unavailable")
+
+    def _count_down(self) -> None:
+        if self._retry_at is None:
+            return
+        self.update_status()
+        if self._retry_at - time.monotonic() > 0.5:
+            self.set_timer(1.0, self._count_down, name="retry-countdown")
 
     # -- sending --------------------------------------------------------------
 
