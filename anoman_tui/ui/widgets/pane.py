@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from itertools import cycle
 from typing import Protocol
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -69,21 +70,44 @@ def failure_badge(failure: StreamFailure, retry_hint: bool = True) -> tuple[str,
     return text, f"-{description.severity}"
 
 
-def pack_fields(fields: list[tuple[str, str, bool]], width: int) -> Text:
-    """Lay `label value` fields out in lines of `width`, never splitting a field."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+def _field_atoms(label: str, value: str, strong: bool, width: int) -> list[Text]:
+    """A field as the pieces a line may break between: whole if it fits in `width`, else
+    its comma-separated parts ("injection pass 0.02,"), else its words, else `width` cuts."""
+    style = "bold" if strong else ""
+    whole = Text(f"{label} " if label else "", style="dim")
+    whole.append(value, style=style)
+    if whole.cell_len <= width:
+        return [whole]
+    parts = value.split(", ")
+    units = [part + "," for part in parts[:-1]] + parts[-1:]
+    units = [word for unit in units
+             for word in ([unit] if cell_len(unit) <= width else unit.split(" "))]
+    atoms = [Text(label, style="dim")] if label else []
+    for unit in units:
+        while unit:  # a single word wider than a line is the one thing left to cut
+            atoms.append(Text(unit[:width], style=style))
+            unit = unit[width:]
+    if len(atoms) > 1 and label and atoms[0].cell_len + 1 + atoms[1].cell_len <= width:
+        atoms[0:2] = [Text.assemble(atoms[0], " ", atoms[1])]  # keep the label with its value
+    return atoms
+
+
+def pack_fields(fields: list[tuple[str, str, bool]], width: int, gap: int = 2) -> Text:
+    """Lay `label value` fields out in lines of `width`, a field moved whole to the next
+    line; one wider than a line breaks between its parts or words, never inside one."""
+    text = Text(no_wrap=True)
     used = 0
     for label, value, strong in fields:
-        size = len(label) + 1 + len(value)
-        if used and used + 2 + size > width:
-            text.append("\n")
-            used = 0
-        elif used:
-            text.append("  ")
-            used += 2
-        text.append(label + " ", style="dim")
-        text.append(value, style="bold" if strong else "")
-        used += size
+        for index, atom in enumerate(_field_atoms(label, value, strong, width)):
+            sep = gap if index == 0 else 1
+            if used and used + sep + atom.cell_len > width:
+                text.append("\n")
+                used = 0
+            elif used:
+                text.append(" " * sep)
+                used += sep
+            text.append_text(atom)
+            used += atom.cell_len
     return text
 
 
