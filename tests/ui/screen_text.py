@@ -20,9 +20,14 @@ _RUN = re.compile(
 
 def screen_lines(app: App[object]) -> list[str]:
     """Each row of the screen as the terminal shows it, trailing blanks stripped."""
-    width, height = app.size
+    return svg_lines(app.export_screenshot(), app.size)
+
+
+def svg_lines(svg: str, size: tuple[int, int]) -> list[str]:
+    """Each row of a Rich/Textual SVG of a `size` (columns, rows) terminal."""
+    width, height = size
     rows = [[" "] * width for _ in range(height)]
-    for run in _RUN.finditer(app.export_screenshot()):
+    for run in _RUN.finditer(svg):
         body = html.unescape(run["body"]).replace("\xa0", " ")
         cell = float(run["length"]) / len(body)
         column = round(float(run["x"]) / cell)

@@ -12,6 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
+from anoman_tui.config import Settings
 from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import pack_fields
@@ -156,3 +157,17 @@ def test_fields_wrap_whole_and_a_long_one_between_its_parts() -> None:
     # a word wider than the line is the only thing ever cut
     assert pack_fields([("url", "http://a.example/" + "x" * 30, False)], 20).plain.split(
         "\n") == ["url", "http://a.example/xxx", "x" * 20, "x" * 7]
+
+
+async def test_a_pane_header_too_long_for_its_pane_wraps_between_words() -> None:
+    app = AnomanApp(Settings(theme="anoman-dark"), models=["claude-sonnet-4-6"] * 3,
+                    connect=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.panes[1].scenario = "interrupt"
+        app.compare.pane(2).refresh_chrome()
+        await pilot.pause(0.2)
+        lines = screen_lines(app)
+        shown = "\n".join(lines)
+        assert "…" not in shown.replace("starting the local gateway…", "")  # (not connected)
+        assert whole_in_one_line(lines, "scenario: interrupt") == 1, shown
+        assert whole_in_one_line(lines, "claude-sonnet-4-6") == 3

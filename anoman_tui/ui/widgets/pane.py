@@ -123,7 +123,19 @@ class PaneStream(Protocol):
 
 
 class PaneHeader(Static):
-    pass
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._lines = 1
+
+    def show(self, text: Text) -> None:
+        """One row; in a pane too narrow for all of it, more, broken between words."""
+        width = self.content_size.width
+        if width and text.cell_len > width:
+            text = Text("\n").join(text.wrap(self.app.console, width, no_wrap=False))
+        lines = text.plain.count("\n") + 1
+        # Redrawn 4x/s by the spinner: the screen is laid out again only on a new height.
+        self.update(text, layout=lines != self._lines)
+        self._lines = lines
 
 
 class PaneBadge(Static):
@@ -203,7 +215,7 @@ class ComparePane(Vertical):
         yield Sparkline([], classes="spark")
 
     def on_resize(self) -> None:
-        self._draw_footer()  # the footer's fields are packed to the pane's width
+        self.refresh_chrome()  # the header and footer are laid out to the pane's width
 
     def on_mount(self) -> None:
         self.query_one(".reasoning", Collapsible).display = False
@@ -270,7 +282,7 @@ class ComparePane(Vertical):
         line.append(f"  {state.endpoint}", style="dim")
         if state.scenario != "none":
             line.append(f" · scenario: {state.scenario}", style="dim italic")
-        self.query_one(PaneHeader).update(line, layout=False)  # always one row high
+        self.query_one(PaneHeader).show(line)
 
     def _draw_footer(self) -> None:
         now = self._now()
