@@ -98,9 +98,11 @@ def pack_fields(fields: list[tuple[str, str, bool]], width: int, gap: int = 2) -
     text = Text(no_wrap=True)
     used = 0
     for label, value, strong in fields:
-        for index, atom in enumerate(_field_atoms(label, value, strong, width)):
+        atoms = _field_atoms(label, value, strong, width)
+        for index, atom in enumerate(atoms):
             sep = gap if index == 0 else 1
-            if used and used + sep + atom.cell_len > width:
+            # A field broken over lines starts on a line of its own, to read as one.
+            if used and (used + sep + atom.cell_len > width or (index == 0 and len(atoms) > 1)):
                 text.append("\n")
                 used = 0
             elif used:
