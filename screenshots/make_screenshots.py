@@ -182,7 +182,9 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
             await pilot.pause(0.05)
 
     async def type_prompt(pilot: Any, text: str, *, send: bool = True) -> None:
-        pilot.app.compare.query_one("#prompt").text = text
+        box = pilot.app.compare.query_one("#prompt")
+        box.text = text
+        box.move_cursor(box.document.end)  # as if typed
         if send:
             await pilot.press("enter")
 
