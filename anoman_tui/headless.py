@@ -177,12 +177,16 @@ _STATUS_STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow"}
 
 
 def summary_table(run: CompareRun) -> Table:
+    """One row per model; a failure's description is below the table (`failure_lines`)."""
     table = Table(title="Summary", title_justify="left", expand=False)
+    longest = max((len(p.model) for p in run.panes), default=5)
     for column, justify in (
         ("#", "right"), ("model", "left"), ("status", "left"), ("TTFT", "right"),
-        ("tok/s", "right"), ("tokens", "right"), ("cost", "right"), ("failure", "left"),
+        ("tok/s", "right"), ("tokens", "right"), ("cost", "right"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    model_column = table.columns[1]  # never shortened: a cut name is a different model
+    model_column.no_wrap, model_column.min_width = True, longest
     for pane in run.panes:
         r = pane.result
         if r is None:
@@ -198,9 +202,15 @@ def summary_table(run: CompareRun) -> Table:
             _fmt(r.metrics.output_tokens_per_s, "", 1),
             tokens,
             cost,
-            Text(describe_failure(r.failure).line if r.failure else ""),
         )
     return table
+
+
+def failure_lines(run: CompareRun) -> list[str]:
+    """`failures:` and one line per failed model, for below the summary table."""
+    lines = [f"  {p.pane} {p.model}: {describe_failure(p.result.failure).line}"
+             for p in run.panes if p.result is not None and p.result.failure is not None]
+    return ["failures:", *lines] if lines else []
 
 
 def progress_table(run: CompareRun) -> Table:
@@ -231,7 +241,10 @@ def answers(run: CompareRun) -> Group:
         label = "" if r.committed else " [not committed]"
         parts.append(Rule(Text(f"{p.pane} · {p.model}{label}"), align="left"))
         if r.reasoning:
+            # Labelled: in a file, dim italics are gone and the two would run together.
+            parts.append(Text("Reasoning:", style="bold"))
             parts.append(Text(terminal_safe(r.reasoning).strip(), style="dim italic"))
+            parts.append(Text("Answer:", style="bold"))
         parts.append(Text(terminal_safe(r.text).strip() or "(no text)",
                           style="" if r.committed else "dim"))
     return Group(*parts)
@@ -250,6 +263,9 @@ async def run_compare(
     err_console = Console(stderr=True, highlight=False)
     live_console = err_console if as_json else console
     live_ok = live_console.is_terminal
+    # Into a file or a pipe, text goes as it came: Rich would wrap it at 80 columns,
+    # inside sentences and code (a terminal wraps long lines itself).
+    as_is = console.soft_wrap = not console.is_terminal
 
     def milestone(pane: PaneProgress, what: str) -> None:
         if live_ok or as_json:
@@ -267,8 +283,10 @@ async def run_compare(
     run.model_info = model_info or {}
     if not as_json:
         where = spec.gateway_label or spec.base_url
+        count = len(spec.models)
         console.print(
-            f"Comparing {len(spec.models)} models via {escape(where)} ({spec.endpoint} format)"
+            f"Comparing {count} model{'' if count == 1 else 's'} via {escape(where)}"
+            f" ({spec.endpoint} format)"
         )
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -292,7 +310,13 @@ async def run_compare(
     else:
         console.print(answers(run))
         console.print()
-        console.print(summary_table(run))
+        table = summary_table(run)
+        if as_is:  # as wide as it needs: no column of a file's table is ever squeezed
+            unbounded = console.options.update_width(10_000)
+            console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+        console.print(table, soft_wrap=False)
+        for line in failure_lines(run):
+            console.print(Text(line))
     return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
 
 

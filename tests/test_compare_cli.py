@@ -13,13 +13,14 @@ from tests.replay_server import ReplayServer, Script
 KEY = "anm-sk-cli-test-key-9f8e7d6c"
 
 
-async def run_cli(*args: str, env_key: str | None = KEY) -> tuple[int, str, str]:
+async def run_cli(*args: str, env_key: str | None = KEY, columns: int = 160
+                  ) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
     # compare reads the config file too: an empty one, never the developer's own.
     env["ANOMAN_CONFIG"] = os.devnull
     if env_key is not None:
         env["ANOMAN_API_KEY"] = env_key
-    env["COLUMNS"] = "160"
+    env["COLUMNS"] = str(columns)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "anoman_tui.cli", *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
@@ -104,3 +105,56 @@ async def test_unreachable_gateway_fails_cleanly() -> None:
     entry = json.loads(out)["panels"][0]
     assert entry["failure"]["kind"] == "transport_error"
     assert "Traceback" not in err
+
+
+def _chunk(delta: dict[str, str]) -> bytes:
+    payload = {"object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+LONG_LINE = ("TCP slow start doubles the congestion window every round trip until it "
+             "reaches the threshold, then grows it linearly to avoid congestion.")
+THINKING = "The user wants a short explanation of slow start; mention the threshold too."
+
+
+async def test_piped_output_is_the_text_as_it_came_labelled_and_summed_up_readably(
+    replay: ReplayServer,
+) -> None:
+    replay.scripts["thinker-with-a-rather-long-model-name"] = Script(body=[
+        _chunk({"role": "assistant", "reasoning_content": THINKING[:40]}),
+        _chunk({"reasoning_content": THINKING[40:]}),
+        _chunk({"content": "## Slow start\n\n"}), _chunk({"content": LONG_LINE}),
+        *OPENAI_EXAMPLE_STREAM[-3:],
+    ])
+    replay.scripts["broken"] = Script(
+        body=[*OPENAI_EXAMPLE_STREAM[:3], OPENAI_ERROR_FRAME, b"data: [DONE]\n\n"]
+    )
+    code, out, err = await run_cli(
+        "compare", "Explain TCP slow start", "--base-url", replay.base_url,
+        "-m", "thinker-with-a-rather-long-model-name", "-m", "broken", columns=80,
+    )
+    assert code == 1, err
+    lines = out.splitlines()
+    assert lines[0].startswith("Comparing 2 models via ")
+    # each text as it came: a line longer than the 80 columns is not wrapped
+    assert LONG_LINE in lines and THINKING in lines
+    # reasoning, then the answer, each under its heading
+    heading = lines.index("Reasoning:")
+    assert lines[heading + 1] == THINKING and lines[heading + 2] == "Answer:"
+    assert lines[heading + 3] == "## Slow start"
+    # the summary: whole model names, one row each, the failure below the table
+    rows = [line for line in lines if line.startswith("│")]
+    assert len(rows) == 2
+    assert "thinker-with-a-rather-long-model-name" in rows[0] and "completed" in rows[0]
+    assert "failed" in rows[1]
+    table = out[out.index("Summary"):out.index("failures:")]
+    assert "STREAM INTERRUPTED" not in table and "failure" not in table
+    failures = lines[lines.index("failures:") + 1:]
+    assert len(failures) == 1 and failures[0].startswith("  2 broken: ✗ STREAM INTERRUPTED")
+    # one model: no plural
+    replay.scripts["good"] = Script(body=list(OPENAI_EXAMPLE_STREAM))
+    code, out, err = await run_cli("compare", "story", "--base-url", replay.base_url,
+                                   "-m", "good", columns=80)
+    assert code == 0, err
+    assert out.startswith("Comparing 1 model via ") and "failures:" not in out

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
+from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
 from anoman_tui.streaming import ModelInfo
 from anoman_tui.ui.messages import (
@@ -32,10 +32,12 @@ from anoman_tui.ui.messages import (
 )
 from anoman_tui.ui.pane_state import PaneState
 from anoman_tui.ui.services import AppServices, app_services
-from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 NARROW_BELOW = 120
+APP_BADGE = " anoman-tui "
 
 
 class StatusLine(Static):
@@ -85,6 +87,7 @@ class CompareScreen(Screen[None]):
         self._active_pane = 1
         self._retry_at: float | None = None  # monotonic: when the app tries to connect again
         self._told_unavailable = ""  # the reason last notified: a retry does not repeat it
+        self._status_lines = 1
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -108,7 +111,9 @@ class CompareScreen(Screen[None]):
                 system.cursor_blink = prompt.cursor_blink = False
             yield system
             yield prompt
-        yield Footer(compact=True)
+        # In a narrow terminal the per-pane aborts go first (Esc aborts all), then the rest
+        # in this order; Quit, Usage and the palette always stay.
+        yield KeyBar(shed=("abort", "new_comparison", "retry", "next_pane", "abort_all"))
 
     def on_mount(self) -> None:
         self.query_one(PromptBox).focus()
@@ -143,6 +148,7 @@ class CompareScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._apply_layout(self.size.width)
+        self.update_status()  # its fields are packed to the screen's width
 
     def _apply_layout(self, width: int) -> None:
         narrow = width < NARROW_BELOW
@@ -187,25 +193,30 @@ class CompareScreen(Screen[None]):
             self.update_status()
 
     def update_status(self) -> None:
-        line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(" anoman-tui ", style="bold reverse")
-        line.append("  requests go to: ", style="dim")
+        target = self.target_label
         if self._retry_at is not None:
             wait = max(0, round(self._retry_at - time.monotonic()))
-            line.append(f"unavailable, retrying in {wait} s", style="bold")
             key = self.services.settings.keymap.get("reconnect", "ctrl+g").split(",")[0]
-            line.append(f" ({self.app.get_key_display(Binding(key, ''))} now)", style="dim")
-            line.append(": " + self.target_label.removeprefix("unavailable: "), style="bold")
-        else:
-            line.append(self.target_label, style="bold")
-        line.append("   cache: ", style="dim")
-        line.append("bypassed (no-cache)" if self.bypass_cache else "on")
-        line.append("   params: ", style="dim")
-        line.append("synced" if self.sync_params else "per pane")
+            target = (f"unavailable, retrying in {wait} s "
+                      f"({self.app.get_key_display(Binding(key, ''))} now): "
+                      + self.target_label.removeprefix("unavailable: "))
         running = sum(p.running for p in self.panes)
-        if running:
-            line.append(f"   {running} streaming", style="bold")
-        self.query_one(StatusLine).update(line, layout=False)  # always one row high
+        streaming = f"{len(self.panes)} streaming"
+        fields = [
+            ("", APP_BADGE, True),
+            ("requests go to:", target, True),
+            ("cache:", "bypassed (no-cache)" if self.bypass_cache else "on", False),
+            ("params:", "synced" if self.sync_params else "per pane", False),
+            # Room is kept while nothing streams: the line never grows when streams start.
+            ("", f"{running} streaming" if running else " " * len(streaming), True),
+        ]
+        line = pack_fields(fields, max(20, self.size.width))
+        line.stylize("reverse", 0, len(APP_BADGE))
+        lines = line.plain.count("\n") + 1
+        # Fields wrap whole onto a second line in narrow terminals (pinned by
+        # tests/ui/test_fit.py); the screen is laid out again only when the height changes.
+        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
+        self._status_lines = lines
         if self._narrow:
             self._update_tabs()
 

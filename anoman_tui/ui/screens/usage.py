@@ -14,16 +14,18 @@ from textual.widgets import DataTable, Footer, Label
 from anoman_tui.streaming import GatewayRequestError
 from anoman_tui.ui.services import AppServices, app_services
 
+# What a request cost comes first, so that it fits in 80 columns; the rest of the
+# columns are a scroll away (← →), as the status line says.
 COLUMNS = (
     ("time", "started_at"),
-    ("endpoint", "endpoint"),
     ("model", "model"),
     ("status", "status"),
-    ("routing", "routing_mode"),
-    ("prompt", "prompt_tokens"),
-    ("completion", "completion_tokens"),
-    ("weighted", "weighted_tokens"),
     ("cost USD", "cost_usd"),
+    ("tok in", "prompt_tokens"),
+    ("tok out", "completion_tokens"),
+    ("weighted", "weighted_tokens"),
+    ("endpoint", "endpoint"),
+    ("routing", "routing_mode"),
     ("failure", "failure_class"),
     ("key", "key_hint"),
 )
@@ -82,4 +84,5 @@ class UsageScreen(Screen[None]):
         for row in rows:
             table.add_row(*(_cell(key, row.get(key)) for _, key in COLUMNS))
         total = sum(float(r.get("cost_usd") or 0) for r in rows)
-        status.update(f"{len(rows)} requests, newest first · total cost ${total:.6f} · r reload")
+        status.update(f"{len(rows)} requests, newest first · total cost ${total:.6f}"
+                      " · ← → more columns · r reload")

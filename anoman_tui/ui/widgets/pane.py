@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from itertools import cycle
 from typing import Protocol
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -69,21 +70,46 @@ def failure_badge(failure: StreamFailure, retry_hint: bool = True) -> tuple[str,
     return text, f"-{description.severity}"
 
 
-def pack_fields(fields: list[tuple[str, str, bool]], width: int) -> Text:
-    """Lay `label value` fields out in lines of `width`, never splitting a field."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+def _field_atoms(label: str, value: str, strong: bool, width: int) -> list[Text]:
+    """A field as the pieces a line may break between: whole if it fits in `width`, else
+    its comma-separated parts ("injection pass 0.02,"), else its words, else `width` cuts."""
+    style = "bold" if strong else ""
+    whole = Text(f"{label} " if label else "", style="dim")
+    whole.append(value, style=style)
+    if whole.cell_len <= width:
+        return [whole]
+    parts = value.split(", ")
+    units = [part + "," for part in parts[:-1]] + parts[-1:]
+    units = [word for unit in units
+             for word in ([unit] if cell_len(unit) <= width else unit.split(" "))]
+    atoms = [Text(label, style="dim")] if label else []
+    for unit in units:
+        while unit:  # a single word wider than a line is the one thing left to cut
+            atoms.append(Text(unit[:width], style=style))
+            unit = unit[width:]
+    if len(atoms) > 1 and label and atoms[0].cell_len + 1 + atoms[1].cell_len <= width:
+        atoms[0:2] = [Text.assemble(atoms[0], " ", atoms[1])]  # keep the label with its value
+    return atoms
+
+
+def pack_fields(fields: list[tuple[str, str, bool]], width: int, gap: int = 2) -> Text:
+    """Lay `label value` fields out in lines of `width`, a field moved whole to the next
+    line; one wider than a line breaks between its parts or words, never inside one."""
+    text = Text(no_wrap=True)
     used = 0
     for label, value, strong in fields:
-        size = len(label) + 1 + len(value)
-        if used and used + 2 + size > width:
-            text.append("\n")
-            used = 0
-        elif used:
-            text.append("  ")
-            used += 2
-        text.append(label + " ", style="dim")
-        text.append(value, style="bold" if strong else "")
-        used += size
+        atoms = _field_atoms(label, value, strong, width)
+        for index, atom in enumerate(atoms):
+            sep = gap if index == 0 else 1
+            # A field broken over lines starts on a line of its own, to read as one.
+            if used and (used + sep + atom.cell_len > width or (index == 0 and len(atoms) > 1)):
+                text.append("\n")
+                used = 0
+            elif used:
+                text.append(" " * sep)
+                used += sep
+            text.append_text(atom)
+            used += atom.cell_len
     return text
 
 
@@ -99,7 +125,19 @@ class PaneStream(Protocol):
 
 
 class PaneHeader(Static):
-    pass
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._lines = 1
+
+    def show(self, text: Text) -> None:
+        """One row; in a pane too narrow for all of it, more, broken between words."""
+        width = self.content_size.width
+        if width and text.cell_len > width:
+            text = Text("\n").join(text.wrap(self.app.console, width, no_wrap=False))
+        lines = text.plain.count("\n") + 1
+        # Redrawn 4x/s by the spinner: the screen is laid out again only on a new height.
+        self.update(text, layout=lines != self._lines)
+        self._lines = lines
 
 
 class PaneBadge(Static):
@@ -179,7 +217,7 @@ class ComparePane(Vertical):
         yield Sparkline([], classes="spark")
 
     def on_resize(self) -> None:
-        self._draw_footer()  # the footer's fields are packed to the pane's width
+        self.refresh_chrome()  # the header and footer are laid out to the pane's width
 
     def on_mount(self) -> None:
         self.query_one(".reasoning", Collapsible).display = False
@@ -247,7 +285,7 @@ class ComparePane(Vertical):
         note = state.scenario_note(self.status in ("waiting", "streaming"))
         if note:
             line.append(f" · {note}", style="dim italic")
-        self.query_one(PaneHeader).update(line, layout=False)  # always one row high
+        self.query_one(PaneHeader).show(line)
 
     def _draw_footer(self) -> None:
         now = self._now()

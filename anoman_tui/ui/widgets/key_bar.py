@@ -1,0 +1,80 @@
+"""The key bar: Textual's `Footer`, with keys that never overlap in a narrow terminal.
+
+Textual's footer lays its keys out on one row and docks the palette key on the right,
+over whatever does not fit (at 80 columns: `^q Q▏^p palettee`, Quit and Usage hidden).
+`KeyBar` hides the least needed keys until the rest fit, in the order it is given; keys
+not named there (Quit, Usage) and the palette key always stay. A hidden key still works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.widget import Widget
+from textual.widgets import Footer
+
+
+def _action_name(widget: Widget) -> str | None:
+    """The action a footer key runs, without arguments ("abort" for "abort(1)")."""
+    action = getattr(widget, "action", None)
+    if isinstance(action, str):
+        return action.split("(", 1)[0].rsplit(".", 1)[-1]
+    for child in widget.children:  # a group of keys ("f1 f2 f3"): its keys' action
+        name = _action_name(child)
+        if name is not None:
+            return name
+    return None
+
+
+class KeyBar(Footer):
+    """A compact `Footer` that drops keys, least needed first, until the rest fit."""
+
+    def __init__(self, *, shed: Iterable[str] = (), compact: bool = True) -> None:
+        super().__init__(compact=compact)
+        self.shed = tuple(shed)
+        """Actions whose keys may be hidden, least needed first."""
+
+    async def recompose(self) -> None:
+        await super().recompose()  # Textual rebuilds the keys whenever the bindings change
+        self.fit()
+
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Show every key, then hide keys in `shed` order while they overflow the bar."""
+        units = self._units()
+        for unit in units:
+            for widget in unit:
+                widget.display = True
+        palette = [w for w in self.children if w.has_class("-command-palette")]
+        room = self.size.width - sum(self._width(w) for w in palette)
+        need = sum(self._width(w) for unit in units for w in unit)
+        for action in self.shed:
+            if need <= room:
+                break
+            for unit in units:
+                if _action_name(unit[0]) == action:
+                    for widget in unit:
+                        widget.display = False
+                        need -= self._width(widget)
+
+    def _units(self) -> list[list[Widget]]:
+        """The bar's keys, a group's keys together with the label that follows them."""
+        units: list[list[Widget]] = []
+        for widget in self.children:
+            if widget.has_class("-command-palette"):
+                continue
+            if _action_name(widget) is None and units:
+                units[-1].append(widget)  # a group's label ("Abort pane")
+            else:
+                units.append([widget])
+        return units
+
+    def _width(self, widget: Widget) -> int:
+        """Columns `widget` takes in the bar, margins included."""
+        if widget.children:
+            inner = sum(self._width(child) for child in widget.children)
+        else:
+            inner = widget.get_content_width(self.size, self.app.size)
+        return inner + widget.styles.gutter.width + widget.styles.margin.width

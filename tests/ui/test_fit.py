@@ -1,0 +1,173 @@
+"""Every piece of information fits the terminal, from 80×24 up: nothing overlaps, nothing
+is cut mid-word, and what does not fit on one line moves whole to the next.
+
+Read from the screen as drawn (tests/ui/screen_text.py), not from the widgets' contents.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import TextArea
+
+from anoman_tui.config import Settings
+from anoman_tui.ui import pane_state
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.widgets.pane import pack_fields
+from tests.pilot import panes, settled, until
+from tests.ui.screen_text import screen_lines
+
+SIZES = [(80, 24), (100, 30), (120, 30), (200, 50)]
+ALWAYS_SHOWN_KEYS = ("Abort all", "Retry", "New", "Next pane", "Quit", "Usage", "palette")
+FOOTER_FIELDS = (r"TTFT \d+\.\d\d s", r"tok/s [\d.]+", r"tokens \d+ in · \d+ out",
+                 r"cost \$0\.\d+", r"weighted \d+", "route realtime/id", "cache miss")
+GUARDRAILS = tuple(rf"{name} pass \d\.\d\d" for name in ("injection", "pii", "moderation",
+                                                          "policy"))
+
+
+async def ready(pilot: Pilot) -> AnomanApp:
+    app = pilot.app
+    assert isinstance(app, AnomanApp)
+    await until(pilot, lambda: app.compare.base_url is not None)
+    return app
+
+
+async def send(pilot: Pilot, prompt: str) -> None:
+    box = pilot.app.screen.query_one("#prompt", TextArea)
+    box.focus()
+    box.load_text(prompt)
+    box.move_cursor(box.document.end)
+    await pilot.press("enter")
+
+
+def whole_in_one_line(lines: list[str], pattern: str) -> int:
+    """How many times the screen shows `pattern` unbroken, within one line."""
+    return sum(len(re.findall(pattern, line)) for line in lines)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_every_word_is_on_screen_whole_at_every_size(make_app, size) -> None:
+    width = size[0]
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        # (a prompt of its own: the gateway's cache is shared by the tests)
+        await send(pilot, f"Explain TCP slow start in a {width}-column terminal")
+        await until(pilot, lambda: settled(app))
+        await pilot.pause(0.2)
+        lines = screen_lines(app)
+        shown = "\n".join(lines)
+        assert all(len(line) <= width for line in lines)
+        assert "…" not in shown, "something was cut short:\n" + shown
+        # the key bar: no key hidden under the palette key, every label whole
+        bar = lines[-1]
+        for label in ALWAYS_SHOWN_KEYS:
+            assert label in bar, f"{label!r} missing from the key bar {bar!r}"
+        assert bar.endswith("^p palette") and bar.count("palette") == 1
+        if width >= 100:
+            assert "f1 f2 f3 Abort pane" in bar
+        # the status line's fields, each whole
+        status = "\n".join(lines[:2])
+        for words in ("anoman-tui", "requests go to: local gateway", "cache: on",
+                      "params: per pane"):
+            assert words in status, status
+        # each visible pane's footer: every field and every guardrail check whole
+        visible = 1 if width < 120 else 3
+        for words in FOOTER_FIELDS + GUARDRAILS:
+            assert whole_in_one_line(lines, words) >= visible, (words, shown)
+        assert whole_in_one_line(lines, "guardrails ") == visible
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+async def test_the_status_line_says_how_many_stream(make_app, monkeypatch, size) -> None:
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        height_idle = app.compare.query_one("#status-line").size.height
+        for pane in app.panes:
+            pane.scenario = "slow_thinking"
+        await send(pilot, f"Count the streams in {size[0]} columns")
+        await until(pilot, lambda: all(p.status == "streaming" for p in panes(app)))
+        await pilot.pause(0.2)
+        status = "\n".join(screen_lines(app)[:2])
+        assert "3 streaming" in status and "params: per pane" in status, status
+        # room for the count was kept: the line did not grow when streams started
+        assert app.compare.query_one("#status-line").size.height == height_idle
+        await pilot.press("escape")
+        await until(pilot, lambda: settled(app))
+
+
+async def test_the_usage_ledger_shows_what_requests_cost_at_80_columns(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await send(pilot, "What does the usage ledger record?")
+        await until(pilot, lambda: settled(app))
+        await pilot.press("f5")
+        await until(pilot, lambda: "requests, newest first" in "\n".join(screen_lines(app)))
+        lines = screen_lines(app)
+        header = next(line for line in lines if " time " in f" {line} ")
+        for column in ("time", "model", "status", "cost USD", "tok in", "tok out", "weighted"):
+            assert column in header, header
+        assert any("claude-sonnet-4-6" in line and "0.00" in line for line in lines)
+        assert "← → more columns" in "\n".join(lines)
+        # the other columns are a scroll away
+        table = app.screen.query_one("DataTable")
+        for _ in range(40):
+            await pilot.press("right")
+        await pilot.pause(0.2)
+        assert table.scroll_x > 0
+        assert "routing" in "\n".join(screen_lines(app))
+
+
+async def test_a_toast_is_flush_with_the_right_edge_and_has_no_stray_half_block(
+    make_app,
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await ready(pilot)
+        await pilot.press("f1")  # nothing streams: a toast says so
+        await until(pilot, lambda: bool(app.screen.query("Toast")))
+        await pilot.pause(0.3)
+        toast = app.screen.query_one("Toast")
+        assert toast.region.right == app.size.width
+        lines = screen_lines(app)
+        row = next(i for i, line in enumerate(lines) if "Pane 1 is not streaming." in line)
+        rows = lines[toast.region.y:toast.region.bottom]
+        assert row in range(toast.region.y, toast.region.bottom)
+        # its left edge is a bar drawn in the toast's own colour, not an `outer` half block
+        assert all(line[toast.region.x] == "▊" for line in rows), rows
+        assert "▌" not in "\n".join(lines)
+
+
+def test_fields_wrap_whole_and_a_long_one_between_its_parts() -> None:
+    fields = [("TTFT", "0.57 s", True), ("tokens", "7 in · 357 out", True),
+              ("guardrails", "injection pass 0.02, pii pass 0.00, moderation flag 0.60, "
+               "policy pass 0.00", False)]
+    assert pack_fields(fields, 36).plain.split("\n") == [
+        "TTFT 0.57 s  tokens 7 in · 357 out",
+        "guardrails injection pass 0.02,",
+        "pii pass 0.00, moderation flag 0.60,",
+        "policy pass 0.00",
+    ]
+    assert pack_fields(fields, 200).plain.count("\n") == 0
+    # a word wider than the line is the only thing ever cut
+    assert pack_fields([("url", "http://a.example/" + "x" * 30, False)], 20).plain.split(
+        "\n") == ["url", "http://a.example/xxx", "x" * 20, "x" * 7]
+
+
+async def test_a_pane_header_too_long_for_its_pane_wraps_between_words() -> None:
+    app = AnomanApp(Settings(theme="anoman-dark"), models=["claude-sonnet-4-6"] * 3,
+                    connect=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.panes[1].scenario = "interrupt"
+        app.compare.pane(2).refresh_chrome()
+        await pilot.pause(0.2)
+        lines = screen_lines(app)
+        shown = "\n".join(lines)
+        assert "…" not in shown.replace("starting the local gateway…", "")  # (not connected)
+        assert whole_in_one_line(lines, "simulating interrupt (next prompt)") == 1, shown
+        assert whole_in_one_line(lines, "claude-sonnet-4-6") == 3
