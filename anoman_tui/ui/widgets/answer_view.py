@@ -64,6 +64,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.reactive import Reactive, reactive
@@ -197,6 +198,17 @@ class AnswerView(ScrollView, can_focus=True):
     """Streams one Markdown answer; see the module docstring for how."""
 
     ALLOW_SELECT = True
+    # The scroll keys of a focused view, with ids so a `[keymap]` can move them (the
+    # inherited ones have none). No horizontal scrolling: the text wraps.
+    INHERIT_BINDINGS = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "scroll_up", "Scroll up", show=False, id="answer_line_up"),
+        Binding("down", "scroll_down", "Scroll down", show=False, id="answer_line_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="answer_page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="answer_page_down"),
+        Binding("home", "scroll_home", "Top", show=False, id="answer_top"),
+        Binding("end", "scroll_end", "End", show=False, id="answer_end"),
+    ]
     DEFAULT_CSS = """
     AnswerView {
         overflow-x: hidden;
