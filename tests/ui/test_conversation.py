@@ -326,6 +326,26 @@ async def test_scroll_keys_move_the_current_pane(make_app, size: tuple[int, int]
         assert three.answer.scroll_y == 0
 
 
+async def test_the_scroll_keys_can_be_rebound(make_app) -> None:
+    app = make_app(models=["claude-sonnet-4-6"] * 3,
+                   keymap={"scroll_pane_up": "f9", "answer_top": "f10"})
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        for prompt in ("explain connection pooling", "compare it with caching", "and queues"):
+            await ask(pilot, app, prompt)
+        answer = app.compare.pane(1).answer
+        await pilot.press("ctrl+end")
+        assert answer.scroll_y == answer.max_scroll_y > 0
+        await pilot.press("shift+pageup")
+        assert answer.scroll_y == answer.max_scroll_y, "the old key is free again"
+        await pilot.press("f9")
+        assert answer.scroll_y < answer.max_scroll_y
+        answer.focus()
+        await pilot.pause()
+        await pilot.press("f10")
+        assert answer.scroll_y == 0
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_an_answer_cut_by_max_tokens_is_marked_cut(
     make_app, size: tuple[int, int]
