@@ -153,6 +153,7 @@ def pane_json(pane: PaneProgress) -> dict[str, Any]:
         "status": result.status,
         "text": result.text,
         "committed": result.committed,
+        "finish_reason": result.finish_reason,  # "length" / "max_tokens": cut by the limit
         "failure": result.failure.to_json() if result.failure else None,
         "usage": result.usage.model_dump(include={"prompt_tokens", "completion_tokens",
                                                   "total_tokens"}) if result.usage else None,
@@ -194,6 +195,8 @@ def summary_table(run: CompareRun) -> Table:
         tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
         cost = cost_text(r.anoman, r.usage, run.model_info.get(pane.model))
         status = r.status + (" (cache hit)" if r.cache_hit else "")
+        if r.cut_at_max_tokens:
+            status += " (cut: max tokens)"
         table.add_row(
             str(pane.pane),
             Text(pane.model),

@@ -6,6 +6,9 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
+
+import pytest
 
 from tests.frames import ANOMAN_BLOCK, OPENAI_ERROR_FRAME, OPENAI_EXAMPLE_STREAM
 from tests.replay_server import ReplayServer, Script
@@ -13,9 +16,12 @@ from tests.replay_server import ReplayServer, Script
 KEY = "anm-sk-cli-test-key-9f8e7d6c"
 
 
-async def run_cli(*args: str, env_key: str | None = KEY, columns: int = 160
+async def run_cli(*args: str, env_key: str | None = KEY, columns: int = 160,
+                  data_home: str | None = None
                   ) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    if data_home is not None:
+        env["XDG_DATA_HOME"] = data_home  # the local gateway's usage ledger
     # compare reads the config file too: an empty one, never the developer's own.
     env["ANOMAN_CONFIG"] = os.devnull
     if env_key is not None:
@@ -53,7 +59,7 @@ async def test_json_output_is_one_document_with_every_pane(replay: ReplayServer)
     good, broken, blocked = doc["panels"]
     assert good == {
         "panel": 1, "model": "good", "status": "completed", "text": "Once upon a time...",
-        "committed": True, "failure": None,
+        "committed": True, "finish_reason": "stop", "failure": None,
         "usage": {"prompt_tokens": 7, "completion_tokens": 4, "total_tokens": 11},
         "anoman": ANOMAN_BLOCK, "metrics": good["metrics"],
     }
@@ -158,3 +164,28 @@ async def test_piped_output_is_the_text_as_it_came_labelled_and_summed_up_readab
                                    "-m", "good", columns=80)
     assert code == 0, err
     assert out.startswith("Comparing 1 model via ") and "failures:" not in out
+
+
+@pytest.mark.parametrize("endpoint", ["openai", "anthropic"])
+async def test_an_answer_cut_by_max_tokens_says_so(endpoint: str, tmp_path: Path) -> None:
+    # The local gateway stops at max_tokens: OpenAI says "length", Anthropic "max_tokens".
+    reason = "length" if endpoint == "openai" else "max_tokens"
+    code, out, err = await run_cli(
+        "compare", "Explain TCP slow start", "-m", "anoman-lite", "--max-tokens", "5",
+        "--endpoint", endpoint, "--json", env_key=None, data_home=str(tmp_path),
+    )
+    assert code == 0, err
+    entry = json.loads(out)["panels"][0]
+    assert entry["status"] == "completed" and entry["committed"] is True
+    assert entry["finish_reason"] == reason
+    assert entry["usage"]["completion_tokens"] == 5
+    code, out, err = await run_cli(
+        "compare", "Explain TCP slow start", "-m", "anoman-lite", "-m", "qwen3-coder",
+        "--max-tokens", "5", "--endpoint", endpoint, env_key=None, data_home=str(tmp_path),
+    )
+    assert code == 0, err
+    assert out.count("completed (cut: max tokens)") == 2, out
+    code, out, err = await run_cli(
+        "compare", "Hi", "-m", "anoman-lite", "--json", env_key=None, data_home=str(tmp_path),
+    )
+    assert json.loads(out)["panels"][0]["finish_reason"] == "stop"

@@ -125,6 +125,11 @@ class StreamResult:
     def committed(self) -> bool:
         return self.status == "completed"
 
+    @property
+    def cut_at_max_tokens(self) -> bool:
+        """The model stopped at the token limit: OpenAI's "length", Anthropic's "max_tokens"."""
+        return self.finish_reason in ("length", "max_tokens")
+
 
 @dataclass(slots=True, frozen=True)
 class StreamDone:

@@ -30,9 +30,15 @@ __all__ = [
     "MAX_BLOCK_CHARS",
     "MAX_BLOCK_LINES",
     "MAX_LINE_CHARS",
+    "NOTE_ERROR",
+    "NOTE_WARNING",
+    "PROMPT",
+    "PROMPT_MORE",
     "TABLE_CUT_ROWS",
     "Block",
     "BlockSplitter",
+    "note_block",
+    "prompt_blocks",
 ]
 
 # Bounds on one block (one Rich render). Measured here: Rich renders ~1 ms per 700
@@ -94,6 +100,8 @@ class Block(Generic[Row]):
     strips: list[Row] | None = None  # None: not rendered at the current width
     height: int = 0  # len(strips), or an estimate while strips is None
     approx: bool = False  # rendered in chunks while streaming; finish() re-renders it
+    kind: str = "markdown"  # or PROMPT / PROMPT_MORE (the user's words) or NOTE_* (a marker)
+    dim: bool = False  # drawn dimmed (the answer of a turn that was not committed)
 
     @property
     def source(self) -> str:
@@ -105,8 +113,64 @@ class Block(Generic[Row]):
 
     def estimate(self, width: int) -> int:
         # Cheap (O(1)) so a resize of a huge answer costs one pass over the blocks.
+        if self.kind != "markdown":
+            header = 1 if self.kind == PROMPT else 0
+            return max(1, self.nlines + len(self.raw) // max(1, width - 4) + header)
         fence = 2 if self.prefix or "```" in self.raw or "~~~" in self.raw else 0
         return max(1, self.nlines + len(self.raw) // max(1, width - 2) + fence)
+
+
+# Block kinds besides Markdown: the prompt of a turn (its first piece has the "You"
+# header) and one-line markers of how a turn ended. Never parsed as Markdown or markup.
+PROMPT = "prompt"
+PROMPT_MORE = "prompt-more"
+NOTE_ERROR = "note-error"
+NOTE_WARNING = "note-warning"
+
+
+def prompt_blocks(prompt: str) -> list[Block[Any]]:
+    """The blocks that show a turn's prompt: sanitised and cut into bounded pieces."""
+    text = terminal_safe(prompt.rstrip("\n"))
+    pieces: list[list[str]] = []
+    current: list[str] = []
+    chars = 0
+    for line in text.split("\n"):
+        while len(line) > MAX_LINE_CHARS:
+            if current:
+                pieces.append(current)
+                current, chars = [], 0
+            pieces.append([line[:MAX_LINE_CHARS]])
+            line = line[MAX_LINE_CHARS:]
+        if current and (len(current) >= MAX_BLOCK_LINES or chars + len(line) > MAX_BLOCK_CHARS):
+            pieces.append(current)
+            current, chars = [], 0
+        current.append(line)
+        chars += len(line) + 1
+    if current or not pieces:
+        pieces.append(current or [""])
+    return [
+        Block(
+            raw="\n".join(lines),
+            prefix="",
+            suffix="",
+            joiner="" if index == 0 else "\n",
+            gap=index == 0,
+            trim_top=False,
+            trim_bottom=False,
+            serial=0,
+            nlines=len(lines),
+            kind=PROMPT if index == 0 else PROMPT_MORE,
+        )
+        for index, lines in enumerate(pieces)
+    ]
+
+
+def note_block(text: str, *, error: bool) -> Block[Any]:
+    """A one-line marker under a turn (how it ended), drawn as plain text."""
+    return Block(
+        raw=terminal_safe(text), prefix="", suffix="", joiner="\n", gap=True, trim_top=False,
+        trim_bottom=False, serial=0, nlines=1, kind=NOTE_ERROR if error else NOTE_WARNING,
+    )
 
 
 class BlockSplitter:
@@ -116,11 +180,12 @@ class BlockSplitter:
     split of the same answer yields the same blocks.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, gap: bool = False) -> None:
+        """`gap`: draw a blank row before the first block (an answer below a prompt)."""
         self.serial = 0
         self.partial = ""  # the incomplete last line (not yet sanitised)
         self.in_string = False  # inside an unterminated OSC/DCS/... string control
-        self._start_block(joiner="", gap=False, prefix="", trim_top=False)
+        self._start_block(joiner="\n\n" if gap else "", gap=gap, prefix="", trim_top=False)
 
     def _start_block(self, *, joiner: str, gap: bool, prefix: str, trim_top: bool) -> None:
         self.serial += 1

@@ -33,7 +33,9 @@ from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.markdown import CodeBlock, Markdown, MarkdownElement
 from rich.segment import Segment
+from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
+from rich.text import Text
 from rich.theme import Theme
 
 from anoman_tui.safe_text import terminal_safe
@@ -151,12 +153,13 @@ def render_block(
     code_theme: str,
     trim_top: bool = False,
     trim_bottom: bool = False,
+    dim: bool = False,
 ) -> list[list[Segment]]:
     """The rows of one block of Markdown `source` rendered `width` cells wide.
 
     `dark`: the app theme is dark (else the light Markdown palette is used);
     `trim_top` / `trim_bottom`: drop the first / last row (code padding shared with the
-    piece of a cut block above / below).
+    piece of a cut block above / below); `dim`: draw it dimmed (a turn not committed).
     """
     text = terminal_safe(source)
     if "\t" in text:
@@ -180,7 +183,63 @@ def render_block(
         start += 1
     if trim_bottom and end - start > 1:
         end -= 1
+    if dim:
+        return [list(Segment.apply_style(line, post_style=_DIM)) for line in lines[start:end]]
     return lines[start:end]
+
+
+_DIM = Style(dim=True)
+PROMPT_BAR = "▌ "
+# (bar, background) of a prompt: a tinted band with a bar, distinct from answers.
+_PROMPT_STYLES = {
+    True: (Style(color="#6cb6ff", bold=True), Style(bgcolor="#1e2a38")),
+    False: (Style(color="#0b5cad", bold=True), Style(bgcolor="#e4edf7")),
+}
+_NOTE_STYLES = {
+    (True, True): Style(color="#ff7b72", italic=True),
+    (True, False): Style(color="#e3b341", italic=True),
+    (False, True): Style(color="#b3261e", italic=True),
+    (False, False): Style(color="#8a5a00", italic=True),
+}
+
+
+def render_prompt(
+    console: Console, text: str, width: int, *, dark: bool, header: bool
+) -> list[list[Segment]]:
+    """The rows of (a piece of) a turn's prompt: plain text on a tinted band with a bar.
+
+    `header`: start with a "You" row (the first piece). The text is a Rich `Text`, so it
+    is never read as markup; control sequences are removed again (`terminal_safe`).
+    """
+    bar_style, band = _PROMPT_STYLES[dark]
+    clean = terminal_safe(text).expandtabs(4)
+    inner = max(1, width - len(PROMPT_BAR))
+    body = Text(clean, no_wrap=False, overflow="fold", end="")
+    rows = list(body.wrap(console, inner, overflow="fold"))
+    if header:
+        rows.insert(0, Text("You", style="bold", end=""))
+    lines: list[list[Segment]] = []
+    for row in rows:
+        segments = [Segment(PROMPT_BAR, band + bar_style)]
+        used = len(PROMPT_BAR)
+        for segment in row.render(console, end=""):
+            segments.append(Segment(segment.text, band + segment.style
+                                    if segment.style else band))
+            used += segment.cell_length
+        if used < width:
+            segments.append(Segment(" " * (width - used), band))
+        lines.append(segments)
+    return lines
+
+
+def render_note(
+    console: Console, text: str, width: int, *, dark: bool, error: bool
+) -> list[list[Segment]]:
+    """The rows of a marker under a turn (how it ended): plain text, never markup."""
+    body = Text(terminal_safe(text), end="")
+    style = _NOTE_STYLES[dark, error]
+    return [list(Segment.apply_style(row.render(console, end=""), style))
+            for row in body.wrap(console, max(1, width), overflow="fold")]
 
 
 # Languages whose Pygments lexers `warm_up()` builds ahead of the first answer.

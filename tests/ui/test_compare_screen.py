@@ -64,7 +64,7 @@ async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkey
         assert statuses == ["done", "cancelled", "done"]
         assert "CANCELLED" in badge_text(pane2) and "not committed" in badge_text(pane2)
         assert pane2.state.history == []
-        assert pane2.answer.dimmed
+        assert pane2.answer.turn_dimmed
         result = pane2.state.last_result
         assert result is not None and result.request_id
         # the gateway metered the cancelled stream, as cancelled, promptly

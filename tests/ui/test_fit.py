@@ -169,5 +169,6 @@ async def test_a_pane_header_too_long_for_its_pane_wraps_between_words() -> None
         lines = screen_lines(app)
         shown = "\n".join(lines)
         assert "…" not in shown.replace("starting the local gateway…", "")  # (not connected)
-        assert whole_in_one_line(lines, re.escape("simulating interruption (next prompt)")) == 1, shown
+        note = re.escape("simulating interruption (next prompt)")
+        assert whole_in_one_line(lines, note) == 1, shown
         assert whole_in_one_line(lines, "claude-sonnet-4-6") == 3

@@ -45,6 +45,10 @@ class StatusLine(Static):
 
 
 _ABORT = Binding.Group("Abort pane")
+_SCROLL = Binding.Group("Scroll")
+# A second Enter within this many seconds of the "still streaming" notice aborts the
+# running panes and sends.
+CONFIRM_SEND_S = 5.0
 
 
 class CompareScreen(Screen[None]):
@@ -58,6 +62,16 @@ class CompareScreen(Screen[None]):
         Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
+        # Scroll the current pane (marked in its header) from anywhere, the prompt box
+        # included. Alt+Up/Down for terminals that keep Shift+PgUp for their scrollback.
+        Binding("shift+pageup,alt+up", "scroll_pane('page_up')", "Scroll up",
+                id="scroll_pane_up", group=_SCROLL, key_display="⇧PgUp"),
+        Binding("shift+pagedown,alt+down", "scroll_pane('page_down')", "Scroll down",
+                id="scroll_pane_down", group=_SCROLL, key_display="⇧PgDn"),
+        Binding("ctrl+home", "scroll_pane('scroll_home')", "Pane top", id="scroll_pane_top",
+                show=False),
+        Binding("ctrl+end", "scroll_pane('scroll_end')", "Pane end", id="scroll_pane_end",
+                show=False),
     ]
 
     # Per-screen toggles, shown on the status line (their watchers redraw it). `var`s:
@@ -88,6 +102,10 @@ class CompareScreen(Screen[None]):
         self._retry_at: float | None = None  # monotonic: when the app tries to connect again
         self._told_unavailable = ""  # the reason last notified: a retry does not repeat it
         self._status_lines = 1
+        # Busy: (prompt, when) of the notice that a second Enter aborts and sends; and
+        # the prompt to send once the aborted panes have stopped.
+        self._confirm_send: tuple[str, float] | None = None
+        self._send_after_abort: str | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -113,12 +131,14 @@ class CompareScreen(Screen[None]):
             yield prompt
         # In a narrow terminal the per-pane aborts go first (Esc aborts all), then the rest
         # in this order; Quit, Usage and the palette always stay.
-        yield KeyBar(shed=("abort", "new_comparison", "retry", "next_pane", "abort_all"))
+        yield KeyBar(shed=("scroll_pane", "abort", "new_comparison", "retry", "next_pane",
+                           "abort_all"))
 
     def on_mount(self) -> None:
         self.query_one(PromptBox).focus()
         self.update_status()
         self._apply_layout(self.size.width)
+        self._mark_current()
 
     # -- focus ----------------------------------------------------------------
 
@@ -162,6 +182,12 @@ class CompareScreen(Screen[None]):
     def _show_active(self) -> None:
         for pane in self.query(ComparePane):
             pane.display = (not self._narrow) or pane.state.index == self._active_pane
+        self._mark_current()
+
+    def _mark_current(self) -> None:
+        # The scroll keys' pane, marked in its header.
+        for pane in self.query(ComparePane):
+            pane.set_class(pane.state.index == self._active_pane, "-current")
 
     @on(Tabs.TabActivated)
     def _tab_changed(self, event: Tabs.TabActivated) -> None:
@@ -173,6 +199,27 @@ class CompareScreen(Screen[None]):
         self._active_pane = self._active_pane % len(self.panes) + 1
         self.query_one(Tabs).active = f"tab-{self._active_pane}"
         self._show_active()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # Focusing a pane's text (Tab, a click) makes it the current pane.
+        pane = next((a for a in event.widget.ancestors if isinstance(a, ComparePane)), None)
+        if pane is not None and pane.state.index != self._active_pane:
+            self._active_pane = pane.state.index
+            if self._narrow:
+                self.query_one(Tabs).active = f"tab-{self._active_pane}"
+            self._mark_current()
+
+    def action_scroll_pane(self, how: str) -> None:
+        """Scroll the current pane's answer: page_up, page_down, scroll_home, scroll_end."""
+        answer = self.pane(self._active_pane).answer
+        if how == "page_up":
+            answer.scroll_page_up(animate=False)
+        elif how == "page_down":
+            answer.scroll_page_down(animate=False)
+        elif how == "scroll_home":
+            answer.scroll_home(animate=False)
+        elif how == "scroll_end":
+            answer.scroll_end(animate=False)
 
     def _update_tabs(self) -> None:
         tabs = self.query_one(Tabs)
@@ -289,12 +336,39 @@ class CompareScreen(Screen[None]):
             self.notify("The gateway is starting; your prompt goes out as soon as it is up.",
                         timeout=3)
             return
-        if any(p.running for p in self.panes):
-            self.notify("Streams are still running: abort them (Esc) or wait.",
-                        title="Busy", severity="warning")
+        running = [p.index for p in self.panes if p.running]
+        if running:
+            self._busy(event.prompt, running)
             return
+        self._confirm_send = None
         self.query_one(PromptBox).clear()
         self.send(event.prompt, self.panes)
+
+    def _busy(self, prompt: str, running: list[int]) -> None:
+        """A prompt sent while panes stream: a second Enter aborts them and sends it."""
+        confirm = self._confirm_send
+        if confirm is not None and confirm[0] == prompt and (
+            time.monotonic() - confirm[1] <= CONFIRM_SEND_S
+        ):
+            self._confirm_send = None
+            self._send_after_abort = prompt
+            self.query_one(PromptBox).clear()
+            for index in running:
+                self.pane(index).abort()
+            self.notify(f"Aborting {_pane_list(running)}; the prompt goes to every pane "
+                        "as soon as they stop.", timeout=3)
+            return
+        self._confirm_send = (prompt, time.monotonic())
+        streaming = "still streams" if len(running) == 1 else "still stream"
+        self.notify(f"{_pane_list(running).capitalize()} {streaming}: press Enter again "
+                    f"within {CONFIRM_SEND_S:g} s to abort and send to all, or wait.",
+                    title="Busy", severity="warning", timeout=CONFIRM_SEND_S)
+
+    def _send_if_settled(self) -> None:
+        prompt = self._send_after_abort
+        if prompt is not None and not any(p.running for p in self.panes):
+            self._send_after_abort = None
+            self.send(prompt, self.panes)
 
     def send(self, prompt: str, panes: list[PaneState], delays: dict[int, float] | None = None
              ) -> None:
@@ -328,10 +402,12 @@ class CompareScreen(Screen[None]):
     @on(PaneStreamFinished)
     def _pane_finished(self, event: PaneStreamFinished) -> None:
         self.update_status()
+        self._send_if_settled()
 
     @on(PaneStatusChanged)
     def _pane_status(self, event: PaneStatusChanged) -> None:
         self.update_status()
+        self._send_if_settled()  # (a pane that failed while drawing posts no PaneStreamFinished)
 
     # -- actions --------------------------------------------------------------
 
@@ -362,6 +438,7 @@ class CompareScreen(Screen[None]):
             self.send(text, panes, delays)
 
     def action_new_comparison(self) -> None:
+        self._confirm_send = self._send_after_abort = None
         for pane in self.query(ComparePane):
             pane.abort()
             pane.state.reset()
@@ -369,3 +446,9 @@ class CompareScreen(Screen[None]):
         self.query_one(PromptBox).focus()
         self.update_status()
         self.notify("New comparison: every pane's conversation was cleared.", timeout=3)
+
+
+def _pane_list(indexes: list[int]) -> str:
+    """"pane 2" or "panes 2, 3"."""
+    names = ", ".join(str(i) for i in indexes)
+    return f"pane {names}" if len(indexes) == 1 else f"panes {names}"

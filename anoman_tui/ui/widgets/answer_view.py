@@ -33,6 +33,11 @@ core and fell behind (a 10 s stream took 14 s to feed). So this is a Line-API wi
   import plugin packages to look them up), and control sequences are removed by
   `terminal_safe` -- line by line in the splitter, carrying an unterminated OSC/DCS
   string across lines and deltas, and again on each block's source at render time.
+* A conversation is a series of turns (`begin_turn()` / `end_turn()`): each turn's
+  prompt is a block of its own (plain text on a tinted band, never Markdown), and a
+  finished turn's blocks stay in the view as they are, so a new turn costs what a new
+  answer costs: nothing above the open block is re-rendered while it streams. A turn
+  that was not committed is drawn dimmed, with a note saying how it ended.
 * Mouse selection works like `Log`: every row carries offset metadata; copying gives the
   (sanitised) source of wholly selected blocks and the rendered text of partly selected
   ones.
@@ -59,6 +64,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.reactive import Reactive, reactive
@@ -68,12 +74,22 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from anoman_tui.safe_text import terminal_safe
-from anoman_tui.ui.markdown_blocks import Block, BlockSplitter
+from anoman_tui.ui.markdown_blocks import (
+    NOTE_ERROR,
+    PROMPT,
+    PROMPT_MORE,
+    Block,
+    BlockSplitter,
+    note_block,
+    prompt_blocks,
+)
 from anoman_tui.ui.markdown_render import (
     CODE_THEME,
     LIGHT_CODE_THEME,
     WARM_LANGUAGES,
     render_block,
+    render_note,
+    render_prompt,
     warm_up,
 )
 from anoman_tui.ui.textual_internals import (
@@ -182,6 +198,17 @@ class AnswerView(ScrollView, can_focus=True):
     """Streams one Markdown answer; see the module docstring for how."""
 
     ALLOW_SELECT = True
+    # The scroll keys of a focused view, with ids so a `[keymap]` can move them (the
+    # inherited ones have none). No horizontal scrolling: the text wraps.
+    INHERIT_BINDINGS = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "scroll_up", "Scroll up", show=False, id="answer_line_up"),
+        Binding("down", "scroll_down", "Scroll down", show=False, id="answer_line_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="answer_page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="answer_page_down"),
+        Binding("home", "scroll_home", "Top", show=False, id="answer_top"),
+        Binding("end", "scroll_end", "End", show=False, id="answer_end"),
+    ]
     DEFAULT_CSS = """
     AnswerView {
         overflow-x: hidden;
@@ -253,6 +280,10 @@ class AnswerView(ScrollView, can_focus=True):
         self._finishing = False
         self._dirty_from: int | None = None  # first row changed since the last refresh
         self._evict_from = 0  # blocks before this index have had their strips dropped
+        self._turn_from = 0  # index of the latest turn's first (prompt) block
+        self._answer_from = 0  # index of the latest turn's first answer block
+        self._turn_end: tuple[bool, str | None, bool, bool] | None = None  # see end_turn
+        self._turn_dimmed = False
         self._row_styles.forget_rows()
 
     @property
@@ -288,8 +319,43 @@ class AnswerView(ScrollView, can_focus=True):
         self._finishing = True
         self._flush(final=True)
 
+    def begin_turn(self, prompt: str) -> None:
+        """Start a new turn below the ones shown: draw `prompt`, then stream its answer.
+
+        Whatever the previous turn still had buffered is finished first; from here on
+        `append()` feeds the new turn and `text` is its answer only.
+        """
+        self._close_turn()
+        self._turn_from = len(self._blocks)
+        self._add_blocks(prompt_blocks(prompt))
+        self._answer_from = len(self._blocks)
+        self._splitter = BlockSplitter(gap=True)
+        self._text_parts, self._text_recent, self._text_cache = [], [], ""
+        self._soft, self._soft_lines, self._soft_serial = [], 0, 0
+        self._turn_dimmed = False
+        self._follow = True
+        self._relayout()
+
+    def end_turn(
+        self, *, dim: bool = False, note: str | None = None, error: bool = False,
+        reveal: bool = True,
+    ) -> None:
+        """Finish the latest turn (as `finish()`), then mark how it ended.
+
+        `dim`: draw its answer dimmed (not committed); `note`: a line under it (`error`
+        picks the error colour); `reveal`: if the view was following the end, scroll back
+        so the turn reads from its prompt (its start stays in view when it fits).
+        """
+        self._turn_end = (dim, note, error, reveal)
+        self.finish()
+
+    @property
+    def turn_dimmed(self) -> bool:
+        """The latest turn's answer is drawn dimmed (it ended without being committed)."""
+        return self._turn_dimmed
+
     def clear(self) -> None:
-        """Remove all text."""
+        """Remove all text (every turn)."""
         self._reset_content()
         self._follow = True
         self._set_virtual_size(Size(self._width, 0))  # (a screen layout only if needed)
@@ -349,10 +415,14 @@ class AnswerView(ScrollView, can_focus=True):
             new_blocks.extend(self._splitter.close())
         self._add_blocks(new_blocks)
         self._render_tail()
+        reveal = False
         if drained and final:
             self._finalise_approx()
             self._finishing = False
+            reveal = self._apply_turn_end()
         self._relayout()
+        if reveal:
+            self._reveal_turn()
         if latest and self._report_flushes:
             self.call_after_refresh(self.post_message, self.Flushed(self, latest))
         if not drained:
@@ -397,6 +467,57 @@ class AnswerView(ScrollView, can_focus=True):
             index += 1
         self._evict_from = index
 
+    def _close_turn(self) -> None:
+        """End the open turn now, with whatever it has buffered (a new turn begins)."""
+        splitter = self._splitter
+        if self._inbox or splitter.has_open or splitter.partial or self._finishing:
+            blocks: list[Block[Strip]] = []
+            while self._inbox:
+                blocks.extend(splitter.feed(self._inbox.popleft()[0]))
+            blocks.extend(splitter.close())
+            self._add_blocks(blocks)
+            self._finalise_approx()
+            self._finishing = False
+        self._apply_turn_end()
+        self._tail, self._tail_gap, self._tail_key = [], 0, None
+
+    def _apply_turn_end(self) -> bool:
+        """Dim and annotate the finished turn as `end_turn()` asked; True to reveal it."""
+        end, self._turn_end = self._turn_end, None
+        if end is None:
+            return False
+        dim, note, error, reveal = end
+        if dim:
+            self._turn_dimmed = True
+            for block in self._blocks[self._answer_from :]:
+                block.dim = True
+                block.strips = None  # re-rendered dimmed when in view; its height stays
+            self._row_styles.forget_rows()
+            self._mark_dirty(0)
+            self.refresh()
+        if note:
+            self._add_blocks([note_block(note, error=error)])
+        return reveal
+
+    def _reveal_turn(self) -> None:
+        """Scroll up so the finished turn reads from its prompt, if the view followed it.
+
+        Only when it does not fit (else it is in view at the bottom already). A long
+        prompt is not shown whole: a third of the view of it, then the answer's start.
+        """
+        if not self._follow or self._turn_from >= len(self._blocks):
+            return
+        self._ensure_starts()
+        height = self._viewport_height()
+        first = self._blocks[self._turn_from]
+        top = self._starts[self._turn_from] + first.top_gap
+        answer_top = top
+        if self._answer_from < len(self._blocks):
+            answer_top = self._starts[self._answer_from]
+        target = max(top, answer_top - max(3, height // 3))
+        if target < self.max_scroll_y:
+            self.scroll_to(y=target, animate=False, immediate=True)
+
     def _finalise_approx(self) -> None:
         for index, block in enumerate(self._blocks):
             if block.approx:
@@ -406,7 +527,8 @@ class AnswerView(ScrollView, can_focus=True):
 
     # -- rendering ---------------------------------------------------------------------
     def _render_source(
-        self, source: str, *, trim_top: bool = False, trim_bottom: bool = False
+        self, source: str, *, trim_top: bool = False, trim_bottom: bool = False,
+        dim: bool = False,
     ) -> list[Strip]:
         app = self.app
         dark = app.current_theme.dark
@@ -418,13 +540,26 @@ class AnswerView(ScrollView, can_focus=True):
             code_theme=self.CODE_THEME if dark else self.LIGHT_CODE_THEME,
             trim_top=trim_top,
             trim_bottom=trim_bottom,
+            dim=dim,
         )
         return [Strip(line) for line in lines]
 
     def _render_block(self, block: Block[Strip]) -> list[Strip]:
-        strips = self._render_source(
-            block.source, trim_top=block.trim_top, trim_bottom=block.trim_bottom
-        )
+        kind = block.kind
+        if kind == "markdown":
+            strips = self._render_source(
+                block.source, trim_top=block.trim_top, trim_bottom=block.trim_bottom,
+                dim=block.dim,
+            )
+        else:
+            console, dark = self.app.console, self.app.current_theme.dark
+            if kind in (PROMPT, PROMPT_MORE):
+                lines = render_prompt(console, block.raw, self._width, dark=dark,
+                                      header=kind == PROMPT)
+            else:
+                lines = render_note(console, block.raw, self._width, dark=dark,
+                                    error=kind == NOTE_ERROR)
+            strips = [Strip(line) for line in lines]
         block.strips = strips
         block.height = len(strips)
         return strips

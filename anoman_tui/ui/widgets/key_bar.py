@@ -42,7 +42,8 @@ class KeyBar(Footer):
         self.fit()
 
     def fit(self) -> None:
-        """Show every key, then hide keys in `shed` order while they overflow the bar."""
+        """Show every key, hide keys in `shed` order while they overflow the bar, then
+        give back the most needed of the hidden ones that fit in the room left."""
         units = self._units()
         for unit in units:
             for widget in unit:
@@ -50,14 +51,22 @@ class KeyBar(Footer):
         palette = [w for w in self.children if w.has_class("-command-palette")]
         room = self.size.width - sum(self._width(w) for w in palette)
         need = sum(self._width(w) for unit in units for w in unit)
+        hidden: list[tuple[list[Widget], int]] = []
         for action in self.shed:
             if need <= room:
                 break
             for unit in units:
                 if _action_name(unit[0]) == action:
+                    width = sum(self._width(widget) for widget in unit)
                     for widget in unit:
                         widget.display = False
-                        need -= self._width(widget)
+                    need -= width
+                    hidden.append((unit, width))
+        for unit, width in reversed(hidden):
+            if need + width <= room:
+                for widget in unit:
+                    widget.display = True
+                need += width
 
     def _units(self) -> list[list[Widget]]:
         """The bar's keys, a group's keys together with the label that follows them."""

@@ -22,7 +22,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import Collapsible, Sparkline, Static
+from textual.widgets import Collapsible, Static
 
 from anoman_tui.streaming import (
     AnomanMetadata,
@@ -47,7 +47,9 @@ from anoman_tui.wire import AnomanBlock, Usage
 
 log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-SPARK_BUCKET_S = 0.25
+SPARK_BUCKET_S = 0.25  # one sparkline cell, at every pane width
+SPARK_CELLS = 40  # the sparkline shows at most the last 10 s (fewer cells if narrow)
+SPARK_BARS = "▁▂▃▄▅▆▇█"
 TICK_S = 0.2  # header spinner and live footer figures (a multiple of FrameClock.INTERVAL)
 STATE_LABELS = {
     "idle": "idle",
@@ -68,6 +70,37 @@ def failure_badge(failure: StreamFailure, retry_hint: bool = True) -> tuple[str,
     elif failure.kind == "http_error" and failure.status == 429 and retry_hint:
         text += " · Ctrl+R waits, then retries"
     return text, f"-{description.severity}"
+
+
+def cut_badge(result: StreamResult) -> str | None:
+    """The badge of an answer cut by its token limit, or None if it was not cut."""
+    if not result.cut_at_max_tokens:
+        return None
+    tokens = result.usage.completion_tokens if result.usage is not None else None
+    count = f" ({tokens} tokens)" if tokens is not None else ""
+    return f"✂ CUT at max tokens{count}: the answer is incomplete"
+
+
+def sparkline(buckets: list[float], width: int) -> Text:
+    """Output rate per `SPARK_BUCKET_S` cell, newest right, with its scale as words.
+
+    One cell is always the same time, whatever the width, so an answer draws the same
+    line in every pane size; the label gives the rate the top bar means and the time
+    shown. A cell with no tokens is blank, so a stall shows as a gap.
+    """
+    peak = max(buckets, default=0.0)
+    label = f"tok/s 0–{peak:.0f} · last "
+    cells = max(0, min(SPARK_CELLS, len(buckets), width - len(label) - 6))
+    shown = buckets[len(buckets) - cells :] if cells else []
+    seconds = cells * SPARK_BUCKET_S
+    text = Text(no_wrap=True, overflow="crop")
+    text.append(f"{label}{seconds:g} s ", style="dim")
+    top = len(SPARK_BARS) - 1
+    text.append("".join(
+        " " if value <= 0 else SPARK_BARS[min(top, round(value / peak * top))]
+        for value in shown
+    ), style="bold")
+    return text
 
 
 def _field_atoms(label: str, value: str, strong: bool, width: int) -> list[Text]:
@@ -155,6 +188,10 @@ FOOTER_HELP = (
 )
 
 
+class PaneSpark(Static):
+    pass
+
+
 class PaneFooter(Static):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -214,7 +251,7 @@ class ComparePane(Vertical):
         yield AnswerView(classes="answer")
         yield PaneBadge(classes="badge")
         yield PaneFooter(classes="pane-footer")
-        yield Sparkline([], classes="spark")
+        yield PaneSpark(classes="spark")
 
     def on_resize(self) -> None:
         self.refresh_chrome()  # the header and footer are laid out to the pane's width
@@ -275,6 +312,8 @@ class ComparePane(Vertical):
         line.append(state.model or "(no model)", style="bold")
         line.append("  ")
         label = STATE_LABELS.get(self.status, self.status)
+        if self.status == "done" and self._result is not None and self._result.cut_at_max_tokens:
+            label = "done ✂ cut at max tokens"
         if self.status == "streaming" and self._first_text_at is None and self._reasoning_chunks:
             line.append(f"{self._spinner_frame} {label} (reasoning)", style="bold")
         elif self.status in ("waiting", "streaming"):
@@ -343,9 +382,11 @@ class ComparePane(Vertical):
         # The newest bucket is partial (still filling, or cut by the end of the stream):
         # leave it out so the line does not dip at its right edge.
         buckets = self._buckets[:-1]
-        spark = self.query_one(Sparkline)
+        spark = self.query_one(PaneSpark)
         spark.display = len(buckets) > 1
-        spark.data = buckets[-120:]
+        if spark.display:
+            spark.update(sparkline(buckets, spark.content_size.width or footer.content_size.width
+                                   or 48), layout=False)  # always one row high
 
     def _show_badge(self, text: str, severity: str) -> None:
         badge = self.query_one(PaneBadge)
@@ -373,20 +414,23 @@ class ComparePane(Vertical):
     # -- streaming ------------------------------------------------------------
 
     def clear(self) -> None:
-        """Forget the shown answer (not the conversation)."""
+        """Forget every turn shown (the conversation itself is the state's)."""
         self.answer.clear()
-        self.answer.dimmed = False
+        self._clear_turn()
+        self.set_status("idle")
+        self.refresh_chrome()
+
+    def _clear_turn(self) -> None:
         self.reasoning.clear()
         self.query_one(".reasoning", Collapsible).display = False
         self._hide_badge()
         self._reset_live()
-        self.set_status("idle")
-        self.refresh_chrome()
 
     def start(self, stream: PaneStream, prompt: str, *, delay_s: float = 0.0) -> None:
-        """Show `stream` in this pane, replacing whatever was shown."""
+        """Show `stream` in this pane as a new turn, below the turns shown."""
         self.abort()
-        self.clear()
+        self._clear_turn()
+        self.answer.begin_turn(prompt)
         self._stream = stream
         self._prompt = prompt
         self._skip_delay = asyncio.Event()
@@ -436,7 +480,8 @@ class ComparePane(Vertical):
             log.exception("pane %d failed while drawing its stream", self.state.index)
             stream.cancel()
             self._stop_tick()
-            self.answer.dimmed = True
+            self.answer.end_turn(dim=True, note="✗ INTERNAL ERROR · not part of the conversation",
+                                 error=True)
             self._show_badge("✗ INTERNAL ERROR while drawing this answer (details in the log)",
                              "-error")
             self.set_status("failed")
@@ -513,7 +558,16 @@ class ComparePane(Vertical):
             self._anoman = result.anoman
         if result.cache_hit and not self._chunks:
             self.answer.append(result.text)
-        self.answer.finish()
+        cut = cut_badge(result)
+        if result.failure is not None:
+            said = describe_failure(result.failure)
+            self.answer.end_turn(
+                dim=True, note=f"{said.symbol} {said.headline} · not part of the conversation",
+                error=said.severity == "error")
+        elif cut is not None:
+            self.answer.end_turn(note=cut)
+        else:
+            self.answer.end_turn()
         if self._reasoning_chunks:
             self.reasoning.finish()
             self.query_one(".reasoning", Collapsible).collapsed = True
@@ -523,8 +577,9 @@ class ComparePane(Vertical):
             self.query_one(".reasoning", Collapsible).display = True
         self.state.record(self._prompt, result)  # sets the state's status to the outcome
         if result.failure is not None:
-            self.answer.dimmed = True
             self._show_badge(*failure_badge(result.failure))
+        elif cut is not None:
+            self._show_badge(cut, "-warning")
         elif result.cache_hit:
             self._show_badge("● CACHE HIT: the complete answer came from the gateway's cache",
                              "-success")

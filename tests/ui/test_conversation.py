@@ -1,0 +1,426 @@
+"""Reading a comparison: each pane keeps its conversation (the prompt of every turn above
+its answer), scroll keys, a finished turn shown from its prompt, answers cut by max tokens
+marked as such, a sparkline on a fixed time scale, and a prompt sent while panes stream."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from rich.segment import Segment
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Footer
+
+from anoman_tui.ui import pane_state
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.screens import compare
+from anoman_tui.ui.widgets.answer_view import AnswerView
+from anoman_tui.ui.widgets.pane import (
+    SPARK_CELLS,
+    PaneHeader,
+    PaneSpark,
+    sparkline,
+)
+from tests.pilot import badge_text, panes, settled, until
+from tests.ui.scripted import ScriptedStream, completed, text_events
+
+SIZES = [(80, 24), (200, 50)]
+PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the first answer, long enough." for i in range(60))
+
+
+class Host(App[None]):
+    CSS = "AnswerView { height: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        yield AnswerView()
+
+
+async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while view._inbox or view._scheduled or view._finishing:
+        assert time.monotonic() < deadline, "AnswerView did not drain in time"
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+def index_of(lines: list[str], text: str, start: int = 0) -> int:
+    return next(i for i in range(start, len(lines)) if lines[i].startswith(text))
+
+
+def top_row(view: AnswerView) -> str:
+    return view.render_line(0).text.strip()
+
+
+# -- AnswerView: turns ---------------------------------------------------------------
+
+
+async def test_turns_stack_with_their_prompts_and_a_failed_turn_is_dimmed() -> None:
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(AnswerView)
+        view.begin_turn("First [bold]question[/bold]\x1b]0;PWNED\x07 here")
+        view.append("The **first** answer.")
+        view.end_turn()
+        await drained(pilot, view)
+        view.begin_turn("Second question?")
+        view.append("A partial second answer")
+        view.end_turn(dim=True, note="✗ CANCELLED · not part of the conversation")
+        await drained(pilot, view)
+        lines = view._rendered_lines()
+        first = index_of(lines, "▌ You")
+        # The prompt is plain text: markup shows literally, control sequences are gone.
+        assert lines[first + 1] == "▌ First [bold]question[/bold] here"
+        answer1 = index_of(lines, "The first answer.", first)
+        second = index_of(lines, "▌ You", answer1)
+        assert lines[second + 1] == "▌ Second question?"
+        answer2 = index_of(lines, "A partial second answer", second)
+        note = index_of(lines, "✗ CANCELLED · not part of the conversation", answer2)
+        assert first < answer1 < second < answer2 < note
+        assert not any("PWNED" in line for line in lines)
+        assert view.text == "A partial second answer"  # the latest turn's answer only
+        assert view.turn_dimmed
+
+        def dim_of(raw: str) -> set[bool]:
+            block = next(b for b in view._blocks if b.raw == raw)
+            strips = view._render_block(block)
+            return {bool(s.style and s.style.dim) for strip in strips
+                    for s in strip if isinstance(s, Segment) and s.text.strip()}
+
+        assert dim_of("A partial second answer") == {True}
+        assert dim_of("The **first** answer.") == {False}
+        # The prompt band is drawn distinct from answers (a background of its own).
+        prompt_block = next(b for b in view._blocks if b.raw == "Second question?")
+        backgrounds = {s.style.bgcolor for strip in view._render_block(prompt_block)
+                       for s in strip if s.style}
+        assert None not in backgrounds
+        view.clear()
+        await pilot.pause()
+        assert view._rendered_lines() == [] and not view.turn_dimmed
+
+
+async def test_streaming_a_new_turn_renders_no_block_of_older_turns() -> None:
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(AnswerView)
+        view.begin_turn("first")
+        for index in range(0, len(PARAGRAPHS), 37):
+            view.append(PARAGRAPHS[index : index + 37])
+        view.end_turn()
+        await drained(pilot, view)
+        view.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        older = set(map(id, view._blocks))
+        assert len(older) > 60
+        rendered: list[int] = []
+        render = view._render_block
+
+        def counting(block):  # type: ignore[no-untyped-def]
+            rendered.append(id(block))
+            return render(block)
+
+        view._render_block = counting  # type: ignore[method-assign]
+        view.begin_turn("second")
+        text = PARAGRAPHS.replace("first", "second")
+        for index in range(0, len(text), 23):
+            view.append(text[index : index + 23])
+            if index % 230 == 0:
+                await pilot.pause(0.02)
+        view.end_turn(reveal=False)
+        await drained(pilot, view)
+        assert rendered, "the new turn's blocks were rendered"
+        assert not older & set(rendered), "an older turn was rendered again while streaming"
+
+
+async def test_a_finished_turn_reads_from_its_prompt_unless_scrolled() -> None:
+    app = Host()
+    async with app.run_test(size=(60, 12)) as pilot:
+        view = app.query_one(AnswerView)
+        view.begin_turn("short one")
+        view.append("Fits in the view.")
+        view.end_turn()
+        await drained(pilot, view)
+        assert view.max_scroll_y == 0
+        view.begin_turn("tell me more")
+        view.append(PARAGRAPHS)
+        view.end_turn()
+        await drained(pilot, view)
+        # Taller than the view and the reader did not scroll: shown from its prompt.
+        assert top_row(view) == "▌ You"
+        assert view.render_line(1).text.strip() == "▌ tell me more"
+        assert view.scroll_y < view.max_scroll_y
+        view.begin_turn("and again")
+        view.append(PARAGRAPHS)
+        await drained(pilot, view)
+        assert view.scroll_y == view.max_scroll_y  # a new turn is followed
+        view.scroll_to(y=3, animate=False, immediate=True)
+        await pilot.pause()
+        view.end_turn()
+        await drained(pilot, view)
+        assert view.scroll_y == 3, "a reader who scrolled stays where they are"
+
+
+# -- the sparkline ---------------------------------------------------------------------
+
+
+def test_sparkline_cells_are_a_fixed_time_whatever_the_width() -> None:
+    buckets = [40.0] * 30 + [0.0] + [220.0] * 69
+    narrow, wide = sparkline(buckets, 70), sparkline(buckets, 200)
+    assert narrow.plain == wide.plain
+    assert narrow.plain.startswith(f"tok/s 0–220 · last {SPARK_CELLS * 0.25:g} s ")
+    bars = narrow.plain.split(" s ", 1)[1]
+    assert len(bars) == SPARK_CELLS and set(bars) == {"█"}  # only the newest 10 s
+    early = sparkline(buckets[:32], 200).plain.split(" s ", 1)[1]
+    assert early == "▂" * 30 + " " + "█", "a cell without tokens is a gap"
+    # Too narrow for 10 s: fewer cells, and the label says so.
+    assert sparkline(buckets, 40).plain == "tok/s 0–220 · last 3.75 s " + "█" * 15
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_same_answer_draws_the_same_sparkline_at_any_size(
+    make_app, size: tuple[int, int]
+) -> None:
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.compare.base_url is not None)
+        pane = app.compare.pane(1)
+        events = completed(text_events("word " * 300, ttft=0.2, rate=120.0),
+                           prompt_tokens=5, cost="0.0001", weight=1)
+        pane.start(ScriptedStream(events), "scripted")
+        await until(pilot, lambda: pane.status == "done")
+        await pilot.pause()
+        spark = str(pane.query_one(PaneSpark).render())
+        assert spark == sparkline(pane._buckets[:-1], 60).plain
+        assert spark == "tok/s 0–120 · last 2.5 s " + "█" * 10
+
+
+# -- the compare screen -----------------------------------------------------------------
+
+
+async def ready(pilot: Pilot) -> AnomanApp:
+    app = pilot.app
+    assert isinstance(app, AnomanApp)
+    await until(pilot, lambda: app.compare.base_url is not None)
+    return app
+
+
+async def send(pilot: Pilot, prompt: str) -> None:
+    await pilot.click("#prompt")
+    for ch in prompt:
+        await pilot.press(ch if ch != " " else "space")
+    await pilot.press("enter")
+
+
+async def ask(pilot: Pilot, app: AnomanApp, prompt: str) -> None:
+    """Send `prompt` and wait until every pane has answered it."""
+    await send(pilot, prompt)
+    await until(pilot, lambda: settled(app) and all(p.last_prompt == prompt for p in app.panes))
+
+
+def record_notices(app: AnomanApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    said: list[str] = []
+    notify = app.notify
+
+    def recording(message: str, *args: object, **kwargs: object) -> None:
+        said.append(message)
+        notify(message, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app, "notify", recording)
+    return said
+
+
+def visible_rows(view: AnswerView) -> list[str]:
+    return [view.render_line(y).text.strip()
+            for y in range(view.scrollable_content_region.height)]
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_pane_keeps_its_whole_conversation(
+    make_app, ui_gateway, monkeypatch, size: tuple[int, int]
+) -> None:
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await ask(pilot, app, "first question")
+        await ask(pilot, app, "second question")
+        # The shown pane (the only one at 80 columns) after the follow-up: both turns.
+        one = app.compare.pane(1)
+        lines = one.answer._rendered_lines()
+        first = lines.index("▌ first question")
+        second = lines.index("▌ second question")
+        assert lines[first - 1] == lines[second - 1] == "▌ You"
+        assert first + 2 < second and any(line.strip() for line in lines[first + 1 : second])
+        assert len(one.state.history) == 4
+        # Finished while followed: the latest turn reads from its prompt (at the top of
+        # the view if the turn is taller than it).
+        shown = visible_rows(one.answer)
+        assert "▌ second question" in shown
+        if one.answer.max_scroll_y > 0:
+            assert shown[:2] == ["▌ You", "▌ second question"]
+        # A cancelled turn stays in view, dimmed and marked, but out of the conversation.
+        app.panes[0].scenario = "slow_thinking"
+        await send(pilot, "third question")
+        await until(pilot, lambda: one._chunks >= 3)
+        await pilot.press("f1")
+        await until(pilot, lambda: settled(app))
+        assert one.status == "cancelled"
+        lines = one.answer._rendered_lines()
+        third = lines.index("▌ third question")
+        assert second < third
+        assert any("CANCELLED" in line and "not part of the conversation" in line
+                   for line in lines[third:])
+        assert one.answer.turn_dimmed
+        assert [t.content for t in one.state.history if t.role == "user"] == [
+            "first question", "second question"]
+        # Ctrl+N clears every pane.
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        for pane in panes(app):
+            assert pane.answer._rendered_lines() == [] and pane.state.history == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_scroll_keys_move_the_current_pane(make_app, size: tuple[int, int]) -> None:
+    app = make_app(models=["claude-sonnet-4-6"] * 3)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        for prompt in ("explain connection pooling", "compare it with caching", "and queues"):
+            await ask(pilot, app, prompt)  # a conversation taller than a 200x50 pane
+        await pilot.pause()
+        answer = app.compare.pane(1).answer
+        assert app.compare.pane(1).has_class("-current")
+        assert answer.max_scroll_y > 0
+        assert app.focused is not None and app.focused.id == "prompt"  # typing stays
+        await pilot.press("ctrl+end")
+        assert answer.scroll_y == answer.max_scroll_y
+        await pilot.press("shift+pageup")
+        after_page = answer.scroll_y
+        assert after_page < answer.max_scroll_y
+        await pilot.press("alt+down")
+        assert answer.scroll_y > after_page
+        await pilot.press("ctrl+home")
+        assert answer.scroll_y == 0
+        await pilot.press("shift+pagedown")
+        assert answer.scroll_y > 0
+        if size[0] >= compare.NARROW_BELOW:
+            footer = app.compare.query_one(Footer)
+            shown = " ".join(str(w.render()) for w in footer.query("*"))
+            assert "Scroll" in shown and "⇧PgUp" in shown
+        # F4 picks the pane the keys scroll; so does focusing its text.
+        await pilot.press("f4")
+        two = app.compare.pane(2)
+        assert two.has_class("-current") and not app.compare.pane(1).has_class("-current")
+        await pilot.press("ctrl+end")
+        assert two.answer.scroll_y == two.answer.max_scroll_y > 0
+        app.compare.pane(3).answer.focus()
+        await pilot.pause()
+        three = app.compare.pane(3)
+        assert three.has_class("-current")
+        # With the pane focused, its own keys scroll it.
+        await pilot.press("end")
+        assert three.answer.scroll_y == three.answer.max_scroll_y > 0
+        await pilot.press("pageup")
+        assert three.answer.scroll_y < three.answer.max_scroll_y
+        await pilot.press("home")
+        assert three.answer.scroll_y == 0
+
+
+async def test_the_scroll_keys_can_be_rebound(make_app) -> None:
+    app = make_app(models=["claude-sonnet-4-6"] * 3,
+                   keymap={"scroll_pane_up": "f9", "answer_top": "f10"})
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        for prompt in ("explain connection pooling", "compare it with caching", "and queues"):
+            await ask(pilot, app, prompt)
+        answer = app.compare.pane(1).answer
+        await pilot.press("ctrl+end")
+        assert answer.scroll_y == answer.max_scroll_y > 0
+        await pilot.press("shift+pageup")
+        assert answer.scroll_y == answer.max_scroll_y, "the old key is free again"
+        await pilot.press("f9")
+        assert answer.scroll_y < answer.max_scroll_y
+        answer.focus()
+        await pilot.pause()
+        await pilot.press("f10")
+        assert answer.scroll_y == 0
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_an_answer_cut_by_max_tokens_is_marked_cut(
+    make_app, size: tuple[int, int]
+) -> None:
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        app.panes[0].params.max_tokens = 5
+        app.panes[1].params.max_tokens = 5
+        app.panes[1].endpoint = "anthropic"  # stop_reason "max_tokens"
+        await ask(pilot, app, "explain connection pooling")
+        one, two, three = panes(app)
+        for pane in (one, two):
+            assert pane.status == "done" and pane.state.last_result is not None
+            if pane is two and size[0] < compare.NARROW_BELOW:
+                await pilot.press("f4")  # a hidden tab draws its text once shown
+                await pilot.pause(0.2)
+            assert pane.state.last_result.finish_reason in ("length", "max_tokens")
+            assert "✂ CUT at max tokens (5 tokens)" in badge_text(pane)
+            assert "cut at max tokens" in str(pane.query_one(PaneHeader).render())
+            assert any(line.startswith("✂ CUT at max tokens")
+                       for line in pane.answer._rendered_lines())
+            assert len(pane.state.history) == 2  # still a committed answer
+        assert "CUT" not in badge_text(three)
+        assert "cut" not in str(three.query_one(PaneHeader).render())
+
+
+async def test_a_prompt_sent_while_panes_stream_aborts_them_on_a_second_enter(
+    make_app, monkeypatch
+) -> None:
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    app = make_app()
+    said = record_notices(app, monkeypatch)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        app.panes[1].scenario = "slow_thinking"
+        await send(pilot, "first question")
+        two = app.compare.pane(2)
+        await until(pilot, lambda: two._chunks >= 3 and app.compare.pane(1).status == "done")
+        app.panes[1].scenario = "none"
+        await send(pilot, "next question")
+        await pilot.pause()
+        assert any("Pane 2 still streams: press Enter again" in n for n in said)
+        assert two.status == "streaming"
+        assert app.panes[0].last_prompt == "first question"  # nothing sent yet
+        await pilot.press("enter")  # the prompt is still in the box
+        await until(pilot, lambda: all(p.last_prompt == "next question" for p in app.panes))
+        await until(pilot, lambda: settled(app))
+        assert [p.status for p in panes(app)] == ["done", "done", "done"]
+        # Pane 2's first turn was cancelled: shown, but not part of its conversation.
+        assert [t.content for t in app.panes[1].history if t.role == "user"] == [
+            "next question"]
+        lines = two.answer._rendered_lines()
+        cancelled = next(i for i, line in enumerate(lines) if "CANCELLED" in line)
+        assert lines.index("▌ first question") < cancelled < lines.index("▌ next question")
+
+
+async def test_a_late_second_enter_only_repeats_the_notice(make_app, monkeypatch) -> None:
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    monkeypatch.setattr(compare, "CONFIRM_SEND_S", 0.0)
+    app = make_app()
+    said = record_notices(app, monkeypatch)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        app.panes[1].scenario = "slow_thinking"
+        await send(pilot, "first question")
+        two = app.compare.pane(2)
+        await until(pilot, lambda: two._chunks >= 3)
+        await send(pilot, "next")
+        await pilot.pause(0.05)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert two.status == "streaming"
+        assert sum("press Enter again" in n for n in said) == 2
+        await pilot.press("escape")
+        await until(pilot, lambda: settled(app))
+        assert all(p.last_prompt == "first question" for p in app.panes)
+
