@@ -71,7 +71,9 @@ _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str], float]] = [
     (
         "role_override",
         re.compile(
-            r"\b(you are now|from now on you|act as|pretend to be|developer mode|DAN\b|jailbreak)",
+            # "DAN" (the jailbreak persona) only in capitals: "dan" is Indonesian for "and".
+            r"\b(you are now|from now on you|act as|pretend to be|developer mode|(?-i:DAN)\b"
+            r"|jailbreak)",
             re.I,
         ),
         0.45,
