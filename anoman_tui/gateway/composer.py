@@ -62,11 +62,13 @@ _FRAMING = _STOPWORDS | frozenset(
     scalable stabil cepat aman efisien murah andal tetap cocok good
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
-# Where a topic ends and its context begins: "pooling strategies | for postgres | under load".
+# Where a topic ends and its context begins: "pooling strategies | for postgres | under load",
+# "Kubernetes | dan bagaimana menjaga cluster".
 _SPLITTERS = frozenset(
     """
     for in on with under over during without within across via at to from by when while
     untuk di pada dengan dalam saat ketika tanpa melalui lewat dari ke agar supaya
+    and how why dan serta bagaimana mengapa kenapa
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
