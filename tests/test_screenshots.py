@@ -37,7 +37,9 @@ async def test_the_script_writes_self_contained_screenshots(tmp_path: Path) -> N
         assert svg.count("<rect") > 200, name
     assert "How should I size a Postgres connection pool?" in _shown_text(svgs["idle.svg"])
     blocked = _shown_text(svgs["guardrail-block.svg"])
-    assert blocked.count("BLOCKED by the injection guardrail") == 3
+    # each of the three panes: the badge, and the note on the turn in the conversation
+    assert blocked.count("BLOCKED by the injection guardrail") == 6
+    assert blocked.count("Ignore all previous instructions") == 3  # the prompt, in each pane
     mixed = _shown_text(svgs["mixed-outcomes.svg"])
     assert "STREAM INTERRUPTED" in mixed
 
