@@ -173,7 +173,16 @@ def test_sparkline_cells_are_a_fixed_time_whatever_the_width() -> None:
     early = sparkline(buckets[:32], 200).plain.split(" s ", 1)[1]
     assert early == "▂" * 30 + " " + "█", "a cell without tokens is a gap"
     # Too narrow for 10 s: fewer cells, and the label says so.
-    assert sparkline(buckets, 40).plain == "tok/s 0–220 · last 3.75 s " + "█" * 15
+    assert sparkline(buckets, 40).plain == "tok/s 0–220 · last 3.5 s " + "█" * 14
+
+
+@pytest.mark.parametrize("peak", [9.0, 32.0, 220.0, 1500.0])
+def test_the_sparkline_never_overflows_its_pane(peak: float) -> None:
+    # One cell too wide and Textual wraps the line: its bars go to a row not shown.
+    for count in range(2, 60):
+        for width in range(30, 90):
+            line = sparkline([peak] * count, width)
+            assert line.cell_len <= width, (count, width, line.plain)
 
 
 @pytest.mark.parametrize("size", SIZES)

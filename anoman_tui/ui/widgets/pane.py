@@ -90,7 +90,10 @@ def sparkline(buckets: list[float], width: int) -> Text:
     """
     peak = max(buckets, default=0.0)
     label = f"tok/s 0–{peak:.0f} · last "
-    cells = max(0, min(SPARK_CELLS, len(buckets), width - len(label) - 6))
+    # Room for the longest span the label can name ("9.75 s "): a line one cell too wide
+    # wraps, and its bars vanish onto a second row the widget does not show.
+    span_room = len(f"{(SPARK_CELLS - 1) * SPARK_BUCKET_S:g} s ")
+    cells = max(0, min(SPARK_CELLS, len(buckets), width - len(label) - span_room))
     shown = buckets[len(buckets) - cells :] if cells else []
     seconds = cells * SPARK_BUCKET_S
     text = Text(no_wrap=True, overflow="crop")
