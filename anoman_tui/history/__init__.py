@@ -1,0 +1,13 @@
+"""Comparisons that last: what one comparison turn was, and (in `store.py`) where it is kept.
+
+`model.py` describes a finished comparison turn in plain data, built from the stream
+core's results and read back from the database; the exporters (`anoman_tui.report`)
+and both commands (the compare screen and `anoman-tui compare`) share it.
+
+May import: the standard library and `anoman_tui.streaming` (for the results it records).
+Never Textual, never httpx directly.
+"""
+
+from anoman_tui.history.model import ComparisonRecord, PaneRecord, pane_record
+
+__all__ = ["ComparisonRecord", "PaneRecord", "pane_record"]
