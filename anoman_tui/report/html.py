@@ -13,6 +13,7 @@ Content-Security-Policy meta tag forbids scripts and every fetch as a second fen
 from __future__ import annotations
 
 import html
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -34,8 +35,12 @@ _COLOURS = {
     "panel": "#1E2638", "success": "#5FD38D", "warning": "#F5C451", "error": "#FF6B6B",
     "muted": "#9AA4B8", "info": "#5EA1FF",
 }
-# Code blocks bigger than this are shown unhighlighted: Pygments would take seconds.
+# Pygments colours about 0.5 MB of code a second: one block bigger than the first limit,
+# or any code once a page has coloured the second, is shown plain (still escaped), so
+# that a 3 x 100,000-token comparison exports within 2 s (benchmarks/export_report.py).
 _HIGHLIGHT_LIMIT = 20_000
+_HIGHLIGHT_BUDGET = 400_000
+_budget: ContextVar[int] = ContextVar("highlight_budget", default=_HIGHLIGHT_BUDGET)
 _CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
         "form-action 'none'; base-uri 'none'")
 
@@ -49,14 +54,23 @@ def _formatter() -> Any:
     return HtmlFormatter(nowrap=True, classprefix="hl-", style="github-dark")
 
 
-def _highlight(code: str, lang: str, _attrs: Any) -> str:
-    name = lang.split()[0] if lang.strip() else ""
-    if not name or len(code) > _HIGHLIGHT_LIMIT:
-        return ""  # markdown-it escapes the code itself
+@lru_cache(maxsize=64)
+def _lexer(name: str) -> Any:
     try:
-        lexer = get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
+        return None
+
+
+def _highlight(code: str, lang: str, _attrs: Any) -> str:
+    name = lang.split()[0].lower() if lang.strip() else ""
+    left = _budget.get()
+    if not name or len(code) > min(_HIGHLIGHT_LIMIT, left):
+        return ""  # markdown-it escapes the code itself
+    lexer = _lexer(name)
+    if lexer is None:
         return ""
+    _budget.set(left - len(code))
     return str(highlight(code, lexer, _formatter()))
 
 
@@ -231,7 +245,11 @@ def to_html(record: ComparisonRecord) -> str:
     for role, content in record.conversation:
         head.append(_quote(f"Earlier turn: {role}", content))
     head.append(_quote("Prompt", record.prompt))
-    panes = "".join(_pane(p) for p in record.panes)
+    token = _budget.set(_HIGHLIGHT_BUDGET)
+    try:
+        panes = "".join(_pane(p) for p in record.panes)
+    finally:
+        _budget.reset(token)
     body = (f"{''.join(head)}{_metrics_table(record)}"
             f'<main class="panes">{_code_class(panes)}</main>'
             "<footer>Exported by anoman-tui. Answers are shown as the models wrote them;"
