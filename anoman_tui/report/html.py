@@ -127,7 +127,9 @@ def _metrics_table(record: ComparisonRecord) -> str:
         cells = facts.row_cells(facts.metrics_row(pane))
         status_class = {"completed": "success", "failed": "error",
                         "cancelled": "muted"}.get(pane.status, "")
-        tds = [f"<td>{_esc(c)}</td>" for c in cells]
+        # Figures stay on one line; words (model, routing, guardrails) may wrap.
+        tds = [f'<td class="fig">{_esc(c)}</td>' if i in (0, 3, 4, 5, 6, 7) else
+               f"<td>{_esc(c)}</td>" for i, c in enumerate(cells)]
         tds[2] = f'<td class="{status_class}">{_esc(cells[2])}</td>'
         rows.append(f"<tr>{''.join(tds)}</tr>")
     return (f'<div class="table-wrap"><table class="metrics"><thead><tr>{head}</tr></thead>'
@@ -183,6 +185,7 @@ table.metrics {{ border-collapse: collapse; font-size: 13px; width: 100%; }}
 .metrics th, .metrics td {{ border: 1px solid {c['panel']}; padding: 5px 8px;
   text-align: left; vertical-align: top; }}
 .metrics th {{ background: {c['panel']}; color: {c['primary']}; white-space: nowrap; }}
+.metrics td.fig {{ white-space: nowrap; }}
 .metrics td.success {{ color: {c['success']}; }}
 .metrics td.error {{ color: {c['error']}; }}
 .metrics td.muted {{ color: {c['muted']}; }}
