@@ -147,7 +147,8 @@ def to_markdown(record: ComparisonRecord) -> str:
         parts.append("**System prompt**\n\n" + quoted(record.system_prompt.strip("\n")))
     if record.conversation:
         turns = "\n>\n".join(
-            quoted(f"**{_inline(role)}**: {content.strip()}")
+            # Turns share one quote: a fence left open in one would hold the next.
+            quoted(f"**{_inline(role)}**:\n\n{contained_markdown(content.strip())}")
             for role, content in record.conversation
         )
         parts.append("**Conversation so far**\n\n" + turns)

@@ -122,3 +122,11 @@ def test_no_key_in_any_markdown() -> None:
     for record in (sample(), hostile(), cut()):
         assert "anm-sk-" not in to_markdown(record)
     assert HOSTILE.split("\n")[0] in to_markdown(hostile())  # answer text kept as written
+
+
+def test_conversation_turns_stay_apart() -> None:
+    record = ComparisonRecord(prompt="p", conversation=(("user", "```\nopen"), ("assistant", "B")),
+                              panes=(pane(1, "m"),))
+    rendered = MarkdownIt("commonmark").render(to_markdown(record))
+    assert "<p><strong>assistant</strong>:</p>\n<p>B</p>" in rendered
+    assert "<pre><code>open\n</code></pre>" in rendered
