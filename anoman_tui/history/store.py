@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -195,11 +196,15 @@ def _like(word: str) -> str:
 
 
 class HistoryStore:
-    """The history file, open. Use `HistoryStore.open(path)`; not shared across threads
-    concurrently (one call at a time), though any one thread may use it."""
+    """The history file, open. Use `HistoryStore.open(path)`.
+
+    Safe to call from several threads (the app saves from a worker thread): one call
+    at a time, so one thread's transaction never interleaves with another's.
+    """
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, fts: bool) -> None:
         self._conn = conn
+        self._lock = threading.Lock()
         self.path = path
         self.fts = fts
         """Whether search uses the full-text index (else LIKE over the tables)."""
@@ -280,7 +285,8 @@ class HistoryStore:
         return cls(conn, path, fts=fts)
 
     def close(self) -> None:
-        self._conn.close()
+        with self._lock:
+            self._conn.close()
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -293,6 +299,10 @@ class HistoryStore:
     def save(self, record: ComparisonRecord) -> int:
         """Store one comparison turn in one short transaction; returns its id."""
         created = record.created_at or time.time()
+        with self._lock:
+            return self._save(record, created)
+
+    def _save(self, record: ComparisonRecord, created: float) -> int:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -359,17 +369,18 @@ class HistoryStore:
 
     def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
         try:
-            rows = self._conn.execute(sql, tuple(params)).fetchall()
-            if not rows:
-                return []
-            ids = [row["id"] for row in rows]
-            panes: dict[int, list[PaneRecord]] = {i: [] for i in ids}
-            marks = ", ".join("?" for _ in ids)
-            for pane_row in self._conn.execute(
-                f"SELECT * FROM panes WHERE comparison_id IN ({marks}) "
-                "ORDER BY comparison_id, pane", ids,
-            ):
-                panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
+            with self._lock:
+                rows = self._conn.execute(sql, tuple(params)).fetchall()
+                if not rows:
+                    return []
+                ids = [row["id"] for row in rows]
+                panes: dict[int, list[PaneRecord]] = {i: [] for i in ids}
+                marks = ", ".join("?" for _ in ids)
+                for pane_row in self._conn.execute(
+                    f"SELECT * FROM panes WHERE comparison_id IN ({marks}) "
+                    "ORDER BY comparison_id, pane", ids,
+                ):
+                    panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
                 raise
