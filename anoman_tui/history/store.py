@@ -348,7 +348,7 @@ class HistoryStore:
             try:
                 return self._load(
                     "SELECT c.* FROM comparisons c JOIN comparisons_fts f ON f.rowid = c.id "
-                    "WHERE comparisons_fts MATCH ? ORDER BY c.id DESC LIMIT ?",
+                    "WHERE comparisons_fts MATCH ? ORDER BY f.rowid DESC LIMIT ?",
                     (_fts_query(search or ""), limit),
                 )
             except sqlite3.OperationalError:
