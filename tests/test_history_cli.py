@@ -153,3 +153,18 @@ def test_history_search_without_a_match_is_friendly(gateway: EmbeddedGateway,
     assert (found.returncode, found.stdout.strip()) == (0, "No saved comparison matches 'zebra'")
     as_json = cli(data_home, "history", "--json", "--search", "zebra")
     assert (as_json.returncode, as_json.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("argv", [["--no-history"], ["compare", "hi", "--no-history"]])
+def test_no_history_flag_sets_the_setting_for_the_screen_and_compare(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    from anoman_tui.cli import build_parser, settings_from_args
+
+    monkeypatch.setenv("ANOMAN_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("ANOMAN_HISTORY", raising=False)
+    on = settings_from_args(build_parser([]).parse_args(argv[:-1] if len(argv) > 1 else []),
+                            "anoman-tui")
+    off = settings_from_args(build_parser(argv).parse_args(argv), "anoman-tui")
+    assert on is not None and on.history is True
+    assert off is not None and off.history is False

@@ -236,3 +236,28 @@ def test_sigkill_mid_save_loop_keeps_committed_rows(tmp_path: Path) -> None:
         assert {r.prompt for r in saved} >= {f"kill {i}" for i in range(last + 1)}
         assert all(len(r.panes) == 3 for r in saved)
         store.save(record())
+
+
+def test_a_write_lock_held_on_a_wal_history_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    HistoryStore.open(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # in WAL mode: readers pass, no other writer does
+    try:
+        with pytest.raises(HistoryUnavailable, match="is locked by another program"):
+            HistoryStore.open(path, timeout=0.2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_full_disk_is_named_and_the_history_stays_readable(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    with HistoryStore.open(path) as store:
+        kept = store.save(record())
+        pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+        store._conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # what a full disk does
+        big = record("x " * 100_000)
+        with pytest.raises(HistoryUnavailable, match="is full"):
+            store.save(big)
+        assert [r.id for r in store.recent()] == [kept]  # the failed save left nothing
