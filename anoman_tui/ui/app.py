@@ -313,13 +313,19 @@ class AnomanApp(App[None]):
         return gateway.base_url, f"local gateway ({host})"
 
     async def _open_history(self) -> None:
-        from anoman_tui.history import HistoryStore, HistoryUnavailable
+        def open_store() -> tuple[HistoryStore | None, str]:
+            # Imported in the thread too: SQLite's import stays off the UI's thread.
+            from anoman_tui.history import HistoryStore, HistoryUnavailable
 
-        try:
-            self.history = await asyncio.to_thread(HistoryStore.open)
-        except HistoryUnavailable as exc:
-            log.warning("history unavailable: %s", exc.reason)
-            self.notify(f"Comparisons are not saved this session: {exc.reason}.",
+            try:
+                return HistoryStore.open(), ""
+            except HistoryUnavailable as exc:
+                return None, exc.reason
+
+        self.history, reason = await asyncio.to_thread(open_store)
+        if reason:
+            log.warning("history unavailable: %s", reason)
+            self.notify(f"Comparisons are not saved this session: {reason}.",
                         title="History unavailable", severity="warning", timeout=10)
 
     async def on_unmount(self) -> None:
