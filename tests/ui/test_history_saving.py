@@ -36,11 +36,11 @@ async def test_each_finished_turn_is_saved_as_shown(make_app, ui_gateway) -> Non
     async with app.run_test(size=(200, 50)) as pilot:
         await ready(pilot)
         await until(pilot, lambda: app.history is not None)
-        await type_and_send(pilot, "compare pooling strategies")
+        await type_and_send(pilot, "history of pooling strategies")
         await until(pilot, lambda: settled(app))
         await until(pilot, lambda: len(saved()) == 1)
         record = saved()[0]
-        assert record.prompt == "compare pooling strategies" and record.source == "app"
+        assert record.prompt == "history of pooling strategies" and record.source == "app"
         assert record.system_prompt == "Be brief." and record.conversation == ()
         assert [p.model for p in record.panes] == [s.model for s in app.panes]
         for pane, shown in zip(record.panes, panes(app), strict=True):
@@ -54,11 +54,11 @@ async def test_each_finished_turn_is_saved_as_shown(make_app, ui_gateway) -> Non
             assert pane.metrics == result.metrics.to_json() and pane.anoman
 
         # The next turn carries the conversation before it.
-        await type_and_send(pilot, "and for sockets")
+        await type_and_send(pilot, "history of sockets")
         await until(pilot, lambda: settled(app) and len(saved()) == 2)
         second = saved()[0]
-        assert second.prompt == "and for sockets"
-        assert second.conversation[0] == ("user", "compare pooling strategies")
+        assert second.prompt == "history of sockets"
+        assert second.conversation[0] == ("user", "history of pooling strategies")
         assert second.conversation[1][0] == "assistant" and len(second.conversation) == 2
         key = app.api_key
     assert key
@@ -76,7 +76,7 @@ async def test_a_remote_key_never_reaches_the_history(ui_gateway) -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
         await until(pilot, lambda: app.history is not None)
-        await type_and_send(pilot, "hello there")
+        await type_and_send(pilot, "history with a key of my own")
         await until(pilot, lambda: settled(app) and len(saved()) == 1)
     assert saved()[0].panes[0].base_url.startswith(ui_gateway.base_url)
     files = list(default_path().parent.glob("history.sqlite3*"))
@@ -89,7 +89,7 @@ async def test_no_history_saves_nothing(make_app) -> None:
     app = make_app(history=False)
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "compare pooling strategies")
+        await type_and_send(pilot, "history off for this one")
         await until(pilot, lambda: settled(app))
         await pilot.pause(0.3)
         assert app.history is None
@@ -106,7 +106,7 @@ async def test_an_unusable_history_is_one_notice_and_the_screen_works(make_app) 
         await ready(pilot)
         await until(pilot, lambda: any("not saved this session" in str(n.message)
                                        for n in app._notifications))
-        await type_and_send(pilot, "compare pooling strategies")
+        await type_and_send(pilot, "history broken for this one")
         await until(pilot, lambda: settled(app))
         assert all(p.status == "done" for p in panes(app))
         notices = [str(n.message) for n in app._notifications if "saved" in str(n.message)]
