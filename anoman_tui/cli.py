@@ -28,7 +28,7 @@ KEY_FLAG_HELP = (
 SETTING_FLAGS = {
     "base_url": "base_url", "api_key": "api_key", "models": "models", "endpoint": "endpoint",
     "theme": "theme", "system": "system_prompt", "temperature": "temperature",
-    "max_tokens": "max_tokens", "idle_timeout": "idle_timeout",
+    "max_tokens": "max_tokens", "idle_timeout": "idle_timeout", "history": "history",
 }
 
 
@@ -128,6 +128,11 @@ def _add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool
         help="fail a stream as stalled after this long without a byte (default: "
         "$ANOMAN_IDLE_TIMEOUT, then idle_timeout in the config file, then 60)",
     )
+    parser.add_argument(
+        "--no-history", dest="history", action="store_const", const=False, default=unset,
+        help="save nothing to the history (default: $ANOMAN_HISTORY, then history in the "
+        "config file, then save every comparison)",
+    )
 
 
 def settings_from_args(args: argparse.Namespace, prog: str) -> Settings | None:
@@ -210,6 +215,21 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                        help="the local ledger file (default: the user data directory)")
     usage.add_argument("--limit", type=_positive_int, default=50, help="rows (default 50)")
     usage.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+    history = commands.add_parser(
+        "history",
+        help="list the saved comparisons, newest first",
+        description=(
+            "List the comparisons saved to the history (by the compare screen and by "
+            "`compare`), newest first: id, time, prompt, and each model's status and cost."
+        ),
+    )
+    history.add_argument("--search", metavar="TEXT", default=None,
+                         help="only comparisons whose prompt or a model matches every word")
+    history.add_argument("--limit", type=_positive_int, default=50, metavar="N",
+                         help="how many (default 50)")
+    history.add_argument("--json", action="store_true",
+                         help="one JSON object per line instead of a table")
     return parser
 
 
@@ -235,7 +255,7 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         idle_timeout=settings.idle_timeout,
         headers=tuple(args.headers),
     )
-    return run_compare_with_target(spec, as_json=args.json)
+    return run_compare_with_target(spec, as_json=args.json, history=settings.history)
 
 
 def _usage(args: argparse.Namespace) -> int:
@@ -279,6 +299,50 @@ def _usage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _history(args: argparse.Namespace) -> int:
+    import shutil
+    from datetime import datetime
+
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.safe_text import terminal_safe
+
+    path = default_path()
+    records = []
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                records = store.recent(args.limit, args.search)
+        except HistoryUnavailable as exc:
+            print(f"anoman-tui history: {exc.reason}", file=sys.stderr)
+            return 1
+    if not records:
+        what = (f"no saved comparison matches {args.search!r}" if args.search and path.exists()
+                else f"no comparisons saved yet (the history lives in {path})")
+        print(what[0].upper() + what[1:], file=sys.stderr if args.json else sys.stdout)
+        return 0
+    width = shutil.get_terminal_size().columns
+    for record in records:
+        when = datetime.fromtimestamp(record.created_at).astimezone()
+        if args.json:
+            print(json.dumps({
+                "id": record.id,
+                "time": when.isoformat(timespec="seconds"),
+                "prompt": record.prompt,
+                "panes": [{"pane": p.pane, "model": p.model, "status": p.status,
+                           "cost": p.cost_text} for p in record.panes],
+            }, ensure_ascii=False))
+            continue
+        head = f"{record.id:>5}  {when:%Y-%m-%d %H:%M}  "
+        tail = "  " + "  ·  ".join(f"{p.model} {p.status} {p.cost_text}"
+                                    for p in record.panes)
+        prompt = " ".join(terminal_safe(record.prompt).split())
+        room = max(20, width - len(head) - len(tail))
+        if len(prompt) > room:
+            prompt = prompt[: room - 1] + "…"
+        print(f"{head}{prompt:<{room}}{terminal_safe(tail)}".rstrip())
+    return 0
+
+
 def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if len(getattr(args, "models", ())) > 3:
         parser.error("the compare screen has three panes: give at most three --model")
@@ -318,6 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve_main(args)
     if args.command == "usage":
         return _usage(args)
+    if args.command == "history":
+        return _history(args)
     return _tui(args, parser)
 
 

@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     max_tokens: int | None = Field(default=None, ge=1)
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    history: bool = Field(default=True, description="save every comparison to the history")
 
     @field_validator("models", mode="before")
     @classmethod
@@ -115,6 +116,7 @@ FLAG_NAMES = {
     "temperature": "--temperature",
     "max_tokens": "--max-tokens",
     "idle_timeout": "--idle-timeout",
+    "history": "--no-history",
 }
 
 

@@ -15,6 +15,7 @@ import contextlib
 import json
 import signal
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
@@ -26,6 +27,12 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from anoman_tui.history import (
+    ComparisonRecord,
+    HistoryStore,
+    HistoryUnavailable,
+    pane_record,
+)
 from anoman_tui.safe_text import terminal_safe
 from anoman_tui.streaming import (
     ChatTurn,
@@ -162,8 +169,10 @@ def pane_json(pane: PaneProgress) -> dict[str, Any]:
     }
 
 
-def compare_json(spec: CompareSpec, run: CompareRun) -> dict[str, Any]:
+def compare_json(spec: CompareSpec, run: CompareRun,
+                 history_id: int | None = None) -> dict[str, Any]:
     return {
+        "id": history_id,  # the history's id; null when not saved
         "prompt": spec.prompt,
         "endpoint": spec.endpoint,
         "panels": [pane_json(p) for p in run.panes],
@@ -259,8 +268,12 @@ async def run_compare(
     as_json: bool,
     out: IO[str] | None = None,
     model_info: dict[str, ModelInfo] | None = None,
+    history: HistoryStore | None = None,
 ) -> int:
-    """Run the comparison and print it; returns the exit status (0: all completed)."""
+    """Run the comparison and print it; returns the exit status (0: all completed).
+
+    With a `history`, the comparison is saved there once every model has ended.
+    """
     out = out or sys.stdout  # looked up now: a caller may have redirected it
     console = Console(file=out, highlight=False, soft_wrap=False)
     err_console = Console(stderr=True, highlight=False)
@@ -307,8 +320,9 @@ async def run_compare(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
 
+    history_id = save_to_history(history, spec, run)
     if as_json:
-        out.write(json.dumps(compare_json(spec, run), ensure_ascii=False) + "\n")
+        out.write(json.dumps(compare_json(spec, run, history_id), ensure_ascii=False) + "\n")
         out.flush()
     else:
         console.print(answers(run))
@@ -323,12 +337,59 @@ async def run_compare(
     return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
 
 
-def run_compare_with_target(spec: CompareSpec, *, as_json: bool) -> int:
+def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
+    """The history's record of a finished run (the target is its base URL, never the key)."""
+    panes = tuple(
+        pane_record(
+            p.pane, p.model, base_url=spec.base_url, endpoint=spec.endpoint, result=p.result,
+            temperature=spec.temperature, max_tokens=spec.max_tokens,
+            cost_text=cost_text(p.result.anoman, p.result.usage, run.model_info.get(p.model)),
+        )
+        for p in run.panes if p.result is not None
+    )
+    return ComparisonRecord(prompt=spec.prompt, panes=panes, system_prompt=spec.system or "",
+                            created_at=time.time(), source="compare")
+
+
+def save_to_history(history: HistoryStore | None, spec: CompareSpec,
+                    run: CompareRun) -> int | None:
+    """Save the run once every model has ended; its id, or None when not saved."""
+    if history is None or any(p.result is None for p in run.panes):
+        return None
+    try:
+        return history.save(comparison_record(spec, run))
+    except HistoryUnavailable as exc:
+        print(f"anoman-tui compare: not saved to history: {exc.reason}", file=sys.stderr)
+        return None
+
+
+def open_history(enabled: bool) -> HistoryStore | None:
+    """The user's history, or None (with one line on stderr saying why it cannot be used)."""
+    if not enabled:
+        return None
+    try:
+        return HistoryStore.open()
+    except HistoryUnavailable as exc:
+        print(f"anoman-tui compare: history disabled: {exc.reason}", file=sys.stderr)
+        return None
+
+
+def run_compare_with_target(spec: CompareSpec, *, as_json: bool, history: bool = False) -> int:
     """`compare` from the command line: against `spec.base_url`, or the local gateway.
 
     Without a base URL the local gateway starts in-process on a free loopback
     port with a fresh key; without models, the first three it lists are used.
+    With `history`, the comparison is saved to the user's history.
     """
+    store = open_history(history)
+    try:
+        return _run_with_target(spec, as_json, store)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _run_with_target(spec: CompareSpec, as_json: bool, store: HistoryStore | None) -> int:
     gateway = None
     if not spec.base_url:
         from anoman_tui.gateway.embedded import EmbeddedGateway
@@ -337,13 +398,13 @@ def run_compare_with_target(spec: CompareSpec, *, as_json: bool) -> int:
         spec = replace(spec, base_url=gateway.base_url, api_key=gateway.api_key,
                        gateway_label=f"the local gateway ({gateway.base_url})")
     try:
-        return asyncio.run(_compare_main(spec, as_json))
+        return asyncio.run(_compare_main(spec, as_json, store))
     finally:
         if gateway is not None:
             gateway.stop()
 
 
-async def _compare_main(spec: CompareSpec, as_json: bool) -> int:
+async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | None) -> int:
     # The model list also carries prices: without an Anoman block, cost is estimated
     # from them (as on the compare screen). Needed only to pick models when none given.
     listed: list[ModelInfo] = []
@@ -360,4 +421,5 @@ async def _compare_main(spec: CompareSpec, as_json: bool) -> int:
                   file=sys.stderr)
             return 1
         spec = replace(spec, models=[m.id for m in listed[:3]])
-    return await run_compare(spec, as_json=as_json, model_info={m.id: m for m in listed})
+    return await run_compare(spec, as_json=as_json, model_info={m.id: m for m in listed},
+                             history=store)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,14 +15,15 @@ from tests.frames import ANOMAN_BLOCK, OPENAI_ERROR_FRAME, OPENAI_EXAMPLE_STREAM
 from tests.replay_server import ReplayServer, Script
 
 KEY = "anm-sk-cli-test-key-9f8e7d6c"
+_scratch = tempfile.TemporaryDirectory(prefix="anoman-compare-cli-")
 
 
 async def run_cli(*args: str, env_key: str | None = KEY, columns: int = 160,
                   data_home: str | None = None
                   ) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
-    if data_home is not None:
-        env["XDG_DATA_HOME"] = data_home  # the local gateway's usage ledger
+    # The local gateway's usage ledger and the history: never the developer's own.
+    env["XDG_DATA_HOME"] = data_home or _scratch.name
     # compare reads the config file too: an empty one, never the developer's own.
     env["ANOMAN_CONFIG"] = os.devnull
     if env_key is not None:

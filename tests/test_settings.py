@@ -209,7 +209,7 @@ async def run_compare(args: list[str], env: dict[str, str] | None = None) -> Run
     out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert "Traceback" not in err.decode(), err.decode()
     doc = json.loads(out)
-    assert set(doc) == {"prompt", "endpoint", "panels"}
+    assert set(doc) == {"id", "prompt", "endpoint", "panels"}
     return Run(
         requests=[],
         failures=[p["failure"]["message"] if p["failure"] else None for p in doc["panels"]],

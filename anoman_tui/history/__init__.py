@@ -9,5 +9,13 @@ Never Textual, never httpx directly.
 """
 
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, pane_record
+from anoman_tui.history.store import HistoryStore, HistoryUnavailable, default_path
 
-__all__ = ["ComparisonRecord", "PaneRecord", "pane_record"]
+__all__ = [
+    "ComparisonRecord",
+    "HistoryStore",
+    "HistoryUnavailable",
+    "PaneRecord",
+    "default_path",
+    "pane_record",
+]

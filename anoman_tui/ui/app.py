@@ -15,7 +15,7 @@ import select
 import sys
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 from rich.text import Text
@@ -44,6 +44,9 @@ from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+if TYPE_CHECKING:
+    from anoman_tui.history import HistoryStore
 
 log = logging.getLogger(__name__)
 PANES = 3
@@ -151,6 +154,8 @@ class AnomanApp(App[None]):
         self._gateway: Any = None
         self._frozen = frozen_clock
         self._connect_on_mount = connect
+        self.history: HistoryStore | None = None
+        """The history, once open (`_open_history`); None while opening, off or unavailable."""
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
         chosen = (models or settings.models)[:PANES]
@@ -185,6 +190,9 @@ class AnomanApp(App[None]):
         self.push_screen(self.compare)
         if self._connect_on_mount:
             self.reconnect(announce=False)
+        if self.settings.history:  # like the gateway: opened after the first paint
+            self.call_after_refresh(lambda: self.run_worker(
+                self._open_history(), name="history", exit_on_error=False))
         self.call_after_refresh(_freeze_startup_objects)
         # After the first paint, and off the UI thread: the first answers then draw
         # without one-time set-up stalls.
@@ -304,9 +312,29 @@ class AnomanApp(App[None]):
         host = gateway.base_url.removeprefix("http://")
         return gateway.base_url, f"local gateway ({host})"
 
+    async def _open_history(self) -> None:
+        def open_store() -> tuple[HistoryStore | None, str]:
+            # Imported in the thread too: SQLite's import stays off the UI's thread.
+            from anoman_tui.history import HistoryStore, HistoryUnavailable
+
+            try:
+                return HistoryStore.open(), ""
+            except HistoryUnavailable as exc:
+                return None, exc.reason
+
+        self.history, reason = await asyncio.to_thread(open_store)
+        if reason:
+            log.warning("history unavailable: %s", reason)
+            self.notify(f"Comparisons are not saved this session: {reason}.",
+                        title="History unavailable", severity="warning", timeout=10)
+
     async def on_unmount(self) -> None:
         for pane in self.query(ComparePane):
             pane.abort()
+        if self.history is not None:
+            # A save still running in its thread finishes first (the store's lock).
+            store, self.history = self.history, None
+            await asyncio.to_thread(store.close)
         if self._stream_client is not None:
             await self._stream_client.aclose()
         await asyncio.to_thread(self.network.stop)

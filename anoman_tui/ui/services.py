@@ -8,12 +8,15 @@ provides every member (a test checks it does).
 
 from __future__ import annotations
 
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.app import App
 
 from anoman_tui.config import Settings
 from anoman_tui.ui.network import NetworkThread
+
+if TYPE_CHECKING:
+    from anoman_tui.history import HistoryStore
 
 
 class AppServices(Protocol):
@@ -22,6 +25,8 @@ class AppServices(Protocol):
     api_key: str
     """The key requests carry (the local gateway's own when it runs)."""
     is_local_gateway: bool
+    history: HistoryStore | None
+    """The history, once open; None while it opens, when off, or when unavailable."""
 
     async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
 

@@ -8,6 +8,7 @@ honest. Below about 120 columns the panes become tabs, one shown at a time.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 
@@ -21,7 +22,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
-from anoman_tui.streaming import ModelInfo
+from anoman_tui.streaming import ModelInfo, cost_text
 from anoman_tui.ui.messages import (
     GatewayConnecting,
     GatewayReady,
@@ -402,7 +403,52 @@ class CompareScreen(Screen[None]):
     @on(PaneStreamFinished)
     def _pane_finished(self, event: PaneStreamFinished) -> None:
         self.update_status()
+        if not any(p.running for p in self.panes):
+            self._save_turn(event.prompt)  # before a queued prompt starts the next turn
         self._send_if_settled()
+
+    def _save_turn(self, prompt: str) -> None:
+        """Keep the turn that just ended in the history; saved off the UI thread."""
+        store = self.services.history
+        turn = [s for s in self.panes if s.last_result is not None and s.last_prompt == prompt]
+        if store is None or not turn:
+            return  # history off, unavailable (the app said why once), or still opening
+        # Imported here: SQLite stays off the path to the first paint.
+        from anoman_tui.history import ComparisonRecord, pane_record
+
+        panes = []
+        for state in turn:
+            pane, result = self.pane(state.index), state.last_result
+            assert result is not None
+            panes.append(pane_record(
+                state.index, state.model, base_url=self.base_url or "",
+                endpoint=state.endpoint, result=result,
+                temperature=state.params.temperature, max_tokens=state.params.max_tokens,
+                scenario=state.applied_scenario,
+                # What the footer shows: its sparkline (the last cell is partial) and cost.
+                rate_series=tuple(pane._buckets[:-1]),
+                cost_text=cost_text(pane._anoman, pane._usage, self.model_info(state.model)),
+            ))
+        first = turn[0]
+        committed = first.last_result is not None and first.last_result.committed
+        before = first.history[:-2] if committed else first.history
+        record = ComparisonRecord(
+            prompt=prompt, panes=tuple(panes),
+            system_prompt=self.query_one("#system", Input).value,
+            conversation=tuple((t.role, t.content) for t in before),
+            created_at=time.time(), source="app",
+        )
+
+        async def save() -> None:
+            from anoman_tui.history import HistoryUnavailable
+
+            try:
+                await asyncio.to_thread(store.save, record)
+            except HistoryUnavailable as exc:
+                self.notify(f"This comparison was not saved: {exc.reason}.",
+                            title="History", severity="warning", timeout=6)
+
+        self.run_worker(save(), name="save-turn", group="history", exit_on_error=False)
 
     @on(PaneStatusChanged)
     def _pane_status(self, event: PaneStatusChanged) -> None:

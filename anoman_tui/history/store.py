@@ -1,0 +1,399 @@
+"""The history: every comparison turn in a local SQLite file, searchable, safe to share.
+
+One file under the user's data directory (`default_path()`), in WAL mode so a
+reader never waits for a writer, each save one short `BEGIN IMMEDIATE`
+transaction with a busy timeout, so two processes (two app instances, or the app
+and `anoman-tui compare`) can write it at once. A process killed mid-stream loses
+only what was never committed: the next open finds a clean database.
+
+The schema is versioned with `PRAGMA user_version` and migrated forward on open.
+A database this code cannot use (corrupt, a newer schema, locked, read-only, disk
+full) raises `HistoryUnavailable` with one sentence saying why, and is left exactly
+as it was found: nothing is written to it before it has been read and judged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from anoman_tui import locations
+from anoman_tui.history.model import ComparisonRecord, PaneRecord
+
+FILE_NAME = "history.sqlite3"
+BUSY_TIMEOUT_S = 5.0
+
+
+class HistoryUnavailable(Exception):
+    """The history cannot be used; `reason` is one sentence a user can act on."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def default_path() -> Path:
+    return locations.data_dir() / FILE_NAME
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE comparisons (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at REAL NOT NULL,
+            source TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            system_prompt TEXT NOT NULL DEFAULT '',
+            conversation TEXT NOT NULL DEFAULT '[]'
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE panes (
+            comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+            pane INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            temperature REAL,
+            max_tokens INTEGER,
+            scenario TEXT NOT NULL,
+            status TEXT NOT NULL,
+            committed INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            reasoning TEXT NOT NULL,
+            finish_reason TEXT,
+            failure TEXT,
+            usage TEXT,
+            anoman TEXT,
+            metrics TEXT NOT NULL,
+            cost_text TEXT NOT NULL,
+            PRIMARY KEY (comparison_id, pane)
+        )"""
+    )
+
+
+def _add_rate_series_and_index(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE panes ADD COLUMN rate_series TEXT NOT NULL DEFAULT '[]'")
+    if not _fts5_available(conn):
+        return  # search falls back to LIKE over the tables
+    conn.execute("CREATE VIRTUAL TABLE comparisons_fts USING fts5(prompt, models)")
+    # Rows saved before the index existed become searchable too.
+    conn.execute(
+        """INSERT INTO comparisons_fts (rowid, prompt, models)
+           SELECT c.id, c.prompt,
+                  COALESCE((SELECT group_concat(p.model, ' ') FROM panes p
+                            WHERE p.comparison_id = c.id), '')
+           FROM comparisons c"""
+    )
+
+
+# MIGRATIONS[n] takes a database at version n to version n + 1.
+MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
+    _create_tables,  # 0 -> 1: comparisons and panes
+    _add_rate_series_and_index,  # 1 -> 2: the sparkline's series, the full-text index
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _fts5_available(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp._fts5_probe")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def _reason(exc: sqlite3.Error, path: Path) -> str:
+    """One sentence for what SQLite said about the file."""
+    message = str(exc).lower()
+    if "locked" in message or "busy" in message:
+        return f"{path} is locked by another program"
+    if "readonly" in message or "read-only" in message:
+        return f"{path} is read-only"
+    if "full" in message:
+        return f"the disk holding {path} is full"
+    if "not a database" in message or "malformed" in message or "corrupt" in message:
+        return f"{path} is not a readable history database (corrupt or another kind of file)"
+    if "unable to open" in message:
+        return f"{path} cannot be opened"
+    return f"{path} cannot be used: {exc}"
+
+
+def _is_read_only(path: Path) -> bool:
+    # The permission bits, not only access(): a file the user marked read-only stays
+    # untouched even for a user (root) the system would let write it.
+    mode = path.stat().st_mode
+    return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+_PANE_COLUMNS = (
+    "comparison_id", "pane", "model", "base_url", "endpoint", "temperature", "max_tokens",
+    "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
+    "usage", "anoman", "metrics", "cost_text", "rate_series",
+)
+_INSERT_PANE = (
+    f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _PANE_COLUMNS)})"
+)
+
+
+def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
+    return (
+        comparison_id, p.pane, p.model, p.base_url, p.endpoint, p.temperature, p.max_tokens,
+        p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
+        _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
+        p.cost_text, json.dumps(list(p.rate_series)),
+    )
+
+
+def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
+    return PaneRecord(
+        pane=row["pane"],
+        model=row["model"],
+        base_url=row["base_url"],
+        endpoint=row["endpoint"],
+        temperature=row["temperature"],
+        max_tokens=row["max_tokens"],
+        scenario=row["scenario"],
+        status=row["status"],
+        committed=bool(row["committed"]),
+        text=row["text"],
+        reasoning=row["reasoning"],
+        finish_reason=row["finish_reason"],
+        failure=_loads(row["failure"]),
+        usage=_loads(row["usage"]),
+        anoman=_loads(row["anoman"]),
+        metrics=_loads(row["metrics"]) or {},
+        rate_series=tuple(float(x) for x in json.loads(row["rate_series"])),
+        cost_text=row["cost_text"],
+    )
+
+
+def _fts_query(search: str) -> str:
+    """Every word must match, each as a prefix (so filtering works while typing)."""
+    return " ".join('"' + word.replace('"', '""') + '"*' for word in search.split())
+
+
+def _like(word: str) -> str:
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class HistoryStore:
+    """The history file, open. Use `HistoryStore.open(path)`.
+
+    Safe to call from several threads (the app saves from a worker thread): one call
+    at a time, so one thread's transaction never interleaves with another's.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, fts: bool) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.path = path
+        self.fts = fts
+        """Whether search uses the full-text index (else LIKE over the tables)."""
+
+    # -- opening ---------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | str | None = None, *,
+             timeout: float = BUSY_TIMEOUT_S) -> HistoryStore:
+        """Open (creating if absent) and migrate the history at `path`.
+
+        Raises `HistoryUnavailable` for a file it cannot use, without writing to it.
+        """
+        path = Path(path) if path is not None else default_path()
+        existed = path.exists()
+        if existed:
+            if not path.is_file():
+                raise HistoryUnavailable(f"{path} is not a file")
+            if _is_read_only(path):
+                raise HistoryUnavailable(f"{path} is read-only")
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HistoryUnavailable(
+                    f"cannot create the folder {path.parent}: {exc.strerror or exc}"
+                ) from None
+        mode = "rw" if existed else "rwc"
+        try:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode={mode}", uri=True, timeout=timeout,
+                isolation_level=None, check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise HistoryUnavailable(_reason(exc, path)) from None
+        try:
+            return cls._prepare(conn, path, timeout)
+        except HistoryUnavailable:
+            conn.close()
+            raise
+        except sqlite3.Error as exc:
+            conn.close()
+            raise HistoryUnavailable(_reason(exc, path)) from None
+
+    @classmethod
+    def _prepare(cls, conn: sqlite3.Connection, path: Path, timeout: float) -> HistoryStore:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        # Reading the header first: a corrupt file fails here, untouched.
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise HistoryUnavailable(
+                f"{path} was written by a newer anoman-tui (schema {version}, "
+                f"this one reads up to {SCHEMA_VERSION})"
+            )
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if version == 0 and tables:
+            raise HistoryUnavailable(f"{path} holds other data, not an anoman-tui history")
+        # The write lock, before any change: a locked or read-only file fails here.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            for step in range(version, SCHEMA_VERSION):
+                MIGRATIONS[step](conn)
+            if version != SCHEMA_VERSION:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("PRAGMA journal_mode = WAL")
+        # WAL with NORMAL sync: a committed save survives the process being killed.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        fts = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'comparisons_fts'"
+        ).fetchone() is not None
+        return cls(conn, path, fts=fts)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------
+
+    def save(self, record: ComparisonRecord) -> int:
+        """Store one comparison turn in one short transaction; returns its id."""
+        created = record.created_at or time.time()
+        with self._lock:
+            return self._save(record, created)
+
+    def _save(self, record: ComparisonRecord, created: float) -> int:
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = conn.execute(
+                    "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
+                    "conversation) VALUES (?, ?, ?, ?, ?)",
+                    (created, record.source, record.prompt, record.system_prompt,
+                     json.dumps([list(turn) for turn in record.conversation],
+                                ensure_ascii=False)),
+                )
+                comparison_id = int(cursor.lastrowid or 0)
+                conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p)
+                                                for p in record.panes])
+                if self.fts:
+                    conn.execute(
+                        "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
+                        (comparison_id, record.prompt, " ".join(p.model for p in record.panes)),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        return comparison_id
+
+    # -- reading ---------------------------------------------------------------
+
+    def get(self, comparison_id: int) -> ComparisonRecord | None:
+        found = self._load(
+            "SELECT * FROM comparisons WHERE id = ?", (comparison_id,)
+        )
+        return found[0] if found else None
+
+    def recent(self, limit: int = 50, search: str | None = None) -> list[ComparisonRecord]:
+        """Newest first; `search` keeps those whose prompt or a model matches every word."""
+        words = (search or "").split()
+        if not words:
+            return self._load("SELECT * FROM comparisons ORDER BY id DESC LIMIT ?", (limit,))
+        if self.fts:
+            try:
+                return self._load(
+                    "SELECT c.* FROM comparisons c JOIN comparisons_fts f ON f.rowid = c.id "
+                    "WHERE comparisons_fts MATCH ? ORDER BY f.rowid DESC LIMIT ?",
+                    (_fts_query(search or ""), limit),
+                )
+            except sqlite3.OperationalError:
+                pass  # a query FTS5 cannot parse: the plain match below still answers
+        clauses = []
+        params: list[Any] = []
+        for word in words:
+            clauses.append(
+                "(c.prompt LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM panes p "
+                "WHERE p.comparison_id = c.id AND p.model LIKE ? ESCAPE '\\'))"
+            )
+            params += [_like(word), _like(word)]
+        return self._load(
+            f"SELECT c.* FROM comparisons c WHERE {' AND '.join(clauses)} "
+            "ORDER BY c.id DESC LIMIT ?",
+            (*params, limit),
+        )
+
+    def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
+        try:
+            with self._lock:
+                rows = self._conn.execute(sql, tuple(params)).fetchall()
+                if not rows:
+                    return []
+                ids = [row["id"] for row in rows]
+                panes: dict[int, list[PaneRecord]] = {i: [] for i in ids}
+                marks = ", ".join("?" for _ in ids)
+                for pane_row in self._conn.execute(
+                    f"SELECT * FROM panes WHERE comparison_id IN ({marks}) "
+                    "ORDER BY comparison_id, pane", ids,
+                ):
+                    panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
+                raise
+            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        return [
+            ComparisonRecord(
+                prompt=row["prompt"],
+                panes=tuple(panes[row["id"]]),
+                system_prompt=row["system_prompt"],
+                conversation=tuple((str(r), str(c)) for r, c in json.loads(row["conversation"])),
+                created_at=row["created_at"],
+                source=row["source"],
+                id=row["id"],
+            )
+            for row in rows
+        ]

@@ -1,0 +1,170 @@
+"""`anoman-tui compare` saves to the history and `anoman-tui history` lists it: real CLI,
+real local gateway, a history file in a temporary data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from anoman_tui.gateway.config import GatewayConfig
+from anoman_tui.gateway.embedded import EmbeddedGateway
+from anoman_tui.history import HistoryStore
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "anm-sk-history-secret-5c4b3a29d8e7"
+FAST = "X-Anoman-Simulate: ttft=0,rate=4000"
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
+    gw = EmbeddedGateway(GatewayConfig(rate_limit_rpm=100_000),
+                         db_path=tmp_path_factory.mktemp("gw") / "usage.sqlite3", api_key=KEY)
+    gw.start()
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture
+def data_home(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def cli(data_home: Path, *args: str, env: dict[str, str] | None = None,
+        config: str = "") -> subprocess.CompletedProcess[str]:
+    config_path = data_home.parent / "config.toml"
+    config_path.write_text(config)
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    full.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
+                ANOMAN_CONFIG=str(config_path), COLUMNS="200", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "anoman_tui.cli", *args], capture_output=True,
+                          text=True, env=full, cwd=ROOT, timeout=120)
+
+
+def compare(data_home: Path, gateway: EmbeddedGateway, prompt: str, *extra: str,
+            env: dict[str, str] | None = None, config: str = "",
+            ) -> tuple[dict[str, object], str]:
+    result = cli(data_home, "compare", prompt, "--json", "--base-url", gateway.base_url,
+                 "-m", "anoman-lite", "-m", "claude-sonnet-4-6", "-H", FAST, *extra,
+                 env={"ANOMAN_API_KEY": KEY, **(env or {})}, config=config)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def history_file(data_home: Path) -> Path:
+    return data_home / "anoman-tui" / "history.sqlite3"
+
+
+def test_compare_saves_and_history_lists_it(gateway: EmbeddedGateway, data_home: Path) -> None:
+    first, _ = compare(data_home, gateway, "Why is the sky blue?")
+    second, _ = compare(data_home, gateway, "Write a haiku about rain")
+    assert isinstance(first["id"], int) and second["id"] == first["id"] + 1
+    assert {"prompt", "endpoint", "panels"} <= set(first)
+
+    listed = cli(data_home, "history", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [r["id"] for r in rows] == [second["id"], first["id"]]  # newest first
+    assert rows[1]["prompt"] == "Why is the sky blue?"
+    assert rows[1]["time"][:4].isdigit() and "T" in rows[1]["time"]
+    assert [(p["pane"], p["model"], p["status"]) for p in rows[1]["panes"]] == [
+        (1, "anoman-lite", "completed"), (2, "claude-sonnet-4-6", "completed")]
+    assert all(p["cost"].startswith("$") for p in rows[1]["panes"])
+
+    found = cli(data_home, "history", "--json", "--search", "haiku rain")
+    assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == [second["id"]]
+    limited = cli(data_home, "history", "--json", "--limit", "1")
+    assert [json.loads(line)["id"] for line in limited.stdout.splitlines()] == [second["id"]]
+
+    table = cli(data_home, "history")
+    lines = table.stdout.splitlines()
+    assert len(lines) == 2 and lines[1].lstrip().startswith(str(first["id"]))
+    assert "Why is the sky blue?" in lines[1]
+    assert "anoman-lite completed $" in lines[1] and "claude-sonnet-4-6 completed $" in lines[1]
+
+    # What was saved is what compare printed.
+    with HistoryStore.open(history_file(data_home)) as store:
+        saved = store.get(int(first["id"]))  # type: ignore[call-overload]
+    assert saved is not None and saved.source == "compare"
+    panels = first["panels"]
+    assert isinstance(panels, list)
+    for pane, panel in zip(saved.panes, panels, strict=True):
+        assert (pane.text, pane.usage, pane.anoman, pane.metrics) == (
+            panel["text"], panel["usage"], panel["anoman"], panel["metrics"])
+        assert pane.base_url == gateway.base_url
+
+
+def test_the_key_reaches_no_byte_of_the_history(gateway: EmbeddedGateway,
+                                                data_home: Path) -> None:
+    compare(data_home, gateway, f"a prompt that is not the key {KEY[:8]}")
+    files = list(history_file(data_home).parent.glob("history.sqlite3*"))
+    assert history_file(data_home) in files
+    for path in files:
+        data = path.read_bytes()
+        assert KEY.encode() not in data and KEY[8:].encode() not in data, path
+
+
+@pytest.mark.parametrize(
+    ("how", "extra", "env", "config"),
+    [("flag", ("--no-history",), None, ""), ("env", (), {"ANOMAN_HISTORY": "false"}, ""),
+     ("config", (), None, "history = false\n")],
+    ids=["flag", "env", "config"],
+)
+def test_no_history_saves_nothing(gateway: EmbeddedGateway, data_home: Path, how: str,
+                                  extra: tuple[str, ...], env: dict[str, str] | None,
+                                  config: str) -> None:
+    doc, err = compare(data_home, gateway, "Not to be kept", *extra, env=env, config=config)
+    assert doc["id"] is None and err == ""
+    assert not history_file(data_home).exists()
+    empty = cli(data_home, "history")
+    assert empty.returncode == 0
+    assert empty.stdout.startswith("No comparisons saved yet")
+
+
+def test_an_unusable_history_disables_it_and_compare_still_runs(
+    gateway: EmbeddedGateway, data_home: Path,
+) -> None:
+    path = history_file(data_home)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"garbage, not sqlite\n" * 100)
+    before = path.read_bytes()
+    doc, err = compare(data_home, gateway, "Still compared")
+    assert doc["id"] is None
+    panels = doc["panels"]
+    assert isinstance(panels, list) and all(p["status"] == "completed" for p in panels)
+    assert err.splitlines() == [
+        f"anoman-tui compare: history disabled: {path} is not a readable history database "
+        "(corrupt or another kind of file)"]
+    assert path.read_bytes() == before
+    listed = cli(data_home, "history")
+    assert listed.returncode == 1 and "corrupt" in listed.stderr
+
+
+def test_history_search_without_a_match_is_friendly(gateway: EmbeddedGateway,
+                                                     data_home: Path) -> None:
+    compare(data_home, gateway, "Why is the sky blue?")
+    found = cli(data_home, "history", "--search", "zebra")
+    assert (found.returncode, found.stdout.strip()) == (0, "No saved comparison matches 'zebra'")
+    as_json = cli(data_home, "history", "--json", "--search", "zebra")
+    assert (as_json.returncode, as_json.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("argv", [["--no-history"], ["compare", "hi", "--no-history"]])
+def test_no_history_flag_sets_the_setting_for_the_screen_and_compare(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    from anoman_tui.cli import build_parser, settings_from_args
+
+    monkeypatch.setenv("ANOMAN_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("ANOMAN_HISTORY", raising=False)
+    on = settings_from_args(build_parser([]).parse_args(argv[:-1] if len(argv) > 1 else []),
+                            "anoman-tui")
+    off = settings_from_args(build_parser(argv).parse_args(argv), "anoman-tui")
+    assert on is not None and on.history is True
+    assert off is not None and off.history is False

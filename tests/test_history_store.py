@@ -1,0 +1,263 @@
+"""The history store against real SQLite files: schema, refusals, concurrency, kills, search."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable, PaneRecord
+from anoman_tui.history.store import SCHEMA_VERSION
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def record(prompt: str = "Explain WAL mode", models: tuple[str, ...] = ("gpt-4o-mini",
+           "claude-3-5-haiku", "llama-3.1-8b")) -> ComparisonRecord:
+    panes = tuple(
+        PaneRecord(
+            pane=i, model=m, base_url="http://127.0.0.1:8080", endpoint="openai",
+            temperature=0.2, max_tokens=256, scenario="none",
+            status="failed" if i == 3 else "completed", committed=i != 3,
+            text=f"answer {i} é ✓", reasoning="thinking" if i == 2 else "",
+            finish_reason="stop", failure={"kind": "http", "status": 500} if i == 3 else None,
+            usage={"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+            anoman={"cost_usd": 0.0012, "routing": {"provider": "x"}},
+            metrics={"ttft_s": 0.1, "e2e_s": 1.0, "output_tokens_per_s": 40.0, "chunks": 9},
+            rate_series=(1.0, 2.5, 0.0), cost_text="$0.0012",
+        )
+        for i, m in enumerate(models, start=1)
+    )
+    return ComparisonRecord(prompt=prompt, panes=panes, system_prompt="be brief",
+                            conversation=(("user", "hi"), ("assistant", "hello")),
+                            created_at=1_700_000_000.5, source="compare")
+
+
+def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    with HistoryStore.open(path) as store:
+        rec = record()
+        new_id = store.save(rec)
+        got = store.get(new_id)
+    assert got is not None
+    assert got.id == new_id
+    from dataclasses import replace
+    assert replace(got, id=None) == rec
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_recent_is_newest_first_and_limited(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        ids = [store.save(record(f"prompt {i}")) for i in range(5)]
+        assert [r.id for r in store.recent(limit=3)] == ids[::-1][:3]
+        assert store.get(9999) is None
+
+
+def test_search_by_prompt_words_and_model(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        assert store.fts
+        a = store.save(record("Why is the sky blue", ("gpt-4o-mini",)))
+        b = store.save(record("Write a haiku about rain", ("claude-3-5-haiku",)))
+        assert [r.id for r in store.recent(search="sky")] == [a]
+        assert [r.id for r in store.recent(search="haiku")] == [b]  # prompt and model
+        assert [r.id for r in store.recent(search="claude")] == [b]
+        assert [r.id for r in store.recent(search="gpt-4o")] == [a]
+        assert [r.id for r in store.recent(search="blu")] == [a]  # a prefix, as typed
+        assert store.recent(search="sky rain") == []  # every word must match
+        assert [r.id for r in store.recent(search='"')] in ([], [a], [b], [b, a])
+
+
+def test_search_falls_back_to_like_without_the_index(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        a = store.save(record("Why is the sky blue", ("gpt-4o-mini",)))
+        store.save(record("Write about 100% rain", ("claude-3-5-haiku",)))
+        store.fts = False
+        assert [r.id for r in store.recent(search="SKY gpt-4o")] == [a]
+        assert len(store.recent(search="100%")) == 1
+
+
+def _v1_database(path: Path) -> None:
+    """A history as the first schema left it: tables, no rate series, no search index."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE comparisons (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL,
+            source TEXT NOT NULL, prompt TEXT NOT NULL, system_prompt TEXT NOT NULL DEFAULT '',
+            conversation TEXT NOT NULL DEFAULT '[]');
+        CREATE TABLE panes (comparison_id INTEGER NOT NULL REFERENCES comparisons(id)
+            ON DELETE CASCADE, pane INTEGER NOT NULL, model TEXT NOT NULL,
+            base_url TEXT NOT NULL, endpoint TEXT NOT NULL, temperature REAL,
+            max_tokens INTEGER, scenario TEXT NOT NULL, status TEXT NOT NULL,
+            committed INTEGER NOT NULL, text TEXT NOT NULL, reasoning TEXT NOT NULL,
+            finish_reason TEXT, failure TEXT, usage TEXT, anoman TEXT, metrics TEXT NOT NULL,
+            cost_text TEXT NOT NULL, PRIMARY KEY (comparison_id, pane));
+        INSERT INTO comparisons VALUES (1, 1.0, 'app', 'an old question about tides', '', '[]');
+        INSERT INTO panes VALUES (1, 1, 'old-model', 'http://x', 'openai', NULL, NULL, 'none',
+            'completed', 1, 'the moon', '', 'stop', NULL, NULL, NULL, '{}', '—');
+        PRAGMA user_version = 1;
+        """
+    )
+    conn.close()
+
+
+def test_an_older_schema_is_migrated_forward(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    _v1_database(path)
+    with HistoryStore.open(path) as store:
+        old = store.get(1)
+        assert old is not None and old.panes[0].rate_series == ()
+        assert [r.id for r in store.recent(search="tides")] == [1]  # indexed on migration
+        assert [r.id for r in store.recent(search="old-model")] == [1]
+        new_id = store.save(record())
+        got = store.get(new_id)
+        assert got is not None and got.panes[0].rate_series == (1.0, 2.5, 0.0)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def _refused(path: Path, *words: str, timeout: float = 5.0) -> str:
+    before = path.read_bytes()
+    with pytest.raises(HistoryUnavailable) as caught:
+        HistoryStore.open(path, timeout=timeout)
+    reason = caught.value.reason
+    assert str(path) in reason and reason.count("\n") == 0
+    assert all(w in reason for w in words), reason
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists()
+    return reason
+
+
+def test_a_corrupt_file_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    path.write_bytes(b"this is not a database, just some text\n" * 200)
+    _refused(path, "corrupt")
+
+
+def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    HistoryStore.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    _refused(path, "newer", f"schema {SCHEMA_VERSION + 1}")
+
+
+def test_a_read_only_file_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    _v1_database(path)
+    path.chmod(0o444)
+    _refused(path, "read-only")
+
+
+def test_a_locked_file_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    _v1_database(path)  # rollback-journal mode: an exclusive lock keeps readers out
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        _refused(path, "locked", timeout=0.2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    HistoryStore.open(path).close()  # fine once released
+
+
+def test_another_programs_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (x)")
+    conn.commit()
+    conn.close()
+    _refused(path, "other data")
+
+
+_SAVER = textwrap.dedent(
+    """
+    import sys
+    from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord
+    path, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = HistoryStore.open(path)
+    print("ready", flush=True)
+    for i in range(count):
+        panes = tuple(PaneRecord(pane=p, model=f"m{p}", base_url="http://x",
+                                 endpoint="openai", text="word " * 300) for p in (1, 2, 3))
+        store.save(ComparisonRecord(prompt=f"{tag} {i}", panes=panes))
+        print(i, flush=True)
+    store.close()
+    """
+)
+
+
+def _saver(path: Path, tag: str, count: int) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", _SAVER, str(path), tag, str(count)],
+                            stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+
+
+def test_two_processes_save_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    HistoryStore.open(path).close()
+    procs = [_saver(path, tag, 60) for tag in ("alpha", "beta")]
+    for proc in procs:
+        proc.communicate(timeout=120)
+        assert proc.returncode == 0
+    with HistoryStore.open(path) as store:
+        prompts = {r.prompt for r in store.recent(limit=1000)}
+        assert prompts == {f"{t} {i}" for t in ("alpha", "beta") for i in range(60)}
+        assert all(len(r.panes) == 3 for r in store.recent(limit=1000))
+
+
+def test_sigkill_mid_save_loop_keeps_committed_rows(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    proc = _saver(path, "kill", 100_000)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    last = -1
+    deadline = time.monotonic() + 60
+    while last < 40 and time.monotonic() < deadline:
+        last = int(proc.stdout.readline())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with HistoryStore.open(path) as store:
+        saved = store.recent(limit=100_000)
+        # Every save the child reported had committed; at most one more may have.
+        assert len(saved) >= last + 1
+        assert {r.prompt for r in saved} >= {f"kill {i}" for i in range(last + 1)}
+        assert all(len(r.panes) == 3 for r in saved)
+        store.save(record())
+
+
+def test_a_write_lock_held_on_a_wal_history_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    HistoryStore.open(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # in WAL mode: readers pass, no other writer does
+    try:
+        with pytest.raises(HistoryUnavailable, match="is locked by another program"):
+            HistoryStore.open(path, timeout=0.2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_full_disk_is_named_and_the_history_stays_readable(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    with HistoryStore.open(path) as store:
+        kept = store.save(record())
+        pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+        store._conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # what a full disk does
+        big = record("x " * 100_000)
+        with pytest.raises(HistoryUnavailable, match="is full"):
+            store.save(big)
+        assert [r.id for r in store.recent()] == [kept]  # the failed save left nothing
