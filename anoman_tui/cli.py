@@ -230,6 +230,22 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                          help="how many (default 50)")
     history.add_argument("--json", action="store_true",
                          help="one JSON object per line instead of a table")
+
+    export = commands.add_parser(
+        "export",
+        help="write a saved comparison as a Markdown, HTML or JSON report",
+        description=(
+            "Write the comparison with this id (see `anoman-tui history`) as a report: "
+            "Markdown, one self-contained HTML file (no scripts, no network), or JSON. "
+            "Exit status 2 for an unknown id."
+        ),
+    )
+    export.add_argument("id", type=_positive_int, help="the comparison's id")
+    export.add_argument("--format", "-f", choices=("md", "html", "json"), default="md",
+                        help="report format (default: md)")
+    export.add_argument("-o", "--output", metavar="FILE", default=None,
+                        help="where to write it ('-' for stdout; default: "
+                        "comparison-ID.FORMAT in the current directory)")
     return parser
 
 
@@ -296,6 +312,38 @@ def _usage(args: argparse.Namespace) -> int:
         print(json.dumps({"data": rows}, default=str))
     else:
         print(format_usage_table(rows))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.report import export
+
+    path = default_path()
+    record = None
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                record = store.get(args.id)
+        except HistoryUnavailable as exc:
+            print(f"anoman-tui export: {exc.reason}", file=sys.stderr)
+            return 1
+    if record is None:
+        print(f"anoman-tui export: no comparison {args.id} in the history ({path}); "
+              "`anoman-tui history` lists the ids", file=sys.stderr)
+        return 2
+    text = export(record, args.format)
+    if args.output == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return 0
+    target = Path(args.output or f"comparison-{args.id}.{args.format}")
+    try:
+        target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"anoman-tui export: cannot write {target}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    print(f"wrote {target}")
     return 0
 
 
@@ -384,6 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _usage(args)
     if args.command == "history":
         return _history(args)
+    if args.command == "export":
+        return _export(args)
     return _tui(args, parser)
 
 

@@ -168,3 +168,52 @@ def test_no_history_flag_sets_the_setting_for_the_screen_and_compare(
     off = settings_from_args(build_parser(argv).parse_args(argv), "anoman-tui")
     assert on is not None and on.history is True
     assert off is not None and off.history is False
+
+
+def _tags(page: str) -> list[tuple[str, list[str]]]:
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, list[str]]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.append((tag, [name for name, _ in attrs]))
+
+    Collect().feed(page)
+    return found
+
+
+def test_export_writes_each_format_of_a_saved_comparison(
+    data_home: Path, gateway: EmbeddedGateway, tmp_path: Path,
+) -> None:
+    hostile = "Explain <script>alert(1)</script> and <img src=x onerror=alert(1)> please"
+    document, _ = compare(data_home, gateway, hostile)
+    comparison = document["id"]
+    assert isinstance(comparison, int)
+    for fmt in ("md", "html", "json"):
+        target = tmp_path / f"report.{fmt}"
+        result = cli(data_home, "export", str(comparison), "--format", fmt, "-o", str(target))
+        assert result.returncode == 0, result.stderr
+        assert str(target) in result.stdout
+        text = target.read_text(encoding="utf-8")
+        assert KEY not in text and "anm-sk-" not in text
+        if fmt == "md":
+            assert "anoman-lite" in text and "claude-sonnet-4-6" in text
+        if fmt == "html":
+            tags = _tags(text)
+            assert "script" not in {tag for tag, _ in tags} and "img" not in {t for t, _ in tags}
+            assert not [name for _, attrs in tags for name in attrs if name.startswith("on")]
+            assert "&lt;script&gt;" in text  # shown as text
+        if fmt == "json":
+            report = json.loads(text)
+            assert report["id"] == comparison and report["prompt"] == hostile
+            assert [p["model"] for p in report["panels"]] == ["anoman-lite", "claude-sonnet-4-6"]
+    to_stdout = cli(data_home, "export", str(comparison), "-f", "json", "-o", "-")
+    assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout)["id"] == comparison
+
+
+def test_export_of_an_unknown_id_exits_two_with_one_line(data_home: Path) -> None:
+    result = cli(data_home, "export", "424242", "-o", "-")
+    assert result.returncode == 2
+    assert "no comparison 424242" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
