@@ -170,7 +170,8 @@ async def test_marks_of_a_real_turn(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(200, 50)) as pilot:
         await until(pilot, lambda: app.compare.base_url is not None)
-        app.compare.send("compare pooling strategies", app.panes)
+        # (a prompt of its own: the gateway's answer cache is shared by the tests)
+        app.compare.send("which pool wins the verdict marks", app.panes)
         await until(pilot, lambda: settled(app))
         await pilot.pause(0.05)
         shown = {p.state.index: marks_of(p) for p in panes(app)}
