@@ -381,6 +381,12 @@ class AnomanApp(App[None]):
                 yield SystemCommand(f"Scenario for pane {n}",
                                     f"simulate a failure on purpose; now: {now}",
                                     partial(self.pick_scenario, n))
+            yield SystemCommand(f"Copy answer from pane {n}",
+                                "its latest answer, to the clipboard (through the terminal)",
+                                partial(self.compare.copy_answer, n))
+            yield SystemCommand(f"Copy code block from pane {n}",
+                                "pick one code block of its latest answer to copy",
+                                partial(self.compare.copy_code_block, n))
         # A toggle's description says its state now, then what choosing it does.
         yield SystemCommand(
             "Sync parameters across panes",

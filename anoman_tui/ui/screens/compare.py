@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
 from anoman_tui.streaming import ModelInfo, cost_text
+from anoman_tui.ui.code_blocks import code_blocks
 from anoman_tui.ui.messages import (
     GatewayConnecting,
     GatewayReady,
@@ -32,7 +33,9 @@ from anoman_tui.ui.messages import (
     PromptSubmitted,
 )
 from anoman_tui.ui.pane_state import PaneState
+from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.verdict import verdict
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -63,6 +66,10 @@ class CompareScreen(Screen[None]):
         Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
+        # The current pane alone over the whole screen, and back; it keeps streaming.
+        Binding("f8", "zoom", "Zoom", id="zoom"),
+        # To the clipboard through the terminal (OSC 52): over SSH and in tmux too.
+        Binding("f9", "copy_answer", "Copy", id="copy_answer"),
         # Scroll the current pane (marked in its header) from anywhere, the prompt box
         # included. Alt+Up/Down for terminals that keep Shift+PgUp for their scrollback.
         Binding("shift+pageup,alt+up", "scroll_pane('page_up')", "Scroll up",
@@ -107,6 +114,8 @@ class CompareScreen(Screen[None]):
         # the prompt to send once the aborted panes have stopped.
         self._confirm_send: tuple[str, float] | None = None
         self._send_after_abort: str | None = None
+        self._zoomed = False
+        self._focus_before_zoom: Widget | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -132,8 +141,9 @@ class CompareScreen(Screen[None]):
             yield prompt
         # In a narrow terminal the per-pane aborts go first (Esc aborts all), then the rest
         # in this order; Quit, Usage and the palette always stay.
-        yield KeyBar(shed=("scroll_pane", "abort", "new_comparison", "retry", "next_pane",
-                           "abort_all"))
+        # (Copy and Zoom give way to the aborts, but come back where room is left.)
+        yield KeyBar(shed=("scroll_pane", "copy_answer", "zoom", "abort", "new_comparison",
+                           "retry", "next_pane", "abort_all"))
 
     def on_mount(self) -> None:
         self.query_one(PromptBox).focus()
@@ -154,12 +164,15 @@ class CompareScreen(Screen[None]):
         # A key nothing handled, typed while focus is outside both boxes (a clicked
         # pane): it belongs in the prompt, not nowhere. A key bound there still runs
         # its binding (the app checks those after this handler).
+        # Typing while zoomed is for the prompt box, hidden by the zoom: bring it back.
         if (
             event.is_printable
             and event.character
-            and not isinstance(self.focused, (Input, TextArea))
+            and (self._zoomed or not isinstance(self.focused, (Input, TextArea)))
             and event.key not in self.active_bindings
         ):
+            if self._zoomed:
+                self.action_zoom()
             event.stop()
             prompt = self.query_one(PromptBox)
             prompt.focus()
@@ -177,13 +190,33 @@ class CompareScreen(Screen[None]):
             return
         self._narrow = narrow
         self.set_class(narrow, "-narrow")
-        self.query_one(Tabs).display = narrow
+        self.query_one(Tabs).display = narrow and not self._zoomed
         self._show_active()
 
     def _show_active(self) -> None:
+        one = self._narrow or self._zoomed
         for pane in self.query(ComparePane):
-            pane.display = (not self._narrow) or pane.state.index == self._active_pane
+            pane.display = (not one) or pane.state.index == self._active_pane
         self._mark_current()
+
+    def action_zoom(self) -> None:
+        """Show the current pane alone over the screen, or every pane again.
+
+        The other panes are hidden, never removed: they keep streaming, and each answer
+        keeps its scroll position (re-anchored to the same block when its width changes).
+        """
+        self._zoomed = not self._zoomed
+        self.set_class(self._zoomed, "-zoomed")
+        self.query_one(Tabs).display = bool(self._narrow) and not self._zoomed
+        self._show_active()
+        if self._zoomed:
+            # The boxes are hidden: arrows and PgUp/PgDn now scroll the zoomed answer.
+            self._focus_before_zoom = self.focused
+            self.pane(self._active_pane).answer.focus()
+        else:
+            before, self._focus_before_zoom = self._focus_before_zoom, None
+            (before if before is not None and before.is_mounted
+             else self.query_one(PromptBox)).focus()
 
     def _mark_current(self) -> None:
         # The scroll keys' pane, marked in its header.
@@ -392,6 +425,8 @@ class CompareScreen(Screen[None]):
             stream = app.network.stream(request)
             self.pane(state.index).start(stream, prompt,
                                          delay_s=(delays or {}).get(state.index, 0.0))
+        for pane in self.query(ComparePane):
+            pane.show_marks([])  # a new turn: the last one's verdict no longer holds
         self.update_status()
 
     def model_info(self, model: str) -> ModelInfo | None:
@@ -405,6 +440,7 @@ class CompareScreen(Screen[None]):
         self.update_status()
         if not any(p.running for p in self.panes):
             self._save_turn(event.prompt)  # before a queued prompt starts the next turn
+        self._mark_verdict()
         self._send_if_settled()
 
     def _save_turn(self, prompt: str) -> None:
@@ -450,6 +486,15 @@ class CompareScreen(Screen[None]):
 
         self.run_worker(save(), name="save-turn", group="history", exit_on_error=False)
 
+    def _mark_verdict(self) -> None:
+        """Once no pane runs: mark the fastest first token, highest rate and cheapest."""
+        if any(p.running for p in self.panes):
+            return
+        panes = list(self.query(ComparePane))
+        marks = verdict([pane.figures() for pane in panes])
+        for pane in panes:
+            pane.show_marks(marks.get(pane.state.index, []))
+
     @on(PaneStatusChanged)
     def _pane_status(self, event: PaneStatusChanged) -> None:
         self.update_status()
@@ -482,6 +527,45 @@ class CompareScreen(Screen[None]):
             by_prompt.setdefault(pane.last_prompt or prompt, []).append(pane)
         for text, panes in by_prompt.items():
             self.send(text, panes, delays)
+
+    def action_copy_answer(self) -> None:
+        """Copy the current pane's latest answer to the clipboard."""
+        self.copy_answer(self._active_pane)
+
+    def copy_answer(self, index: int) -> None:
+        """Copy pane `index`'s latest answer, its text only, to the clipboard."""
+        pane = self.pane(index)
+        text = pane.answer.text
+        if not text:
+            self.notify(f"Pane {index} has no answer to copy.", timeout=3)
+            return
+        self.app.copy_to_clipboard(text)
+        partial = " so far: it is still streaming" if pane.state.running else ""
+        self.notify(f"Copied pane {index}'s answer ({len(text):,} characters){partial}.",
+                    timeout=3)
+
+    def copy_code_block(self, index: int) -> None:
+        """Pick one fenced code block of pane `index`'s latest answer and copy its code."""
+        blocks = code_blocks(self.pane(index).answer.text)
+        if not blocks:
+            self.notify(f"Pane {index}'s answer has no code block.", timeout=3)
+            return
+        options: list[tuple[str, Text | str]] = [
+            (str(n), Text(f"{block.language or 'code'} · {block.first_line or '(empty)'}",
+                          no_wrap=True, overflow="ellipsis"))
+            for n, block in enumerate(blocks)
+        ]
+
+        def chosen(choice: str | None) -> None:
+            if choice is None:
+                return
+            block = blocks[int(choice)]
+            self.app.copy_to_clipboard(block.code)
+            self.notify(f"Copied a {block.language or 'code'} block from pane {index} "
+                        f"({len(block.code):,} characters).", timeout=3)
+
+        self.app.push_screen(ChoiceScreen(f"Copy code block from pane {index}", options, "0"),
+                             chosen)
 
     def action_new_comparison(self) -> None:
         self._confirm_send = self._send_after_abort = None

@@ -41,6 +41,7 @@ from anoman_tui.streaming import (
 )
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.pane_state import PaneState, PaneStatus
+from anoman_tui.ui.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.wire import AnomanBlock, Usage
@@ -180,6 +181,10 @@ class PaneBadge(Static):
     pass
 
 
+class PaneMarks(Static):
+    """What this pane's answer won among the turn's answers (`anoman_tui.ui.verdict`)."""
+
+
 FOOTER_HELP = (
     "TTFT: request sent → first answer text (measured here).\n"
     "tok/s: output tokens per second between first and last token (~ while streaming).\n"
@@ -253,6 +258,7 @@ class ComparePane(Vertical):
             yield AnswerView(classes="reasoning-body")
         yield AnswerView(classes="answer")
         yield PaneBadge(classes="badge")
+        yield PaneMarks(classes="marks")
         yield PaneFooter(classes="pane-footer")
         yield PaneSpark(classes="spark")
 
@@ -263,6 +269,7 @@ class ComparePane(Vertical):
         self.query_one(".reasoning", Collapsible).display = False
         self.query_one(".reasoning-body", AnswerView).dimmed = True
         self.query_one(".badge", PaneBadge).display = False
+        self.query_one(PaneMarks).display = False
         self.refresh_chrome()
 
     @property
@@ -400,6 +407,25 @@ class ComparePane(Vertical):
     def _hide_badge(self) -> None:
         self.query_one(PaneBadge).display = False
 
+    def figures(self) -> PaneFigures:
+        """The latest turn's figures, as the footer shows them (cost: reported, else est.)."""
+        result = self._result
+        if result is None:
+            return PaneFigures(self.state.index, completed=False)
+        cost = self._anoman.cost_usd if self._anoman is not None else None
+        info = self.model_info(self.state.model) if self.model_info else None
+        if cost is None and self._usage is not None and info is not None:
+            cost = info.estimate_cost(self._usage.prompt_tokens, self._usage.completion_tokens)
+        return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
+                           result.metrics.output_tokens_per_s, cost)
+
+    def show_marks(self, labels: list[str]) -> None:
+        """Show what this pane's answer won; no labels hides the line."""
+        marks = self.query_one(PaneMarks)
+        if labels:
+            marks.update(Text(marks_line(labels)))
+        marks.display = bool(labels)
+
     def _now(self) -> float:
         if self._frozen:  # snapshots: time stands still at the last event
             return self._last_at or 0.0
@@ -427,6 +453,7 @@ class ComparePane(Vertical):
         self.reasoning.clear()
         self.query_one(".reasoning", Collapsible).display = False
         self._hide_badge()
+        self.show_marks([])
         self._reset_live()
 
     def start(self, stream: PaneStream, prompt: str, *, delay_s: float = 0.0) -> None:
