@@ -134,7 +134,7 @@ async def test_compare_summary_shows_estimated_cost_and_shared_words(
     spec = CompareSpec(prompt="story", models=["priced", "limited"], base_url=replay.base_url,
                        api_key="anm-sk-test-0000")
     monkeypatch.setenv("COLUMNS", "200")
-    code = await _compare_main(spec, as_json=False)
+    code = await _compare_main(spec, as_json=False, store=None)  # no history here
     text = capsys.readouterr().out
     assert code == 1
     # 7 prompt tokens at $3/Mtok + 4 completion tokens at $15/Mtok
