@@ -30,3 +30,19 @@ def settled(app: AnomanApp) -> bool:
 def badge_text(pane: ComparePane) -> str:
     badge = pane.query_one(PaneBadge)
     return str(badge.render()) if badge.display else ""
+
+
+async def ready(pilot: Pilot) -> AnomanApp:
+    """The app under test, once it is connected to its gateway."""
+    app = pilot.app
+    assert isinstance(app, AnomanApp)
+    await until(pilot, lambda: app.compare.base_url is not None)
+    return app
+
+
+async def send(pilot: Pilot, prompt: str) -> None:
+    """Type `prompt` into the prompt box, key by key as a person would, and press Enter."""
+    await pilot.click("#prompt")
+    for ch in prompt:
+        await pilot.press(ch if ch != " " else "space")
+    await pilot.press("enter")

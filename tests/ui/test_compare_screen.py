@@ -6,27 +6,12 @@ import asyncio
 import time
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Tabs
 
 from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import PaneFooter
-from tests.pilot import badge_text, panes, settled, until
-
-
-async def ready(pilot: Pilot) -> AnomanApp:
-    app = pilot.app
-    assert isinstance(app, AnomanApp)
-    await until(pilot, lambda: app.compare.base_url is not None)
-    return app
-
-
-async def send(pilot: Pilot, prompt: str) -> None:
-    await pilot.click("#prompt")
-    for ch in prompt:
-        await pilot.press(ch if ch != " " else "space")
-    await pilot.press("enter")
+from tests.pilot import badge_text, panes, ready, send, settled, until
 
 
 async def test_three_panes_stream_and_complete(make_app) -> None:

@@ -22,7 +22,7 @@ from anoman_tui.ui.widgets.pane import (
     PaneSpark,
     sparkline,
 )
-from tests.pilot import badge_text, panes, settled, until
+from tests.pilot import badge_text, panes, ready, send, settled, until
 from tests.ui.scripted import ScriptedStream, completed, text_events
 
 SIZES = [(80, 24), (200, 50)]
@@ -204,20 +204,6 @@ async def test_the_same_answer_draws_the_same_sparkline_at_any_size(
 
 
 # -- the compare screen -----------------------------------------------------------------
-
-
-async def ready(pilot: Pilot) -> AnomanApp:
-    app = pilot.app
-    assert isinstance(app, AnomanApp)
-    await until(pilot, lambda: app.compare.base_url is not None)
-    return app
-
-
-async def send(pilot: Pilot, prompt: str) -> None:
-    await pilot.click("#prompt")
-    for ch in prompt:
-        await pilot.press(ch if ch != " " else "space")
-    await pilot.press("enter")
 
 
 async def ask(pilot: Pilot, app: AnomanApp, prompt: str) -> None:

@@ -16,7 +16,7 @@ from anoman_tui.config import Settings
 from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import pack_fields
-from tests.pilot import panes, settled, until
+from tests.pilot import panes, ready, settled, until
 from tests.ui.screen_text import screen_lines
 
 SIZES = [(80, 24), (100, 30), (120, 30), (200, 50)]
@@ -25,13 +25,6 @@ FOOTER_FIELDS = (r"TTFT \d+\.\d\d s", r"tok/s [\d.]+", r"tokens \d+ in · \d+ ou
                  r"cost \$0\.\d+", r"weighted \d+", "route realtime/id", "cache miss")
 GUARDRAILS = tuple(rf"{name} pass \d\.\d\d" for name in ("injection", "pii", "moderation",
                                                           "policy"))
-
-
-async def ready(pilot: Pilot) -> AnomanApp:
-    app = pilot.app
-    assert isinstance(app, AnomanApp)
-    await until(pilot, lambda: app.compare.base_url is not None)
-    return app
 
 
 async def send(pilot: Pilot, prompt: str) -> None:

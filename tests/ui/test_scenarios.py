@@ -9,23 +9,9 @@ from textual.widgets import OptionList
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.pane import PaneFooter, PaneHeader
-from tests.pilot import badge_text, panes, settled, until
+from tests.pilot import badge_text, panes, ready, send, settled, until
 
 SIZES = [(80, 24), (200, 50)]
-
-
-async def ready(pilot: Pilot) -> AnomanApp:
-    app = pilot.app
-    assert isinstance(app, AnomanApp)
-    await until(pilot, lambda: app.compare.base_url is not None)
-    return app
-
-
-async def send(pilot: Pilot, prompt: str) -> None:
-    await pilot.click("#prompt")
-    for ch in prompt:
-        await pilot.press(ch if ch != " " else "space")
-    await pilot.press("enter")
 
 
 async def pick(pilot: Pilot, app: AnomanApp, pane: int, choice: str) -> None:
