@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from textual.pilot import Pilot
+from textual.widgets import TextArea
 
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge
@@ -45,4 +46,13 @@ async def send(pilot: Pilot, prompt: str) -> None:
     await pilot.click("#prompt")
     for ch in prompt:
         await pilot.press(ch if ch != " " else "space")
+    await pilot.press("enter")
+
+
+async def submit(pilot: Pilot, prompt: str) -> None:
+    """Put `prompt` in the prompt box and press Enter (typing it key by key is slow)."""
+    box = pilot.app.screen.query_one("#prompt", TextArea)
+    box.focus()
+    box.load_text(prompt)
+    box.move_cursor(box.document.end)
     await pilot.press("enter")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from textual.pilot import Pilot
-from textual.widgets import TextArea
 
 from anoman_tui.config import Settings
 from anoman_tui.streaming import EndpointFormat, ModelInfo
@@ -15,8 +14,11 @@ from anoman_tui.ui.messages import GatewayReady
 from tests.pilot import badge_text as badge_text
 from tests.pilot import panes as panes
 from tests.pilot import settled as settled
+from tests.pilot import submit
 from tests.pilot import until as until
 from tests.reliability.helpers import KEY
+
+send = submit  # the suite's name for it
 
 
 def remote_app(base_url: str, models: list[str], endpoint: EndpointFormat = "openai",
@@ -34,15 +36,6 @@ async def connect_to(pilot: Pilot, base_url: str) -> AnomanApp:
     app.compare.post_message(GatewayReady(base_url, base_url, models))
     await until(pilot, lambda: app.compare.base_url is not None)
     return app
-
-
-async def send(pilot: Pilot, prompt: str) -> None:
-    """Put `prompt` in the prompt box and press Enter (typing it key by key is slow)."""
-    box = pilot.app.screen.query_one("#prompt", TextArea)
-    box.focus()
-    box.load_text(prompt)
-    box.move_cursor(box.document.end)
-    await pilot.press("enter")
 
 
 def screen_text(app: AnomanApp) -> str:

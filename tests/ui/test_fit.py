@@ -9,14 +9,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.pilot import Pilot
-from textual.widgets import TextArea
 
 from anoman_tui.config import Settings
 from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.pane import pack_fields
 from tests.pilot import panes, ready, settled, until
+from tests.pilot import submit as send
 from tests.ui.screen_text import screen_lines
 
 SIZES = [(80, 24), (100, 30), (120, 30), (200, 50)]
@@ -25,14 +24,6 @@ FOOTER_FIELDS = (r"TTFT \d+\.\d\d s", r"tok/s [\d.]+", r"tokens \d+ in · \d+ ou
                  r"cost \$0\.\d+", r"weighted \d+", "route realtime/id", "cache miss")
 GUARDRAILS = tuple(rf"{name} pass \d\.\d\d" for name in ("injection", "pii", "moderation",
                                                           "policy"))
-
-
-async def send(pilot: Pilot, prompt: str) -> None:
-    box = pilot.app.screen.query_one("#prompt", TextArea)
-    box.focus()
-    box.load_text(prompt)
-    box.move_cursor(box.document.end)
-    await pilot.press("enter")
 
 
 def whole_in_one_line(lines: list[str], pattern: str) -> int:
