@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -32,6 +33,7 @@ def record(prompt: str = "Explain WAL mode", models: tuple[str, ...] = ("gpt-4o-
             anoman={"cost_usd": 0.0012, "routing": {"provider": "x"}},
             metrics={"ttft_s": 0.1, "e2e_s": 1.0, "output_tokens_per_s": 40.0, "chunks": 9},
             rate_series=(1.0, 2.5, 0.0), cost_text="$0.0012",
+            conversation=(("user", "hi"), ("assistant", f"hello from {m}")) if i != 2 else None,
         )
         for i, m in enumerate(models, start=1)
     )
@@ -53,6 +55,51 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_pages_go_on_from_the_last_id_shown(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        ids = [store.save(record(f"prompt {i}" + (" wal" if i % 2 else ""))) for i in range(7)]
+        first = store.recent(limit=3)
+        second = store.recent(limit=3, before=first[-1].id)
+        third = store.recent(limit=3, before=second[-1].id)
+        assert [r.id for r in first + second + third] == ids[::-1]
+        matching = store.recent(limit=2, search="wal")
+        rest = store.recent(limit=2, search="wal", before=matching[-1].id)
+        assert [r.id for r in matching + rest] == [ids[5], ids[3], ids[1]]
+
+
+def test_a_saved_pane_reads_back_as_the_result_it_ended_with(tmp_path: Path) -> None:
+    from anoman_tui.history import pane_record, result_from_record
+    from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult
+    from anoman_tui.wire import GuardrailVerdict, Usage
+
+    failure = StreamFailure(kind="http_error", detail="blocked by policy", status=403,
+                            type="guardrail_block", code="blocked", retry_after_s=2.5,
+                            guardrails={"pii": GuardrailVerdict(status="block", score=0.9)})
+    result = StreamResult(
+        status="failed", text="partial", reasoning="why", failure=failure,
+        usage=Usage(prompt_tokens=3, completion_tokens=4, total_tokens=7), anoman=None,
+        anoman_raw=None, metrics=StreamMetrics(ttft_s=0.25, e2e_s=1.5,
+                                               output_tokens_per_s=1428.1549, chunks=40),
+        finish_reason=None)
+    pane = pane_record(1, "m", base_url="http://x", endpoint="openai", result=result)
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        saved = store.get(store.save(ComparisonRecord(prompt="p", panes=(pane,))))
+    assert saved is not None
+    back = result_from_record(saved.panes[0])
+    assert back.failure == failure and back.failure.message == failure.message
+    assert (back.status, back.text, back.reasoning, back.usage) == (
+        "failed", "partial", "why", result.usage)
+    assert f"{back.metrics.output_tokens_per_s:.1f}" == "1428.2"  # as the live footer showed
+    assert (back.metrics.ttft_s, back.metrics.chunks) == (0.25, 40)
+    # An edited file: shapes the models refuse read as absent, never as an error.
+    odd = dataclasses.replace(saved.panes[0], usage={"prompt_tokens": "many"},
+                              anoman={"cost_usd": {"no": 1}}, failure={"kind": "nonsense"},
+                              metrics={"ttft_s": "soon", "chunks": True}, status="odd")
+    back = result_from_record(odd)
+    assert (back.usage, back.anoman, back.failure, back.metrics.ttft_s, back.metrics.chunks,
+            back.status) == (None, None, None, None, 0, "failed")
 
 
 def test_recent_is_newest_first_and_limited(tmp_path: Path) -> None:

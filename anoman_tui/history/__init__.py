@@ -4,11 +4,17 @@
 core's results and read back from the database; the exporters (`anoman_tui.report`)
 and both commands (the compare screen and `anoman-tui compare`) share it.
 
-May import: the standard library and `anoman_tui.streaming` (for the results it records).
+May import: the standard library, pydantic, `anoman_tui.streaming` (for the results it
+records) and `anoman_tui.wire` (to read a saved result back).
 Never Textual, never httpx directly.
 """
 
-from anoman_tui.history.model import ComparisonRecord, PaneRecord, pane_record
+from anoman_tui.history.model import (
+    ComparisonRecord,
+    PaneRecord,
+    pane_record,
+    result_from_record,
+)
 from anoman_tui.history.store import HistoryStore, HistoryUnavailable, default_path
 
 __all__ = [
@@ -18,4 +24,5 @@ __all__ = [
     "PaneRecord",
     "default_path",
     "pane_record",
+    "result_from_record",
 ]

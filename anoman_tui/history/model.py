@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from anoman_tui.streaming import StreamResult
+from pydantic import ValidationError
+
+from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult
+from anoman_tui.wire import AnomanBlock, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,9 @@ class PaneRecord:
     """Tokens/s per 250 ms cell, oldest first: what the pane's sparkline drew."""
     cost_text: str = "—"
     """The cost as shown: the gateway's `$…`, an estimate `~$… (est.)`, or `—`."""
+    conversation: tuple[tuple[str, str], ...] | None = None
+    """(role, content) turns this pane had sent before this prompt: each model answered
+    the earlier prompts its own way. None when not recorded (then the comparison's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,16 @@ class ComparisonRecord:
     """The history's id once saved."""
 
 
+def _metrics(result: StreamResult) -> dict[str, Any]:
+    metrics = result.metrics.to_json()
+    rate = result.metrics.output_tokens_per_s
+    if rate is not None:
+        # To 4 places, not 2: a reopened footer rounds it to 1 place exactly as the live
+        # one did (1428.1549 read back as 1428.15 would show 1428.1, not 1428.2).
+        metrics["output_tokens_per_s"] = round(rate, 4)
+    return metrics
+
+
 def pane_record(
     pane: int,
     model: str,
@@ -77,6 +93,7 @@ def pane_record(
     scenario: str = "none",
     rate_series: tuple[float, ...] = (),
     cost_text: str = "—",
+    conversation: tuple[tuple[str, str], ...] | None = None,
 ) -> PaneRecord:
     """The record of one pane from its stream's result."""
     usage = result.usage
@@ -93,11 +110,57 @@ def pane_record(
         text=result.text,
         reasoning=result.reasoning,
         finish_reason=result.finish_reason,
-        failure=result.failure.to_json() if result.failure else None,
+        # With `detail` (what the server said, key-free): the badge is drawn again from it.
+        failure={**result.failure.to_json(), "detail": result.failure.detail}
+        if result.failure else None,
         usage=usage.model_dump(include={"prompt_tokens", "completion_tokens", "total_tokens"})
         if usage is not None else None,
         anoman=result.anoman_raw,
-        metrics=result.metrics.to_json(),
+        metrics=_metrics(result),
         rate_series=rate_series,
         cost_text=cost_text,
+        conversation=conversation,
+    )
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def result_from_record(pane: PaneRecord) -> StreamResult:
+    """The stream result a saved pane ended with, for drawing it again as it ended.
+
+    The stored JSON is read defensively (a file may have been edited): a usage or
+    `_anoman` block of a shape the wire models refuse reads as absent.
+    """
+    usage = anoman = None
+    if isinstance(pane.usage, dict):
+        try:
+            usage = Usage.model_validate(pane.usage)
+        except ValidationError:
+            usage = None
+    if isinstance(pane.anoman, dict):
+        try:
+            anoman = AnomanBlock.model_validate(pane.anoman)
+        except ValidationError:
+            anoman = None
+    metrics = pane.metrics if isinstance(pane.metrics, dict) else {}
+    chunks = metrics.get("chunks")
+    status = pane.status if pane.status in ("completed", "failed", "cancelled") else "failed"
+    return StreamResult(
+        status=status,  # type: ignore[arg-type]  # checked against ResultStatus above
+        text=pane.text,
+        reasoning=pane.reasoning,
+        failure=StreamFailure.from_json(pane.failure),
+        usage=usage,
+        anoman=anoman,
+        anoman_raw=pane.anoman if isinstance(pane.anoman, dict) else None,
+        metrics=StreamMetrics(
+            ttft_s=_float(metrics.get("ttft_s")),
+            e2e_s=_float(metrics.get("e2e_s")),
+            output_tokens_per_s=_float(metrics.get("output_tokens_per_s")),
+            chunks=chunks if isinstance(chunks, int) and not isinstance(chunks, bool) else 0,
+        ),
+        finish_reason=pane.finish_reason,
+        cache_hit=bool(anoman is not None and anoman.cache_hit),
     )

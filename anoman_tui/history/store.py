@@ -94,10 +94,16 @@ def _add_rate_series_and_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def _add_pane_conversation(conn: sqlite3.Connection) -> None:
+    # NULL for turns saved before: they are continued with the comparison's conversation.
+    conn.execute("ALTER TABLE panes ADD COLUMN conversation TEXT")
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
     _add_rate_series_and_index,  # 1 -> 2: the sparkline's series, the full-text index
+    _add_pane_conversation,  # 2 -> 3: each pane's own earlier turns
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -145,7 +151,7 @@ def _loads(text: str | None) -> Any:
 _PANE_COLUMNS = (
     "comparison_id", "pane", "model", "base_url", "endpoint", "temperature", "max_tokens",
     "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
-    "usage", "anoman", "metrics", "cost_text", "rate_series",
+    "usage", "anoman", "metrics", "cost_text", "rate_series", "conversation",
 )
 _INSERT_PANE = (
     f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
@@ -159,7 +165,18 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
         p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
         _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
         p.cost_text, json.dumps(list(p.rate_series)),
+        None if p.conversation is None else _turns_json(p.conversation),
     )
+
+
+def _turns_json(turns: Iterable[tuple[str, str]]) -> str:
+    return json.dumps([list(turn) for turn in turns], ensure_ascii=False)
+
+
+def _turns(text: str | None) -> tuple[tuple[str, str], ...] | None:
+    if text is None:
+        return None
+    return tuple((str(role), str(content)) for role, content in json.loads(text))
 
 
 def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
@@ -182,6 +199,7 @@ def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
         metrics=_loads(row["metrics"]) or {},
         rate_series=tuple(float(x) for x in json.loads(row["rate_series"])),
         cost_text=row["cost_text"],
+        conversation=_turns(row["conversation"]),
     )
 
 
@@ -311,8 +329,7 @@ class HistoryStore:
                     "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
                     "conversation) VALUES (?, ?, ?, ?, ?)",
                     (created, record.source, record.prompt, record.system_prompt,
-                     json.dumps([list(turn) for turn in record.conversation],
-                                ensure_ascii=False)),
+                     _turns_json(record.conversation)),
                 )
                 comparison_id = int(cursor.lastrowid or 0)
                 conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p)
@@ -339,17 +356,24 @@ class HistoryStore:
         )
         return found[0] if found else None
 
-    def recent(self, limit: int = 50, search: str | None = None) -> list[ComparisonRecord]:
-        """Newest first; `search` keeps those whose prompt or a model matches every word."""
+    def recent(self, limit: int = 50, search: str | None = None, *,
+               before: int | None = None) -> list[ComparisonRecord]:
+        """Newest first; `search` keeps those whose prompt or a model matches every word.
+
+        `before` (an id) gives the next page: those older than the last one shown.
+        """
         words = (search or "").split()
+        below = (1 << 62) if before is None else before
         if not words:
-            return self._load("SELECT * FROM comparisons ORDER BY id DESC LIMIT ?", (limit,))
+            return self._load("SELECT * FROM comparisons WHERE id < ? ORDER BY id DESC LIMIT ?",
+                              (below, limit))
         if self.fts:
             try:
                 return self._load(
                     "SELECT c.* FROM comparisons c JOIN comparisons_fts f ON f.rowid = c.id "
-                    "WHERE comparisons_fts MATCH ? ORDER BY f.rowid DESC LIMIT ?",
-                    (_fts_query(search or ""), limit),
+                    "WHERE comparisons_fts MATCH ? AND f.rowid < ? "
+                    "ORDER BY f.rowid DESC LIMIT ?",
+                    (_fts_query(search or ""), below, limit),
                 )
             except sqlite3.OperationalError:
                 pass  # a query FTS5 cannot parse: the plain match below still answers
@@ -362,9 +386,9 @@ class HistoryStore:
             )
             params += [_like(word), _like(word)]
         return self._load(
-            f"SELECT c.* FROM comparisons c WHERE {' AND '.join(clauses)} "
+            f"SELECT c.* FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ? "
             "ORDER BY c.id DESC LIMIT ?",
-            (*params, limit),
+            (*params, below, limit),
         )
 
     def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
@@ -390,7 +414,7 @@ class HistoryStore:
                 prompt=row["prompt"],
                 panes=tuple(panes[row["id"]]),
                 system_prompt=row["system_prompt"],
-                conversation=tuple((str(r), str(c)) for r, c in json.loads(row["conversation"])),
+                conversation=_turns(row["conversation"]) or (),
                 created_at=row["created_at"],
                 source=row["source"],
                 id=row["id"],

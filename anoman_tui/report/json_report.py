@@ -13,6 +13,14 @@ from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.report import facts
 
 
+def _metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    out = dict(metrics)
+    rate = out.get("output_tokens_per_s")
+    if isinstance(rate, float):
+        out["output_tokens_per_s"] = round(rate, 2)  # as `compare --json` gives it
+    return out
+
+
 def pane_json(pane: PaneRecord) -> dict[str, Any]:
     return {
         "panel": pane.pane,
@@ -21,10 +29,12 @@ def pane_json(pane: PaneRecord) -> dict[str, Any]:
         "text": pane.text,
         "committed": pane.committed,
         "finish_reason": pane.finish_reason,
-        "failure": pane.failure,
+        # As `compare --json` has it: the history also keeps the failure's raw `detail`.
+        "failure": {k: v for k, v in pane.failure.items() if k != "detail"}
+        if isinstance(pane.failure, dict) else pane.failure,
         "usage": pane.usage,
         "anoman": pane.anoman,
-        "metrics": dict(pane.metrics),
+        "metrics": _metrics(pane.metrics),
     }
 
 

@@ -25,6 +25,10 @@ FailureKind = Literal[
     "transport_error",
     "cancelled",
 ]
+FAILURE_KINDS: tuple[FailureKind, ...] = (
+    "http_error", "stream_error", "truncated", "stalled", "protocol_error",
+    "transport_error", "cancelled",
+)
 Severity = Literal["error", "warning", "muted"]
 NOT_COMMITTED = "partial answer not committed"
 
@@ -82,6 +86,43 @@ class StreamFailure:
             if verdict.status == "block":
                 return name, verdict
         return None
+
+    @classmethod
+    def from_json(cls, data: Any) -> StreamFailure | None:
+        """A failure back from its `to_json()` (plus `detail`, as the history keeps it).
+
+        Read defensively: the data comes from a file; a field of the wrong shape reads
+        as absent, and something that is not a failure at all gives None.
+        """
+        if not isinstance(data, dict) or data.get("kind") not in FAILURE_KINDS:
+            return None
+
+        def number(key: str, kind: type | tuple[type, ...]) -> Any:
+            value = data.get(key)
+            return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        guardrails: dict[str, GuardrailVerdict] = {}
+        raw = data.get("guardrails")
+        for name, verdict in (raw.items() if isinstance(raw, dict) else ()):
+            try:
+                guardrails[str(name)] = GuardrailVerdict.model_validate(verdict)
+            except ValueError:
+                continue
+        return cls(
+            kind=data["kind"],
+            detail=text("detail") or "",
+            status=number("status", int),
+            type=text("type"),
+            code=text("code"),
+            failure_class=text("failure_class"),
+            completion_tokens=number("completion_tokens", int),
+            retry_after_s=number("retry_after_s", (int, float)),
+            guardrails=guardrails or None,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

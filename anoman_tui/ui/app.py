@@ -39,6 +39,7 @@ from anoman_tui.ui.network import NetworkThread
 from anoman_tui.ui.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
+from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.widgets.answer_view import warm_up
@@ -156,6 +157,8 @@ class AnomanApp(App[None]):
         self._connect_on_mount = connect
         self.history: HistoryStore | None = None
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
+        self.history_problem = ""
+        """Why the history could not be opened, in one sentence ("" if it could)."""
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
         chosen = (models or settings.models)[:PANES]
@@ -260,6 +263,9 @@ class AnomanApp(App[None]):
             # In the footer only while it is useful; the palette entry always works.
             compare = getattr(self, "compare", None)
             return compare is not None and compare.unavailable
+        if action == "history":
+            # Not from a comparison reopened from the history: Esc goes back to it.
+            return not isinstance(self.screen, RecordScreen)
         return True
 
     def action_reconnect(self) -> None:
@@ -323,6 +329,7 @@ class AnomanApp(App[None]):
                 return None, exc.reason
 
         self.history, reason = await asyncio.to_thread(open_store)
+        self.history_problem = reason
         if reason:
             log.warning("history unavailable: %s", reason)
             self.notify(f"Comparisons are not saved this session: {reason}.",
@@ -357,6 +364,19 @@ class AnomanApp(App[None]):
             raise GatewayRequestError("the gateway is not ready yet")
         return await self.stream_client.fetch_usage(self.compare.base_url, self.api_key, limit)
 
+    def action_history(self) -> None:
+        """The history: every saved comparison, newest first, searchable."""
+        from anoman_tui.ui.screens.history import HistoryScreen
+
+        if self.history is None:
+            if not self.settings.history:
+                why = "history is off (--no-history, or history = false in the config)"
+            else:
+                why = self.history_problem or "the history is still opening"
+            self.notify(f"No history to show: {why}.", title="History", timeout=6)
+            return
+        self.push_screen(HistoryScreen(self.history, self.compare))
+
     def action_usage(self) -> None:
         self.push_screen(UsageScreen())
 
@@ -365,6 +385,10 @@ class AnomanApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         kept = [c for c in super().get_system_commands(screen)
                 if c.title in TEXTUAL_COMMANDS_KEPT]
+        if isinstance(screen, RecordScreen):
+            yield from self._record_commands(screen)
+            yield from kept
+            return
         if not isinstance(screen, CompareScreen):
             yield from kept
             return
@@ -402,6 +426,11 @@ class AnomanApp(App[None]):
             else "now using the cache: choose to send Cache-Control: no-cache",
             self.toggle_cache_bypass,
         )
+        yield SystemCommand("History", "every saved comparison: reopen, re-run, continue, "
+                            "export", self.action_history)
+        yield SystemCommand("Export this comparison",
+                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
+                            self.compare.action_export)
         yield SystemCommand("Usage ledger", "what the gateway metered, newest first",
                             self.action_usage)
         yield SystemCommand("New comparison", "clear every pane's conversation",
@@ -418,6 +447,25 @@ class AnomanApp(App[None]):
             self.change_api_key,
         )
         yield from kept
+
+    def _record_commands(self, screen: RecordScreen) -> Iterable[SystemCommand]:
+        """A reopened comparison's commands: what it can do read-only, and its two actions."""
+        yield SystemCommand("Re-run this prompt", "with the same models, or others",
+                            screen.action_rerun)
+        yield SystemCommand("Continue this conversation",
+                            "on the compare screen, each pane with its own conversation",
+                            screen.action_continue)
+        yield SystemCommand("Export this comparison",
+                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
+                            screen.action_export)
+        for pane in screen.panes:
+            n = pane.index
+            yield SystemCommand(f"Copy answer from pane {n}", "to the clipboard",
+                                partial(screen.copy_answer, n))
+            yield SystemCommand(f"Copy code block from pane {n}",
+                                "pick one code block of its answer to copy",
+                                partial(screen.copy_code_block, n))
+        yield SystemCommand("Back", "to the history", screen.action_back)
 
     def _target_now(self) -> str:
         if self.is_local_gateway:

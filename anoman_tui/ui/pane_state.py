@@ -96,7 +96,7 @@ class PaneParams:
         return f"temperature {temp} · max tokens {tokens}"
 
 
-_OUTCOME_STATUS: dict[ResultStatus, PaneStatus] = {
+OUTCOME_STATUS: dict[ResultStatus, PaneStatus] = {
     "completed": "done", "failed": "failed", "cancelled": "cancelled",
 }
 
@@ -193,7 +193,7 @@ class PaneState:
         """Remember how the turn ended; only a committed answer joins the conversation."""
         self.last_prompt = prompt
         self.last_result = result
-        self.status = _OUTCOME_STATUS[result.status]
+        self.status = OUTCOME_STATUS[result.status]
         if result.committed:
             self.history.append(ChatTurn(role="user", content=prompt))
             self.history.append(ChatTurn(role="assistant", content=result.text))

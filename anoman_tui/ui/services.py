@@ -27,6 +27,8 @@ class AppServices(Protocol):
     is_local_gateway: bool
     history: HistoryStore | None
     """The history, once open; None while it opens, when off, or when unavailable."""
+    history_problem: str
+    """Why the history could not be opened ("" if it could, or has not been tried)."""
 
     async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
 

@@ -19,7 +19,7 @@ from tests.pilot import submit as send
 from tests.ui.screen_text import screen_lines
 
 SIZES = [(80, 24), (100, 30), (120, 30), (200, 50)]
-ALWAYS_SHOWN_KEYS = ("Abort all", "Retry", "New", "Next pane", "Quit", "Usage", "palette")
+ALWAYS_SHOWN_KEYS = ("History", "Abort all", "Retry", "Next pane", "Zoom", "Quit", "palette")
 FOOTER_FIELDS = (r"TTFT \d+\.\d\d s", r"tok/s [\d.]+", r"tokens \d+ in · \d+ out",
                  r"cost \$0\.\d+", r"weighted \d+", "route realtime/id", "cache miss")
 GUARDRAILS = tuple(rf"{name} pass \d\.\d\d" for name in ("injection", "pii", "moderation",
@@ -52,6 +52,8 @@ async def test_every_word_is_on_screen_whole_at_every_size(make_app, size) -> No
         assert bar.endswith("^p palette") and bar.count("palette") == 1
         if width >= 100:
             assert "f1 f2 f3 Abort pane" in bar
+        if width >= 120:
+            assert "f5 Usage" in bar and "^n New" in bar
         # the status line's fields, each whole
         status = "\n".join(lines[:2])
         for words in ("anoman-tui", "requests go to: local gateway", "cache: on",

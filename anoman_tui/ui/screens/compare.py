@@ -9,8 +9,10 @@ honest. Below about 120 columns the panes become tabs, one shown at a time.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
@@ -22,7 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
-from anoman_tui.streaming import ModelInfo, cost_text
+from anoman_tui.streaming import ENDPOINT_FORMATS, ChatTurn, ModelInfo, cost_text
 from anoman_tui.ui.code_blocks import code_blocks
 from anoman_tui.ui.messages import (
     GatewayConnecting,
@@ -32,13 +34,16 @@ from anoman_tui.ui.messages import (
     PaneStreamFinished,
     PromptSubmitted,
 )
-from anoman_tui.ui.pane_state import PaneState
+from anoman_tui.ui.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.verdict import verdict
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+if TYPE_CHECKING:
+    from anoman_tui.history import ComparisonRecord
 
 NARROW_BELOW = 120
 APP_BADGE = " anoman-tui "
@@ -70,6 +75,10 @@ class CompareScreen(Screen[None]):
         Binding("f8", "zoom", "Zoom", id="zoom"),
         # To the clipboard through the terminal (OSC 52): over SSH and in tmux too.
         Binding("f9", "copy_answer", "Copy", id="copy_answer"),
+        # Priority: Ctrl+S means nothing to the prompt box, and must work from it.
+        Binding("ctrl+s", "export", "Export", id="export", priority=True),
+        # Priority: the prompt box (a TextArea) binds F6 to "select line".
+        Binding("f6", "app.history", "History", id="history", priority=True),
         # Scroll the current pane (marked in its header) from anywhere, the prompt box
         # included. Alt+Up/Down for terminals that keep Shift+PgUp for their scrollback.
         Binding("shift+pageup,alt+up", "scroll_pane('page_up')", "Scroll up",
@@ -95,9 +104,10 @@ class CompareScreen(Screen[None]):
         return app_services(self.app)
 
     def __init__(
-        self, panes: list[PaneState], *, frozen_clock: bool = False, system_prompt: str = ""
+        self, panes: list[PaneState], *, frozen_clock: bool = False, system_prompt: str = "",
+        id: str = "compare",
     ) -> None:
-        super().__init__(id="compare")
+        super().__init__(id=id)
         self.panes = panes
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
@@ -116,6 +126,9 @@ class CompareScreen(Screen[None]):
         self._send_after_abort: str | None = None
         self._zoomed = False
         self._focus_before_zoom: Widget | None = None
+        # The latest turn saved, by prompt, with its history id (exports name the file by it).
+        self._saved: dict[str, ComparisonRecord] = {}
+        self._turn_saved = False  # the latest turn was handed to the history
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -123,6 +136,18 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="panes"):
             for state in self.panes:
                 yield ComparePane(state, frozen_clock=self._frozen, model_info=self.model_info)
+        yield from self.compose_prompt_area()
+        yield self.key_bar()
+
+    def key_bar(self) -> KeyBar:
+        # In a narrow terminal keys go in this order (the hidden ones still work, and the
+        # palette lists them); History, Quit and the palette always stay. Keys hidden
+        # first come back first where room is left.
+        return KeyBar(shed=("scroll_pane", "export", "copy_answer", "usage", "new_comparison",
+                            "zoom", "abort", "retry", "next_pane", "abort_all"))
+
+    def compose_prompt_area(self) -> ComposeResult:
+        """The system and prompt boxes; a reopened comparison (read-only) has none."""
         with Vertical(id="prompt-area"):
             system = Input(
                 self.system_prompt,
@@ -139,14 +164,9 @@ class CompareScreen(Screen[None]):
                 system.cursor_blink = prompt.cursor_blink = False
             yield system
             yield prompt
-        # In a narrow terminal the per-pane aborts go first (Esc aborts all), then the rest
-        # in this order; Quit, Usage and the palette always stay.
-        # (Copy and Zoom give way to the aborts, but come back where room is left.)
-        yield KeyBar(shed=("scroll_pane", "copy_answer", "zoom", "abort", "new_comparison",
-                           "retry", "next_pane", "abort_all"))
 
     def on_mount(self) -> None:
-        self.query_one(PromptBox).focus()
+        self._focus_home()
         self.update_status()
         self._apply_layout(self.size.width)
         self._mark_current()
@@ -171,10 +191,13 @@ class CompareScreen(Screen[None]):
             and (self._zoomed or not isinstance(self.focused, (Input, TextArea)))
             and event.key not in self.active_bindings
         ):
+            prompts = self.query(PromptBox)
+            if not prompts:
+                return  # a read-only screen: nowhere to type
             if self._zoomed:
                 self.action_zoom()
             event.stop()
-            prompt = self.query_one(PromptBox)
+            prompt = prompts.first()
             prompt.focus()
             prompt.insert(event.character)
 
@@ -215,8 +238,18 @@ class CompareScreen(Screen[None]):
             self.pane(self._active_pane).answer.focus()
         else:
             before, self._focus_before_zoom = self._focus_before_zoom, None
-            (before if before is not None and before.is_mounted
-             else self.query_one(PromptBox)).focus()
+            if before is not None and before.is_mounted:
+                before.focus()
+            else:
+                self._focus_home()
+
+    def _focus_home(self) -> None:
+        """Focus where typing goes: the prompt box (a read-only screen: the current pane)."""
+        prompts = self.query(PromptBox)
+        if prompts:
+            prompts.first().focus()
+        else:
+            self.pane(self._active_pane).answer.focus()
 
     def _mark_current(self) -> None:
         # The scroll keys' pane, marked in its header.
@@ -407,7 +440,7 @@ class CompareScreen(Screen[None]):
     def send(self, prompt: str, panes: list[PaneState], delays: dict[int, float] | None = None
              ) -> None:
         app = self.services
-        system = self.query_one("#system", Input).value
+        system = self._system_text()
         compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
         for state in panes:
             if not state.model:
@@ -425,6 +458,7 @@ class CompareScreen(Screen[None]):
             stream = app.network.stream(request)
             self.pane(state.index).start(stream, prompt,
                                          delay_s=(delays or {}).get(state.index, 0.0))
+        self._turn_saved = False
         for pane in self.query(ComparePane):
             pane.show_marks([])  # a new turn: the last one's verdict no longer holds
         self.update_status()
@@ -438,19 +472,31 @@ class CompareScreen(Screen[None]):
     @on(PaneStreamFinished)
     def _pane_finished(self, event: PaneStreamFinished) -> None:
         self.update_status()
-        if not any(p.running for p in self.panes):
+        if not any(p.running for p in self.panes) and not self._turn_saved:
+            # Once per turn: panes that end in the same instant (cache hits) each post
+            # this message after all of them have ended.
+            self._turn_saved = True
             self._save_turn(event.prompt)  # before a queued prompt starts the next turn
         self._mark_verdict()
         self._send_if_settled()
 
-    def _save_turn(self, prompt: str) -> None:
-        """Keep the turn that just ended in the history; saved off the UI thread."""
-        store = self.services.history
+    def turn_record(self, prompt: str | None = None) -> ComparisonRecord | None:
+        """The turn of `prompt` (default: the latest) as the history keeps it; None if no
+        pane has ended one."""
+        if prompt is None:
+            prompt = next((s.last_prompt for s in self.panes if s.last_result is not None),
+                          None)
         turn = [s for s in self.panes if s.last_result is not None and s.last_prompt == prompt]
-        if store is None or not turn:
-            return  # history off, unavailable (the app said why once), or still opening
+        if prompt is None or not turn:
+            return None
         # Imported here: SQLite stays off the path to the first paint.
         from anoman_tui.history import ComparisonRecord, pane_record
+
+        def earlier(state: PaneState) -> list[ChatTurn]:
+            # A committed answer has joined the pane's conversation: leave it out.
+            result = state.last_result
+            return state.history[:-2] if result is not None and result.committed \
+                else state.history
 
         panes = []
         for state in turn:
@@ -464,25 +510,42 @@ class CompareScreen(Screen[None]):
                 # What the footer shows: its sparkline (the last cell is partial) and cost.
                 rate_series=tuple(pane._buckets[:-1]),
                 cost_text=cost_text(pane._anoman, pane._usage, self.model_info(state.model)),
+                conversation=tuple((t.role, t.content) for t in earlier(state)),
             ))
-        first = turn[0]
-        committed = first.last_result is not None and first.last_result.committed
-        before = first.history[:-2] if committed else first.history
         record = ComparisonRecord(
             prompt=prompt, panes=tuple(panes),
-            system_prompt=self.query_one("#system", Input).value,
-            conversation=tuple((t.role, t.content) for t in before),
+            system_prompt=self._system_text(),
+            conversation=tuple((t.role, t.content) for t in earlier(turn[0])),
             created_at=time.time(), source="app",
         )
+        saved = self._saved.get(prompt)
+        if saved is not None and saved.panes == record.panes:
+            return saved  # the same turn, with its history id
+        return record
+
+    def _system_text(self) -> str:
+        boxes = self.query("#system")
+        return boxes.first(Input).value if boxes else self.system_prompt
+
+    def _save_turn(self, prompt: str) -> None:
+        """Keep the turn that just ended in the history; saved off the UI thread."""
+        store = self.services.history
+        if store is None:
+            return  # history off, unavailable (the app said why once), or still opening
+        record = self.turn_record(prompt)
+        if record is None:
+            return
 
         async def save() -> None:
             from anoman_tui.history import HistoryUnavailable
 
             try:
-                await asyncio.to_thread(store.save, record)
+                saved_id = await asyncio.to_thread(store.save, record)
             except HistoryUnavailable as exc:
                 self.notify(f"This comparison was not saved: {exc.reason}.",
                             title="History", severity="warning", timeout=6)
+                return
+            self._saved = {prompt: dataclasses.replace(record, id=saved_id)}
 
         self.run_worker(save(), name="save-turn", group="history", exit_on_error=False)
 
@@ -567,6 +630,90 @@ class CompareScreen(Screen[None]):
         self.app.push_screen(ChoiceScreen(f"Copy code block from pane {index}", options, "0"),
                              chosen)
 
+    def action_export(self) -> None:
+        """Export the comparison on screen: Markdown, HTML, JSON, or an SVG of the screen."""
+        from anoman_tui.ui.screens.export import export_comparison
+
+        # The screen as it is now, before a dialog covers it.
+        svg = self.app.export_screenshot(title=f"{self.app.title} · {self.export_title()}")
+        export_comparison(self.app, self.export_record(), svg=svg)
+
+    def export_record(self) -> ComparisonRecord | None:
+        """What Export writes: the latest turn on screen."""
+        return self.turn_record()
+
+    def export_title(self) -> str:
+        return "comparison"
+
+    def take_record(self, record: ComparisonRecord, *, answers: bool,
+                    models: list[str] | None = None) -> bool:
+        """Set the panes up as a saved comparison had them: model, format, parameters,
+        each pane's own conversation and the system prompt.
+
+        `answers`: continue it (the saved answers are shown and join each pane's
+        conversation); else re-run it (the same prompt is sent again, to `models` if
+        given). Refused (False, with a notice) while a pane streams.
+        """
+        running = [p.index for p in self.panes if p.running]
+        if running:
+            self.notify(f"{_pane_list(running).capitalize()} still "
+                        f"{'streams' if len(running) == 1 else 'stream'} here: abort "
+                        "(Esc) or wait, then try again.", title="Busy", severity="warning")
+            return False
+        from anoman_tui.history import result_from_record
+
+        self._confirm_send = self._send_after_abort = None
+        used = []
+        for state, saved in zip(self.panes, record.panes, strict=False):
+            pane = self.pane(state.index)
+            pane.clear()
+            state.reset()
+            state.scenario, state.scenario_pinned = "none", False
+            state.model = models[state.index - 1] if models else saved.model
+            if saved.endpoint in ENDPOINT_FORMATS:
+                state.endpoint = saved.endpoint
+            state.params = PaneParams(saved.temperature, saved.max_tokens)
+            turns = saved.conversation if saved.conversation is not None \
+                else record.conversation
+            state.history = [ChatTurn(role=r, content=c) for r, c in turns
+                             if r in ("user", "assistant")]
+            if answers:
+                result = result_from_record(saved)
+                state.record(record.prompt, result)
+                pane.show_ended(record.prompt, result, rate_series=saved.rate_series,
+                                earlier=_pairs(turns), cost=saved.cost_text)
+            used.append(state)
+        for state in self.panes[len(record.panes):]:
+            # A comparison of fewer models: the spare pane starts afresh.
+            self.pane(state.index).clear()
+            state.reset()
+        for box in self.query("#system"):
+            if isinstance(box, Input):
+                box.value = record.system_prompt
+        self._saved = {record.prompt: record} if answers else {}
+        for pane in self.query(ComparePane):
+            pane.refresh_chrome()
+        self._mark_verdict()
+        self.update_status()
+        self._focus_home()
+        if len(record.panes) > len(self.panes):
+            self.notify(f"This comparison had {len(record.panes)} models; the first "
+                        f"{len(self.panes)} are here.", timeout=5)
+        if not answers:
+            self._send_to(record.prompt, used)
+        return True
+
+    def _send_to(self, prompt: str, panes: list[PaneState]) -> None:
+        """Send now, or as soon as the gateway is up."""
+        if self.base_url is None:
+            if self.unavailable:
+                self.notify("No gateway to send to: see the status line.",
+                            title="Not connected", severity="error")
+                return
+            self._pending_prompt = prompt
+            return
+        self.send(prompt, panes)
+
     def action_new_comparison(self) -> None:
         self._confirm_send = self._send_after_abort = None
         for pane in self.query(ComparePane):
@@ -576,6 +723,19 @@ class CompareScreen(Screen[None]):
         self.query_one(PromptBox).focus()
         self.update_status()
         self.notify("New comparison: every pane's conversation was cleared.", timeout=3)
+
+
+def _pairs(turns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(prompt, answer) pairs of a conversation of alternating user/assistant turns."""
+    pairs = []
+    prompt: str | None = None
+    for role, content in turns:
+        if role == "user":
+            prompt = content
+        elif role == "assistant" and prompt is not None:
+            pairs.append((prompt, content))
+            prompt = None
+    return tuple(pairs)
 
 
 def _pane_list(indexes: list[int]) -> str:

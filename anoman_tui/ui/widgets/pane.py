@@ -40,7 +40,7 @@ from anoman_tui.streaming import (
     describe_failure,
 )
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
-from anoman_tui.ui.pane_state import PaneState, PaneStatus
+from anoman_tui.ui.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
 from anoman_tui.ui.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
@@ -251,6 +251,7 @@ class ComparePane(Vertical):
         self._anoman: AnomanBlock | None = None
         self._result: StreamResult | None = None
         self._retry_at: float | None = None
+        self._cost_shown: str | None = None  # a saved turn's cost, as it was shown
 
     def compose(self) -> ComposeResult:
         yield PaneHeader(id=f"pane-{self.state.index}-header", classes="pane-header")
@@ -384,7 +385,8 @@ class ComparePane(Vertical):
         info = self.model_info(self.state.model) if self.model_info else None
         fields = [
             ("TTFT", ttft, True), ("tok/s", rate, True), ("tokens", tokens, True),
-            ("cost", cost_text(block, usage, info), True), ("weighted", weighted, True),
+            ("cost", self._cost_shown or cost_text(block, usage, info), True),
+            ("weighted", weighted, True),
             ("route", routing, False), ("cache", cache, False), ("guardrails", checks, False),
         ]
         footer = self.query_one(PaneFooter)
@@ -579,14 +581,55 @@ class ComparePane(Vertical):
             self._buckets.append(0.0)
         self._buckets[index] += 1 / SPARK_BUCKET_S
 
+    def show_ended(
+        self,
+        prompt: str,
+        result: StreamResult,
+        *,
+        rate_series: tuple[float, ...] = (),
+        earlier: tuple[tuple[str, str], ...] = (),
+        cost: str | None = None,
+    ) -> None:
+        """Show a turn that ended elsewhere (a saved comparison) exactly as it ended here:
+        answer, reasoning, badge, footer and sparkline; no stream, no message posted.
+
+        `earlier` are the (prompt, answer) turns shown above it, as the pane had them;
+        `cost` the cost as it was shown then (an estimate used the prices of that day).
+        """
+        self.abort()
+        self.answer.clear()
+        self._clear_turn()
+        for before, answer in earlier:
+            self.answer.begin_turn(before)
+            self.answer.append(answer)
+            self.answer.end_turn()
+        self.answer.begin_turn(prompt)
+        self._prompt = prompt
+        self.answer.append(result.text)
+        self._chunks = result.metrics.chunks
+        # The sparkline leaves out the newest cell (partial while live): keep every saved one.
+        self._buckets = [*rate_series, 0.0]
+        self._cost_shown = cost
+        self.state.last_prompt = prompt
+        self._conclude(result, drawn=True)
+
     def _finish(self, result: StreamResult) -> None:
         self._stop_tick()
+        self.state.record(self._prompt, result)  # sets the state's status to the outcome
+        self._conclude(result)
+        self.post_message(PaneStreamFinished(self.state.index, self._prompt, result))
+
+    def _conclude(self, result: StreamResult, *, drawn: bool = False) -> None:
+        """Draw how the turn ended: its end note, reasoning, badge, status and footer.
+
+        `drawn`: the answer's text is already in the view (else a cache hit's, which
+        arrives whole with the result, is added here)."""
         self._result = result
         if result.usage is not None:
             self._usage = result.usage
         if result.anoman is not None:
             self._anoman = result.anoman
-        if result.cache_hit and not self._chunks:
+        if result.cache_hit and not self._chunks and not drawn:
             self.answer.append(result.text)
         cut = cut_badge(result)
         if result.failure is not None:
@@ -605,7 +648,8 @@ class ComparePane(Vertical):
             self.reasoning.append(result.reasoning)
             self.reasoning.finish()
             self.query_one(".reasoning", Collapsible).display = True
-        self.state.record(self._prompt, result)  # sets the state's status to the outcome
+        self.state.last_result = result
+        self.state.status = OUTCOME_STATUS[result.status]
         if result.failure is not None:
             self._show_badge(*failure_badge(result.failure))
         elif cut is not None:
@@ -615,4 +659,3 @@ class ComparePane(Vertical):
                              "-success")
         self._show_status()
         self.refresh_chrome()
-        self.post_message(PaneStreamFinished(self.state.index, self._prompt, result))

@@ -1,0 +1,122 @@
+"""Export a comparison from the screens: pick a format, confirm the file, write it.
+
+The compare screen, a reopened comparison and the history list share this flow. The
+file goes to the current directory under a name that is not taken (or a path the user
+types); a notification says where. Reports are written by `anoman_tui.report` (which
+escapes model output for each format); the SVG is the screen as it was when the export
+began, taken before any dialog covered it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+
+from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.screens.text_input import TextInputScreen
+
+if TYPE_CHECKING:
+    from anoman_tui.history import ComparisonRecord
+
+FORMAT_NAMES = {"md": "Markdown", "html": "HTML", "json": "JSON", "svg": "SVG screenshot"}
+FORMAT_HELP = {
+    "md": "prompt, metrics table, each answer under its model's heading",
+    "html": "one self-contained file for a browser: answers side by side",
+    "json": "the `compare --json` document with the comparison's id and time",
+    "svg": "a picture of the screen as it is now",
+}
+
+
+def default_path(record: ComparisonRecord | None, fmt: str, directory: Path | None = None
+                 ) -> Path:
+    """`anoman-<id>.<fmt>` in `directory` (the current one), `-2`, `-3`… if taken."""
+    directory = directory or Path.cwd()
+    if record is not None and record.id is not None:
+        stem = f"anoman-{record.id}"
+    else:
+        moment = record.created_at if record is not None and record.created_at else time.time()
+        stem = "anoman-" + time.strftime("%Y%m%d-%H%M%S", time.localtime(moment))
+    path = directory / f"{stem}.{fmt}"
+    n = 2
+    while path.exists():
+        path = directory / f"{stem}-{n}.{fmt}"
+        n += 1
+    return path
+
+
+def check_path(text: str) -> str | None:
+    """Why `text` cannot be written to, in one sentence; None if it can."""
+    if not text:
+        return "Type a file name."
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return f"{path} is a folder: type a file name in it."
+    if path.exists():
+        return f"{path} already exists: type another name."
+    if not path.parent.is_dir():
+        return f"There is no folder {path.parent}."
+    return None
+
+
+def _write(path: Path, content: str) -> None:
+    # "x": never over a file that appeared after the name was checked.
+    with path.open("x", encoding="utf-8", newline="") as out:
+        out.write(content)
+
+
+def export_comparison(
+    app: App[Any],
+    record: ComparisonRecord | None,
+    *,
+    svg: str | None = None,
+    title: str = "Export this comparison",
+) -> None:
+    """Ask for a format (SVG only when `svg` was taken) and a file name, then write it."""
+    formats = [f for f in FORMAT_NAMES if (f != "svg" or svg is not None)
+               and (f == "svg" or record is not None)]
+    if not formats:
+        app.notify("Nothing to export yet: send a prompt first.", timeout=3)
+        return
+    options: list[tuple[str, Any]] = [
+        (f, f"{FORMAT_NAMES[f]} (.{f}) · {FORMAT_HELP[f]}") for f in formats]
+
+    def chosen_format(fmt: str | None) -> None:
+        if fmt is None:
+            return
+        suggested = default_path(record, fmt)
+        app.push_screen(
+            TextInputScreen(f"Save the {FORMAT_NAMES[fmt]} as", value=str(suggested),
+                            help="Enter write · Esc cancel · a relative path is from "
+                                 f"{Path.cwd()}",
+                            check=check_path),
+            lambda text: chosen_path(fmt, text))
+
+    def chosen_path(fmt: str, text: str | None) -> None:
+        if text is None:
+            return
+        path = Path(text).expanduser().resolve()
+
+        async def write() -> None:
+            try:
+                if fmt == "svg":
+                    assert svg is not None
+                    content = svg
+                else:
+                    assert record is not None
+                    from anoman_tui.report import export  # off the first paint's path
+
+                    content = await asyncio.to_thread(export, record, fmt)  # type: ignore[arg-type]
+                await asyncio.to_thread(_write, path, content)
+            except OSError as exc:
+                app.notify(f"Could not write {path}: {exc.strerror or exc}.",
+                           title="Export failed", severity="error", timeout=8)
+                return
+            app.notify(f"Wrote {path}", title=f"Exported {FORMAT_NAMES[fmt]}", timeout=6)
+
+        app.run_worker(write(), name="export", group="export", exit_on_error=False)
+
+    app.push_screen(ChoiceScreen(title, options, formats[0]), chosen_format)

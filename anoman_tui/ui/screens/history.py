@@ -1,0 +1,220 @@
+"""The history screen: every saved comparison, newest first; typing filters it.
+
+The list reads the history a page at a time (`HistoryStore.recent`, keyset paging by
+id), in a thread so that SQLite never blocks a frame; typing in the filter box runs a
+full-text search by prompt and model (each word a prefix), the newest query winning.
+Enter reopens a comparison read-only (`RecordScreen`); Ctrl+S exports the highlighted one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from anoman_tui.ui.screens.compare import CompareScreen
+from anoman_tui.ui.screens.record import RecordScreen, when
+from anoman_tui.ui.widgets.key_bar import KeyBar
+
+if TYPE_CHECKING:
+    from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord
+
+PAGE = 100
+# Load the next page when the highlight comes this close to the end of the list.
+PAGE_AHEAD = 10
+OUTCOME = {"completed": ("✓", "done"), "failed": ("✗", "failed"),
+           "cancelled": ("⊘", "cancelled")}
+OUTCOME_STYLE = {"completed": "", "failed": "bold", "cancelled": "italic"}
+
+
+def pane_summary(pane: PaneRecord) -> Text:
+    """`1 gpt-4o ✓ done $0.0012`: the model, its outcome in a symbol and a word, its cost."""
+    symbol, word = OUTCOME.get(pane.status, ("?", pane.status))
+    text = Text()
+    text.append(f"{pane.pane} ", style="dim")
+    text.append(pane.model, style="bold")
+    text.append(f" {symbol} {word}", style=OUTCOME_STYLE.get(pane.status, ""))
+    text.append(f" {pane.cost_text}", style="dim")
+    return text
+
+
+def record_option(record: ComparisonRecord) -> Option:
+    """Two lines: id, time and the prompt's first line; then each pane's summary."""
+    prompt = " ".join(record.prompt.split())
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append(f"#{record.id}", style="bold")
+    head.append(f"  {when(record)}  ", style="dim")
+    if record.conversation:
+        head.append("↳ ", style="dim")  # a follow-up turn of a conversation
+    head.append(prompt or "(empty prompt)")
+    panes = Text("   ", no_wrap=True, overflow="ellipsis")
+    panes.append_text(Text(" · ").join(pane_summary(p) for p in record.panes))
+    return Option(Text("\n").join([head, panes]), id=str(record.id))
+
+
+class HistoryScreen(Screen[None]):
+    """The saved comparisons. Enter opens one, Ctrl+S exports it, Esc goes back."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="history.back", priority=True),
+        Binding("enter", "open", "Open", id="history.open", show=True),
+        Binding("ctrl+s", "export", "Export", id="history.export", priority=True),
+        # From the filter box, the arrows move through the list.
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("pagedown", "move(10)", "Page down", show=False),
+        Binding("pageup", "move(-10)", "Page up", show=False),
+    ]
+
+    def __init__(self, store: HistoryStore, live: CompareScreen) -> None:
+        super().__init__(id="history")
+        self.store = store
+        self.live = live
+        """The app's compare screen: where re-run and continue take a comparison."""
+        self.search = ""
+        self._records: dict[int, ComparisonRecord] = {}
+        self._oldest: int | None = None  # id of the last one listed: the next page is older
+        self._more = False
+        self._loading_more = False
+        self.shown_at: float | None = None
+        """perf_counter when the latest query's results were shown (for the benchmark)."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("History", classes="screen-title")
+        yield Input(placeholder="Filter by prompt or model (each word a prefix) · "
+                                "↑↓ choose · Enter open · Esc back", id="history-filter")
+        yield Label("reading the history…", id="history-status", classes="usage-status")
+        yield OptionList(id="history-list")
+        yield KeyBar(shed=())
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+        self._query("")
+
+    # -- reading ------------------------------------------------------------------
+
+    @on(Input.Changed, "#history-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self._query(event.value)
+
+    def _query(self, search: str) -> None:
+        self.search = search
+        self._load(search)
+
+    @work(exclusive=True, group="history-query", exit_on_error=False)
+    async def _load(self, search: str) -> None:
+        from anoman_tui.history import HistoryUnavailable
+
+        try:
+            records = await asyncio.to_thread(self.store.recent, PAGE, search or None)
+        except HistoryUnavailable as exc:
+            self._say(Text(f"Could not read the history: {exc.reason}", style="bold"))
+            return
+        if search != self.search:
+            return  # typed on while this ran: the newer query shows its own results
+        options = self.query_one(OptionList)
+        self._records = {r.id: r for r in records if r.id is not None}
+        options.clear_options()
+        options.add_options([record_option(r) for r in records])
+        if records:
+            options.highlighted = 0
+        self._oldest = records[-1].id if records else None
+        self._more = len(records) == PAGE
+        self._loading_more = False
+        self._show_count()
+        self.shown_at = time.perf_counter()
+
+    def _show_count(self) -> None:
+        count = len(self._records)
+        more = "+" if self._more else ""
+        if count:
+            what = f"{count}{more} comparison{'s' if count != 1 or more else ''}"
+            self._say(f"{what}{f' matching “{self.search}”' if self.search else ''}, "
+                      "newest first · Enter open · Ctrl+S export")
+        elif self.search:
+            self._say(f"Nothing matches “{self.search}” (a prompt's words or a model's name).")
+        else:
+            self._say("No comparisons yet: each one is saved here when its last pane ends.")
+
+    def _say(self, text: str | Text) -> None:
+        self.query_one("#history-status", Label).update(text)
+
+    @on(OptionList.OptionHighlighted, "#history-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        options = self.query_one(OptionList)
+        if (self._more and not self._loading_more and event.option_index is not None
+                and event.option_index >= options.option_count - PAGE_AHEAD):
+            self._loading_more = True
+            self._load_more(self.search, self._oldest)
+
+    @work(group="history-more", exit_on_error=False)
+    async def _load_more(self, search: str, before: int | None) -> None:
+        from anoman_tui.history import HistoryUnavailable
+
+        try:
+            records = await asyncio.to_thread(self.store.recent, PAGE, search or None,
+                                              before=before)
+        except HistoryUnavailable:
+            self._loading_more = False
+            return
+        if search != self.search or before != self._oldest:
+            return  # the list was replaced meanwhile
+        self._records.update({r.id: r for r in records if r.id is not None})
+        self.query_one(OptionList).add_options([record_option(r) for r in records])
+        self._oldest = records[-1].id if records else self._oldest
+        self._more = len(records) == PAGE
+        self._loading_more = False
+        self._show_count()
+
+    # -- acting -------------------------------------------------------------------
+
+    def highlighted_record(self) -> ComparisonRecord | None:
+        options = self.query_one(OptionList)
+        if options.highlighted is None or not options.option_count:
+            return None
+        option = options.get_option_at_index(options.highlighted)
+        return self._records.get(int(option.id or 0))
+
+    def action_move(self, by: int) -> None:
+        options = self.query_one(OptionList)
+        if not options.option_count:
+            return
+        now = options.highlighted or 0
+        options.highlighted = max(0, min(options.option_count - 1, now + by))
+
+    @on(Input.Submitted, "#history-filter")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_open()
+
+    @on(OptionList.OptionSelected, "#history-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        record = self.highlighted_record()
+        if record is None:
+            self.notify("No comparison to open.", timeout=2)
+            return
+        self.app.push_screen(RecordScreen(record, self.live))
+
+    def action_export(self) -> None:
+        from anoman_tui.ui.screens.export import export_comparison
+
+        record = self.highlighted_record()
+        if record is None:
+            self.notify("No comparison to export.", timeout=2)
+            return
+        export_comparison(self.app, record, title=f"Export comparison #{record.id}")
+
+    def action_back(self) -> None:
+        self.dismiss()

@@ -1,0 +1,187 @@
+"""A saved comparison, reopened: the panes exactly as it ended, read-only.
+
+The screen is the compare screen without its prompt: the same panes (answers,
+reasoning, badges, footers, sparklines, marks), tabs in a narrow terminal, zoom, copy,
+diff and export. Nothing streams here; two actions take the comparison back to the
+live compare screen: re-run its prompt (with the same or other models) and continue
+its conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.binding import Binding
+
+from anoman_tui.streaming import ENDPOINT_FORMATS
+from anoman_tui.ui.pane_state import SCENARIO_HEADERS, PaneParams, PaneState
+from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
+from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
+
+if TYPE_CHECKING:
+    from anoman_tui.history import ComparisonRecord
+
+# What the live screen does that a saved comparison cannot: stream, abort, retry, clear.
+_LIVE_ONLY = frozenset({"abort", "abort_all", "retry", "new_comparison", "history"})
+
+
+def when(record: ComparisonRecord) -> str:
+    """The turn's local time, as the history list shows it."""
+    return datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
+
+
+class RecordScreen(CompareScreen):
+    """One saved comparison turn; Esc goes back to where it was opened from."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="record.back", priority=True),
+        Binding("r", "rerun", "Re-run", id="record.rerun"),
+        Binding("c", "continue", "Continue", id="record.continue"),
+    ]
+
+    def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
+                 frozen_clock: bool = False) -> None:
+        panes = []
+        for index, saved in enumerate(record.panes, start=1):
+            state = PaneState(index=index, model=saved.model,
+                              params=PaneParams(saved.temperature, saved.max_tokens))
+            if saved.endpoint in ENDPOINT_FORMATS:
+                state.endpoint = saved.endpoint
+            if saved.scenario in SCENARIO_HEADERS:
+                # The header says the outcome was simulated.
+                state.applied_scenario = saved.scenario
+            panes.append(state)
+        super().__init__(panes, frozen_clock=frozen_clock, system_prompt=record.system_prompt,
+                         id=f"record-{record.id}")
+        self.record = record
+        self.live = live
+        """The app's compare screen, where re-run and continue take the comparison."""
+        self.models = live.models  # estimates read the same prices as the live screen
+
+    # -- what differs from the live screen --------------------------------------
+
+    def compose_prompt_area(self) -> Any:
+        return ()  # read-only: nothing to type
+
+    def key_bar(self) -> KeyBar:
+        return KeyBar(shed=("scroll_pane", "copy_answer", "zoom", "next_pane", "export"))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action not in _LIVE_ONLY
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        from anoman_tui.history import result_from_record
+
+        record = self.record
+        for state, saved in zip(self.panes, record.panes, strict=True):
+            turns = saved.conversation if saved.conversation is not None \
+                else record.conversation
+            self.pane(state.index).show_ended(
+                record.prompt, result_from_record(saved), rate_series=saved.rate_series,
+                earlier=_pairs(turns), cost=saved.cost_text)
+        for pane in self.query(ComparePane):
+            pane.refresh_chrome()
+        self._mark_verdict()
+        self.update_status()
+
+    def update_status(self) -> None:
+        record = self.record
+        targets = sorted({p.base_url for p in record.panes if p.base_url})
+        earlier = len(_pairs(record.conversation))
+        fields = [
+            ("", APP_BADGE, True),
+            ("comparison", f"#{record.id} · {when(record)}", True),
+            ("", "read-only", True),
+            ("sent to:", ", ".join(targets) or "—", False),
+        ]
+        if earlier:
+            fields.append(("", f"turn {earlier + 1} of a conversation", False))
+        if record.system_prompt:
+            fields.append(("system:", record.system_prompt.replace("\n", " ")[:60], False))
+        line = pack_fields(fields, max(20, self.size.width))
+        line.stylize("reverse", 0, len(APP_BADGE))
+        lines = line.plain.count("\n") + 1
+        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
+        self._status_lines = lines
+        if self._narrow:
+            self._update_tabs()
+
+    def export_record(self) -> ComparisonRecord | None:
+        return self.record
+
+    def export_title(self) -> str:
+        return f"comparison #{self.record.id}"
+
+    # -- actions ------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        if self._zoomed:
+            self.action_zoom()  # Esc leaves the zoom first, as elsewhere
+            return
+        self.dismiss()
+
+    def action_continue(self) -> None:
+        """Back to the compare screen with this comparison on it, to type what follows."""
+        if self._to_live(answers=True):
+            self.live.notify(
+                f"Continuing comparison #{self.record.id}: your next prompt goes to each "
+                "pane with its own conversation so far.", timeout=5)
+
+    def action_rerun(self) -> None:
+        """Send the same prompt again: to the same models, the live screen's, or others."""
+        saved = [p.model for p in self.record.panes][: len(self.live.panes)]
+        now = [p.model for p in self.live.panes][: len(saved)]
+        options: list[tuple[str, Text | str]] = [
+            ("same", f"with the same models: {' · '.join(saved)}"),
+        ]
+        if now != saved and all(now):
+            options.append(("live", f"with the compare screen's models: {' · '.join(now)}"))
+        if self.live.models:
+            options.append(("pick", "choose a model for each pane…"))
+
+        def chosen(choice: str | None) -> None:
+            if choice == "same":
+                self._to_live(answers=False)
+            elif choice == "live":
+                self._to_live(answers=False, models=now)
+            elif choice == "pick":
+                self._pick_models(list(saved), 0, lambda models: self._to_live(
+                    answers=False, models=models))
+
+        self.app.push_screen(ChoiceScreen("Re-run this prompt", options, "same"), chosen)
+
+    def _pick_models(self, models: list[str], index: int,
+                     done: Callable[[list[str]], object]) -> None:
+        """One model picker per pane, each starting at the saved model; Esc stops."""
+        if index >= len(models):
+            done(models)
+            return
+        options: list[tuple[str, Text | str]] = [
+            (m.id, Text(f"{m.id}  {m.description}".rstrip(), no_wrap=True, overflow="ellipsis"))
+            for m in self.live.models
+        ]
+
+        def chosen(model: str | None) -> None:
+            if model is None:
+                return
+            models[index] = model
+            self._pick_models(models, index + 1, done)
+
+        self.app.push_screen(
+            ChoiceScreen(f"Re-run: model for pane {index + 1} (was {models[index]})",
+                         options, models[index]), chosen)
+
+    def _to_live(self, *, answers: bool, models: list[str] | None = None) -> bool:
+        """Hand the comparison to the live screen and show it (closing the history)."""
+        live = self.live
+        if not live.take_record(self.record, answers=answers, models=models):
+            return False
+        while len(self.app.screen_stack) > 1 and self.app.screen is not live:
+            self.app.pop_screen()
+        return True
