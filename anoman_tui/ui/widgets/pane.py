@@ -241,7 +241,7 @@ class ComparePane(Vertical):
         self._tick: Timer | None = None
         self._skip_delay = asyncio.Event()
         self._diff_base: int | None = None  # the pane this one is shown as a diff against
-        self._answer_scroll_y = 0.0
+        self._answer_scroll_y: float | None = None  # the answer's, when the diff opened
         self._reset_live()
 
     def _reset_live(self) -> None:
@@ -310,7 +310,10 @@ class ComparePane(Vertical):
         stream (the diff is then of the text so far)."""
         view = self.diff_view
         if self._diff_base is None:
-            self._answer_scroll_y = self.answer.scroll_y
+            answer = self.answer
+            # At the end (following a stream): back at the end, wherever that is by then.
+            self._answer_scroll_y = (None if answer.scroll_y >= answer.max_scroll_y
+                                     else answer.scroll_y)
         self._diff_base = base_index
         view.show(word_diff(base_text, self.answer.text), base_index, running or [])
         self.answer.display = False
@@ -326,7 +329,10 @@ class ComparePane(Vertical):
         answer = self.answer
         answer.display = True
         y = self._answer_scroll_y
-        self.call_after_refresh(lambda: answer.scroll_to(y=y, animate=False, immediate=True))
+        if y is None:
+            self.call_after_refresh(answer.scroll_end, animate=False, immediate=True)
+        else:
+            self.call_after_refresh(answer.scroll_to, y=y, animate=False, immediate=True)
         self._draw_header()
 
     # -- status -------------------------------------------------------------
