@@ -208,10 +208,8 @@ async def test_diff_two_finished_answers_and_off_again(make_app, size) -> None:
         assert MARKER in body and ("[-" in body or "{+" in body)
         expected = word_diff(screen.pane(1).answer.text, two.answer.text)
         assert body == render_diff(expected).plain
-        # On screen: pane 2 is shown beside pane 1, or (narrow) after F4 picks it.
-        if size[0] < 120:
-            await pilot.press("f4")
-            await pilot.pause()
+        # On screen: pane 2 became the current pane, shown even in a narrow terminal.
+        assert two.has_class("-current") and two.display
         lines = "\n".join(screen_lines(app))
         assert "Diff against pane 1" in lines and "▶ first difference" in lines
         # The other panes still show their answers.
@@ -246,7 +244,7 @@ async def test_identical_answers_say_so(make_app) -> None:
 async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
     make_app, monkeypatch, size
 ) -> None:
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=40")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
@@ -363,8 +361,7 @@ async def test_diff_off_restores_the_answers_scroll_position() -> None:
         diff = screen.pane(2).diff_view.diff
         assert diff is not None and (diff.inserted_words, diff.deleted_words) == (1, 1)
         assert diff.first_divergence is not None and diff.first_divergence.line == 121
-        # The scroll keys move the diff while it is shown.
-        await pilot.press("f4")
+        # The diffed pane is the current one: the scroll keys move its diff.
         await pilot.press("shift+pagedown")
         assert screen.pane(2).diff_view.scroller.scroll_y > 0
         screen.diff_off()

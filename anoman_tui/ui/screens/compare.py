@@ -615,6 +615,11 @@ class CompareScreen(Screen[None]):
             self.pane(self._diff[1]).hide_diff()
         self._diff = (base, other)
         self._refresh_diff()
+        # The diff is what the user asked to read: its pane becomes the current one (the
+        # one shown in a narrow terminal, and the one the scroll keys move).
+        self._active_pane = other
+        self.query_one(Tabs).active = f"tab-{other}"
+        self._show_active()
 
     def diff_off(self) -> None:
         """Show the diffed pane's answer again."""
