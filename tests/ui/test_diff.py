@@ -297,6 +297,12 @@ async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) ->
                 kind = ("insert" if "{+" in segment.text else
                         "delete" if "[-" in segment.text else "rest")
                 colours[kind].add(segment.style.color)
+                if kind != "rest":
+                    # Legible: the words stand out from their own background.
+                    fg, bg = segment.style.color, segment.style.bgcolor
+                    assert fg is not None and bg is not None and fg.triplet and bg.triplet
+                    assert sum(abs(a - b) for a, b in zip(fg.triplet, bg.triplet,
+                                                          strict=True)) > 200, segment
         theme = app.current_theme
         success, error, foreground = (Color.parse(c or "").triplet for c in (
             theme.success, theme.error, theme.foreground))

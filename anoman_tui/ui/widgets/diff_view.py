@@ -34,11 +34,13 @@ class DiffBody(Widget):
     def render(self) -> Text:
         if self.diff is None:
             return Text()
+        # Whole styles, not partial ones: a partial style drops the tint's transparency,
+        # and the words would sit on a background of their own colour.
         return render_diff(
             self.diff,
-            self.get_component_rich_style("diff--insert", partial=True),
-            self.get_component_rich_style("diff--delete", partial=True),
-            self.get_component_rich_style("diff--marker", partial=True),
+            self.get_component_rich_style("diff--insert"),
+            self.get_component_rich_style("diff--delete"),
+            self.get_component_rich_style("diff--marker"),
         )
 
 
