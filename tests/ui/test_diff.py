@@ -26,6 +26,7 @@ from anoman_tui.ui.messages import GatewayReady
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.diff_view import DiffBody
 from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader
+from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.pilot import ready, settled, submit, until
 from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, text_events
@@ -196,6 +197,7 @@ async def test_diff_two_finished_answers_and_off_again(make_app, size) -> None:
             [n.message for n in app._notifications])
         await submit(pilot, "compare how the diff of two pools reads")
         await until(pilot, lambda: settled(app))
+        assert isinstance(app.focused, PromptBox)  # F7 reaches the screen from the box
         ids = await choose(pilot, app, "2:1")
         assert ids == ["1:2", "1:3", "2:1", "2:3", "3:1", "3:2"]
         screen = app.compare

@@ -66,9 +66,9 @@ class CompareScreen(Screen[None]):
         Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
-        # One pane's answer as a word diff against another's. A priority binding: the
-        # prompt box (a TextArea) has its own F7 (select all), which would take the key.
-        Binding("f7", "diff", "Diff", id="diff", priority=True),
+        # One pane's answer as a word diff against another's (the prompt box gives up its
+        # own F7 for it).
+        Binding("f7", "diff", "Diff", id="diff"),
         # The current pane alone over the whole screen, and back; it keeps streaming.
         Binding("f8", "zoom", "Zoom", id="zoom"),
         # To the clipboard through the terminal (OSC 52): over SSH and in tmux too.
