@@ -322,6 +322,15 @@ async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) ->
         assert colours["delete"] and all(near(c, error) for c in colours["delete"])
         assert any(near(c, foreground) for c in colours["rest"])
         assert len({success, error, foreground}) == 3
+        # Another theme: the diff is drawn again in its colours.
+        app.theme = "anoman-light"
+        await pilot.pause()
+        light = Color.parse(app.current_theme.success or "").triplet
+        assert light is not None and light != success
+        inserts = [segment.style.color for y in range(body.size.height)
+                   for segment in body.render_lines(Region(0, y, body.size.width, 1))[0]
+                   if "{+" in segment.text and segment.style is not None]
+        assert inserts and all(near(c, light) for c in inserts)
 
 
 async def test_palette_offers_the_diff(make_app) -> None:
