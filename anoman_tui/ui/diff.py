@@ -6,7 +6,8 @@ and carries whitespace along, so a re-wrapped line or a doubled space is not a c
 
 Speed: `SequenceMatcher` over every word of two long answers is slow when they share
 few lines (its longest-match search visits each occurrence of every common word), so
-the lines are aligned first and only the lines that differ are diffed word by word
+the lines are aligned first and only the lines that differ are diffed word by word; a
+long stretch of differing lines is first cut at the words found once on each side
 (pinned by tests/ui/test_diff.py: two 20,000-word answers well under a second).
 """
 

@@ -448,8 +448,6 @@ class CompareScreen(Screen[None]):
         if not any(p.running for p in self.panes):
             self._save_turn(event.prompt)  # before a queued prompt starts the next turn
         self._mark_verdict()
-        if self._diff is not None and event.pane in self._diff:
-            self._refresh_diff()  # the final text
         self._send_if_settled()
 
     def _save_turn(self, prompt: str) -> None:
@@ -507,8 +505,8 @@ class CompareScreen(Screen[None]):
     @on(PaneStatusChanged)
     def _pane_status(self, event: PaneStatusChanged) -> None:
         self.update_status()
-        # A pane that failed while drawing posts no PaneStreamFinished: its diff is
-        # brought up to date here.
+        # A diff drawn while one of its panes streamed is drawn again from the final texts
+        # as soon as both have ended (here, before PaneStreamFinished, with the text final).
         self._refresh_diff(only_if_stale=True)
         self._send_if_settled()  # (a pane that failed while drawing posts no PaneStreamFinished)
 
