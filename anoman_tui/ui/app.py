@@ -411,6 +411,11 @@ class AnomanApp(App[None]):
             yield SystemCommand(f"Copy code block from pane {n}",
                                 "pick one code block of its latest answer to copy",
                                 partial(self.compare.copy_code_block, n))
+        # The screen the palette was opened on, so that a screen built on CompareScreen
+        # diffs its own panes.
+        yield SystemCommand("Diff two panes",
+                            "show one pane's answer as a word diff against another's",
+                            screen.action_diff)
         # A toggle's description says its state now, then what choosing it does.
         yield SystemCommand(
             "Sync parameters across panes",
@@ -465,6 +470,9 @@ class AnomanApp(App[None]):
             yield SystemCommand(f"Copy code block from pane {n}",
                                 "pick one code block of its answer to copy",
                                 partial(screen.copy_code_block, n))
+        yield SystemCommand("Diff two panes",
+                            "show one pane's answer as a word diff against another's",
+                            screen.action_diff)
         yield SystemCommand("Back", "to the history", screen.action_back)
 
     def _target_now(self) -> str:

@@ -71,6 +71,9 @@ class CompareScreen(Screen[None]):
         Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
         Binding("f4", "next_pane", "Next pane", id="next_pane"),
+        # One pane's answer as a word diff against another's (the prompt box gives up its
+        # own F7 for it).
+        Binding("f7", "diff", "Diff", id="diff"),
         # The current pane alone over the whole screen, and back; it keeps streaming.
         Binding("f8", "zoom", "Zoom", id="zoom"),
         # To the clipboard through the terminal (OSC 52): over SSH and in tmux too.
@@ -129,6 +132,8 @@ class CompareScreen(Screen[None]):
         # The latest turn saved, by prompt, with its history id (exports name the file by it).
         self._saved: dict[str, ComparisonRecord] = {}
         self._turn_saved = False  # the latest turn was handed to the history
+        self._diff: tuple[int, int] | None = None  # (base pane, the pane showing the diff)
+        self._diff_stale = False  # shown while one of the two streamed: redo when it ends
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -143,8 +148,9 @@ class CompareScreen(Screen[None]):
         # In a narrow terminal keys go in this order (the hidden ones still work, and the
         # palette lists them); History, Quit and the palette always stay. Keys hidden
         # first come back first where room is left.
-        return KeyBar(shed=("scroll_pane", "export", "copy_answer", "usage", "new_comparison",
-                            "zoom", "abort", "retry", "next_pane", "abort_all"))
+        return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage",
+                            "new_comparison", "zoom", "abort", "retry", "next_pane",
+                            "abort_all"))
 
     def compose_prompt_area(self) -> ComposeResult:
         """The system and prompt boxes; a reopened comparison (read-only) has none."""
@@ -235,7 +241,7 @@ class CompareScreen(Screen[None]):
         if self._zoomed:
             # The boxes are hidden: arrows and PgUp/PgDn now scroll the zoomed answer.
             self._focus_before_zoom = self.focused
-            self.pane(self._active_pane).answer.focus()
+            self.pane(self._active_pane).reading.focus()
         else:
             before, self._focus_before_zoom = self._focus_before_zoom, None
             if before is not None and before.is_mounted:
@@ -277,8 +283,9 @@ class CompareScreen(Screen[None]):
             self._mark_current()
 
     def action_scroll_pane(self, how: str) -> None:
-        """Scroll the current pane's answer: page_up, page_down, scroll_home, scroll_end."""
-        answer = self.pane(self._active_pane).answer
+        """Scroll the current pane's answer (or its diff): page_up, page_down, scroll_home,
+        scroll_end."""
+        answer = self.pane(self._active_pane).reading
         if how == "page_up":
             answer.scroll_page_up(animate=False)
         elif how == "page_down":
@@ -461,6 +468,7 @@ class CompareScreen(Screen[None]):
         self._turn_saved = False
         for pane in self.query(ComparePane):
             pane.show_marks([])  # a new turn: the last one's verdict no longer holds
+        self._refresh_diff()  # the new turn's text so far; again when it ends
         self.update_status()
 
     def model_info(self, model: str) -> ModelInfo | None:
@@ -561,6 +569,9 @@ class CompareScreen(Screen[None]):
     @on(PaneStatusChanged)
     def _pane_status(self, event: PaneStatusChanged) -> None:
         self.update_status()
+        # A diff drawn while one of its panes streamed is drawn again from the final texts
+        # as soon as both have ended (here, before PaneStreamFinished, with the text final).
+        self._refresh_diff(only_if_stale=True)
         self._send_if_settled()  # (a pane that failed while drawing posts no PaneStreamFinished)
 
     # -- actions --------------------------------------------------------------
@@ -663,6 +674,7 @@ class CompareScreen(Screen[None]):
         from anoman_tui.history import result_from_record
 
         self._confirm_send = self._send_after_abort = None
+        self.diff_off()  # the answers it compared are gone
         used = []
         for state, saved in zip(self.panes, record.panes, strict=False):
             pane = self.pane(state.index)
@@ -713,9 +725,69 @@ class CompareScreen(Screen[None]):
             self._pending_prompt = prompt
             return
         self.send(prompt, panes)
+    def action_diff(self) -> None:
+        """Pick two panes: the second shows a word diff of its answer against the first."""
+        answered = [p.state.index for p in self.query(ComparePane) if p.answer.text]
+        options: list[tuple[str, Text | str]] = [
+            (f"{other}:{base}", f"Pane {other} against pane {base}")
+            for other in answered for base in answered if base != other
+        ]
+        if self._diff is not None:
+            options.append(("off", "Diff off: show the answer again"))
+        if not options:
+            self.notify("A diff needs two panes with an answer.", timeout=3)
+            return
+        if self._diff is not None:
+            current = f"{self._diff[1]}:{self._diff[0]}"
+        else:  # the current pane against the first other one
+            current = next((key for key, _ in options
+                            if key.startswith(f"{self._active_pane}:")), options[0][0])
+
+        def chosen(choice: str | None) -> None:
+            if choice == "off":
+                self.diff_off()
+            elif choice is not None:
+                other, base = (int(n) for n in choice.split(":"))
+                self.diff_panes(base, other)
+
+        self.app.push_screen(ChoiceScreen("Diff: show one pane's answer against another's",
+                                          options, current), chosen)
+
+    def diff_panes(self, base: int, other: int) -> None:
+        """Show pane `other`'s latest answer as a word diff against pane `base`'s."""
+        if base == other:
+            raise ValueError("a pane is not diffed against itself")
+        if self._diff is not None and self._diff[1] != other:
+            self.pane(self._diff[1]).hide_diff()
+        self._diff = (base, other)
+        self._refresh_diff()
+        # The diff is what the user asked to read: its pane becomes the current one (the
+        # one shown in a narrow terminal, and the one the scroll keys move).
+        self._active_pane = other
+        self.query_one(Tabs).active = f"tab-{other}"
+        self._show_active()
+
+    def diff_off(self) -> None:
+        """Show the diffed pane's answer again."""
+        if self._diff is not None:
+            self.pane(self._diff[1]).hide_diff()
+            self._diff = None
+            self._diff_stale = False
+
+    def _refresh_diff(self, *, only_if_stale: bool = False) -> None:
+        """Compute the diff shown again from the two panes' latest answers."""
+        if self._diff is None or (only_if_stale and not self._diff_stale):
+            return
+        base, other = self._diff
+        running = [i for i in (base, other) if self.pane(i).state.running]
+        if only_if_stale and running:
+            return
+        self._diff_stale = bool(running)
+        self.pane(other).show_diff(base, self.pane(base).answer.text, running=running)
 
     def action_new_comparison(self) -> None:
         self._confirm_send = self._send_after_abort = None
+        self.diff_off()  # nothing left to compare
         for pane in self.query(ComparePane):
             pane.abort()
             pane.state.reset()

@@ -69,7 +69,8 @@ class RecordScreen(CompareScreen):
         return ()  # read-only: nothing to type
 
     def key_bar(self) -> KeyBar:
-        return KeyBar(shed=("scroll_pane", "copy_answer", "zoom", "next_pane", "export"))
+        return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
+                            "next_pane"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action not in _LIVE_ONLY

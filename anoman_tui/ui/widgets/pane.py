@@ -22,6 +22,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from anoman_tui.streaming import (
@@ -39,10 +40,12 @@ from anoman_tui.streaming import (
     cost_text,
     describe_failure,
 )
+from anoman_tui.ui.diff import word_diff
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
 from anoman_tui.ui.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
+from anoman_tui.ui.widgets.diff_view import DiffView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.wire import AnomanBlock, Usage
 
@@ -237,6 +240,8 @@ class ComparePane(Vertical):
         self._spinner_frame = SPINNER[0]
         self._tick: Timer | None = None
         self._skip_delay = asyncio.Event()
+        self._diff_base: int | None = None  # the pane this one is shown as a diff against
+        self._answer_scroll_y: float | None = None  # the answer's, when the diff opened
         self._reset_live()
 
     def _reset_live(self) -> None:
@@ -258,6 +263,7 @@ class ComparePane(Vertical):
         with Collapsible(title="Reasoning", collapsed=True, classes="reasoning"):
             yield AnswerView(classes="reasoning-body")
         yield AnswerView(classes="answer")
+        yield DiffView(classes="diff")
         yield PaneBadge(classes="badge")
         yield PaneMarks(classes="marks")
         yield PaneFooter(classes="pane-footer")
@@ -271,6 +277,7 @@ class ComparePane(Vertical):
         self.query_one(".reasoning-body", AnswerView).dimmed = True
         self.query_one(".badge", PaneBadge).display = False
         self.query_one(PaneMarks).display = False
+        self.query_one(DiffView).display = False
         self.refresh_chrome()
 
     @property
@@ -280,6 +287,54 @@ class ComparePane(Vertical):
     @property
     def reasoning(self) -> AnswerView:
         return self.query_one(".reasoning-body", AnswerView)
+
+    # -- diff -----------------------------------------------------------------
+
+    @property
+    def diff_base(self) -> int | None:
+        """The pane this one shows a diff against, or None when it shows its answer."""
+        return self._diff_base
+
+    @property
+    def diff_view(self) -> DiffView:
+        return self.query_one(DiffView)
+
+    @property
+    def reading(self) -> Widget:
+        """What the scroll keys move: the diff while one is shown, else the answer."""
+        return self.diff_view.scroller if self._diff_base is not None else self.answer
+
+    def show_diff(self, base_index: int, base_text: str, *, running: list[int] | None = None
+                  ) -> None:
+        """Show this pane's latest answer as a word diff against `base_text` (pane
+        `base_index`'s), in place of the answer; `running`: which of the two panes still
+        stream (the diff is then of the text so far)."""
+        view = self.diff_view
+        if self._diff_base is None:
+            answer = self.answer
+            # At the end (following a stream): back at the end, wherever that is by then.
+            self._answer_scroll_y = (None if answer.scroll_y >= answer.max_scroll_y
+                                     else answer.scroll_y)
+        self._diff_base = base_index
+        view.show(word_diff(base_text, self.answer.text), base_index, running or [])
+        self.answer.display = False
+        view.display = True
+        self._draw_header()
+
+    def hide_diff(self) -> None:
+        """Show the answer again, where it was scrolled to."""
+        if self._diff_base is None:
+            return
+        self._diff_base = None
+        self.diff_view.display = False
+        answer = self.answer
+        answer.display = True
+        y = self._answer_scroll_y
+        if y is None:
+            self.call_after_refresh(answer.scroll_end, animate=False, immediate=True)
+        else:
+            self.call_after_refresh(answer.scroll_to, y=y, animate=False, immediate=True)
+        self._draw_header()
 
     # -- status -------------------------------------------------------------
 
@@ -331,6 +386,8 @@ class ComparePane(Vertical):
             line.append(f"{self._spinner_frame} {label}", style="bold")
         else:
             line.append(label, style="bold")
+        if self._diff_base is not None:
+            line.append(f"  ⇄ diff vs {self._diff_base}", style="bold")
         line.append(f"  {state.endpoint}", style="dim")
         note = state.scenario_note(self.status in ("waiting", "streaming"))
         if note:

@@ -32,6 +32,13 @@ class PromptBox(TextArea):
         self._past: list[str] = []
         self._recall: int | None = None
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # TextArea's F7 (select all) would take the compare screen's F7 (Diff) whenever
+        # the box has focus, which is nearly always; Shift+arrows and the mouse still select.
+        if action == "select_all":
+            return False
+        return super().check_action(action, parameters)
+
     # Priority bindings run in the app before this widget has handled key events already
     # queued for it: typed-ahead text followed by Enter in one read (a fast typist, a
     # paste, tmux send-keys) would be submitted without its last characters, or empty.
