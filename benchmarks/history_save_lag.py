@@ -31,10 +31,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
+import shutil
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from app_harness import (
     BenchApp,
@@ -152,6 +155,16 @@ def show(load: Load) -> None:
 async def main_async(runs: int, prefill: int, every: float, rate: float, tokens: int,
                      answer_tokens: int) -> int:
     isolate_environment()
+    home = Path(os.environ["XDG_DATA_HOME"]).parent  # the throw-away home made just now
+    try:
+        return await measure(runs, prefill, every, rate, tokens, answer_tokens)
+    finally:
+        # The history grows by hundreds of MB when saving back to back: never leave it.
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def measure(runs: int, prefill: int, every: float, rate: float, tokens: int,
+                  answer_tokens: int) -> int:
     rng = random.Random(12)
     path = default_path()
     start = time.perf_counter()
