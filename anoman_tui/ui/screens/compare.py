@@ -116,6 +116,7 @@ class CompareScreen(Screen[None]):
         self._send_after_abort: str | None = None
         self._zoomed = False
         self._focus_before_zoom: Widget | None = None
+        self._saved_results: list[object] = []  # the results of the turn saved last
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -449,6 +450,13 @@ class CompareScreen(Screen[None]):
         turn = [s for s in self.panes if s.last_result is not None and s.last_prompt == prompt]
         if store is None or not turn:
             return  # history off, unavailable (the app said why once), or still opening
+        # Panes that end together post their finish messages before the first is handled:
+        # each then finds no pane running. The turn is saved once.
+        results: list[object] = [state.last_result for state in turn]
+        if len(results) == len(self._saved_results) and all(
+                a is b for a, b in zip(results, self._saved_results, strict=True)):
+            return
+        self._saved_results = results
         # Imported here: SQLite stays off the path to the first paint.
         from anoman_tui.history import ComparisonRecord, pane_record
 
