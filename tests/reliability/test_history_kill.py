@@ -50,11 +50,13 @@ ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 NOTICES = ("not saved", "History unavailable")  # the app's two history notices
 
 
-def until(condition: Callable[[], object], timeout: float, what: str) -> None:
+def until(condition: Callable[[], object], timeout: float, what: str,
+          app: PtyApp | None = None) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            shown = f"; the app's screen ends with:\n{app.screen()}" if app else ""
+            raise AssertionError(f"timed out waiting for {what}{shown}")
         time.sleep(0.05)
 
 
@@ -120,9 +122,14 @@ class PtyApp:
             raw = bytes(self._output)
         return ANSI.sub(b"", raw).decode("utf-8", "replace")
 
+    def screen(self) -> str:
+        """The last screenful or so, for failure messages."""
+        return "\n".join(line.rstrip() for line in self.text()[-20000:].splitlines()
+                         if line.strip())[-4000:]
+
     def wait_for_target(self) -> None:
         until(lambda: f"requests go to: {self.base_url}" in self.text(), 30,
-              "the first paint with the gateway's address")
+              "the first paint with the gateway's address", self)
 
     def send(self, prompt: str) -> None:
         os.write(self.master, prompt.encode())
@@ -173,8 +180,17 @@ def saved_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
         conn.close()
 
 
-def saved_count(path: Path) -> int:
-    return len(saved_rows(path)["comparisons"])
+def saved_prompts(path: Path) -> list[str]:
+    return [row[3] for row in saved_rows(path)["comparisons"]]
+
+
+def wait_saved(path: Path, prompts: list[str], app: PtyApp) -> None:
+    """Until the history holds `prompts`, oldest first: each turn once (a turn saved twice
+    fails here, not as a time-out)."""
+    until(lambda: len(saved_prompts(path)) >= len(prompts), 20, f"{prompts} in the history",
+          app)
+    time.sleep(0.3)  # a second copy of the turn would be written by now
+    assert saved_prompts(path) == prompts
 
 
 def streaming(gw: EmbeddedGateway, streams: int, tokens: int) -> bool:
@@ -195,7 +211,7 @@ def test_sigkill_mid_stream_keeps_ended_comparisons_and_the_next_start_is_clean(
     app.wait_for_target()
     pace(gateway, "ttft=0,rate=300")  # ~1 s: long enough for a few sparkline cells
     app.send("why is the sky blue")
-    until(lambda: saved_count(path) == 1, 20, "the first comparison in the history")
+    wait_saved(path, ["why is the sky blue"], app)
     before = saved_rows(path)
 
     # The next turn streams slowly (~35 s): it is still going when the app is killed.
@@ -204,7 +220,7 @@ def test_sigkill_mid_stream_keeps_ended_comparisons_and_the_next_start_is_clean(
     until(lambda: streaming(gateway, 3, 5), 20, "three panes streaming the second turn")
     app.process.send_signal(signal.SIGKILL)
     assert app.process.wait(10) == -signal.SIGKILL
-    pace(gateway, FAST)
+    pace(gateway, "ttft=0,rate=300")
 
     conn = read_only(path)
     try:
@@ -223,8 +239,11 @@ def test_sigkill_mid_stream_keeps_ended_comparisons_and_the_next_start_is_clean(
     again = PtyApp(gateway, data_home)
     apps.append(again)
     again.wait_for_target()
+    # The app opens its history in a thread after the first paint, and a turn that ends
+    # before that is not saved: give it the second a person takes to start typing.
+    time.sleep(1)
     again.send("a third question after the crash")
-    until(lambda: saved_count(path) == 2, 20, "the comparison after the restart")
+    wait_saved(path, ["why is the sky blue", "a third question after the crash"], again)
     assert again.quit() == 0
     screen = again.text()
     assert not [n for n in NOTICES if n in screen], screen[-3000:]
@@ -281,7 +300,7 @@ def test_the_app_and_compare_runs_write_one_history_at_once(
         try:
             until(lambda: len(results) >= 1, 30, "a compare run before the app's turn")
             app.send("the app's own question")
-            until(app_saved, 20, "the app's comparison in the history")
+            until(app_saved, 20, "the app's comparison in the history", app)
             after = len(results)
             until(lambda: len(results) >= after + 3, 30, "compare runs after the app's save")
         finally:
