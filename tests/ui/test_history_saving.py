@@ -10,6 +10,7 @@ from textual.pilot import Pilot
 from anoman_tui.config import Settings
 from anoman_tui.history import ComparisonRecord, HistoryStore, default_path
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.messages import PaneStreamFinished
 from anoman_tui.ui.widgets.pane import PaneFooter
 from tests.pilot import panes, settled, until
 from tests.ui.test_compare_screen import ready
@@ -116,3 +117,21 @@ async def test_an_unusable_history_is_one_notice_and_the_screen_works(make_app) 
                            "history database (corrupt or another kind of file)."]
         assert app.history is None
     assert path.read_bytes() == before
+
+
+async def test_panes_ending_together_save_their_turn_once(make_app) -> None:
+    # Panes that end at once post their finish messages before the screen handles the
+    # first: each message then finds no pane running, as the last one does.
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        await type_and_send(pilot, "history saved once")
+        await until(pilot, lambda: settled(app) and len(saved()) == 1)
+        for state in app.panes[1:]:
+            assert state.last_result is not None
+            app.compare.post_message(
+                PaneStreamFinished(state.index, "history saved once", state.last_result))
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        assert [r.prompt for r in saved()] == ["history saved once"]
