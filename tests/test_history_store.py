@@ -69,6 +69,22 @@ def test_pages_go_on_from_the_last_id_shown(tmp_path: Path) -> None:
         assert [r.id for r in matching + rest] == [ids[5], ids[3], ids[1]]
 
 
+def test_the_listing_is_what_recent_gives_without_the_answers(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        store.save(dataclasses.replace(record("first"), conversation=()))
+        for i in range(4):
+            store.save(record(f"prompt {i} wal"))
+        for search, before in ((None, None), ("wal", None), ("claude", 4), ("nothing", None)):
+            full = store.recent(3, search, before=before)
+            listed = store.listing(3, search, before=before)
+            assert [(c.id, c.created_at, c.prompt, bool(c.conversation)) for c in full] == [
+                (c.id, c.created_at, c.prompt, c.follow_up) for c in listed]
+            assert [[(p.pane, p.model, p.status, p.cost_text) for p in c.panes]
+                    for c in full] == [[(p.pane, p.model, p.status, p.cost_text)
+                                        for p in c.panes] for c in listed]
+        assert not store.listing(5, "first")[0].follow_up
+
+
 def test_a_saved_pane_reads_back_as_the_result_it_ended_with(tmp_path: Path) -> None:
     from anoman_tui.history import pane_record, result_from_record
     from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult

@@ -11,6 +11,8 @@ Never Textual, never httpx directly.
 
 from anoman_tui.history.model import (
     ComparisonRecord,
+    ListedComparison,
+    ListedPane,
     PaneRecord,
     pane_record,
     result_from_record,
@@ -21,6 +23,8 @@ __all__ = [
     "ComparisonRecord",
     "HistoryStore",
     "HistoryUnavailable",
+    "ListedComparison",
+    "ListedPane",
     "PaneRecord",
     "default_path",
     "pane_record",

@@ -123,6 +123,28 @@ def pane_record(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ListedPane:
+    """What a list of comparisons shows of a pane: its model, outcome and cost."""
+
+    pane: int
+    model: str
+    status: str
+    cost_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListedComparison:
+    """What a list of comparisons shows of one (`HistoryStore.listing`): no answers."""
+
+    id: int
+    created_at: float
+    prompt: str
+    follow_up: bool
+    """It continued a conversation (earlier turns were sent before its prompt)."""
+    panes: tuple[ListedPane, ...]
+
+
 def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 

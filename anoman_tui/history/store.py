@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from anoman_tui import locations
-from anoman_tui.history.model import ComparisonRecord, PaneRecord
+from anoman_tui.history.model import (
+    ComparisonRecord,
+    ListedComparison,
+    ListedPane,
+    PaneRecord,
+)
 
 FILE_NAME = "history.sqlite3"
 BUSY_TIMEOUT_S = 5.0
@@ -362,16 +367,28 @@ class HistoryStore:
 
         `before` (an id) gives the next page: those older than the last one shown.
         """
+        return self._matching(limit, search, before, "c.*", self._load)
+
+    def listing(self, limit: int = 50, search: str | None = None, *,
+                before: int | None = None) -> list[ListedComparison]:
+        """As `recent`, but only what a list shows (no answers): cheap to read while
+        typing a filter. `get` reads one whole."""
+        return self._matching(
+            limit, search, before,
+            "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up", self._list)
+
+    def _matching(self, limit: int, search: str | None, before: int | None, columns: str,
+                  load: Callable[[str, Iterable[Any]], list[Any]]) -> list[Any]:
         words = (search or "").split()
         below = (1 << 62) if before is None else before
         if not words:
-            return self._load("SELECT * FROM comparisons WHERE id < ? ORDER BY id DESC LIMIT ?",
-                              (below, limit))
+            return load(f"SELECT {columns} FROM comparisons c WHERE c.id < ? "
+                        "ORDER BY c.id DESC LIMIT ?", (below, limit))
         if self.fts:
             try:
-                return self._load(
-                    "SELECT c.* FROM comparisons c JOIN comparisons_fts f ON f.rowid = c.id "
-                    "WHERE comparisons_fts MATCH ? AND f.rowid < ? "
+                return load(
+                    f"SELECT {columns} FROM comparisons c JOIN comparisons_fts f "
+                    "ON f.rowid = c.id WHERE comparisons_fts MATCH ? AND f.rowid < ? "
                     "ORDER BY f.rowid DESC LIMIT ?",
                     (_fts_query(search or ""), below, limit),
                 )
@@ -385,11 +402,34 @@ class HistoryStore:
                 "WHERE p.comparison_id = c.id AND p.model LIKE ? ESCAPE '\\'))"
             )
             params += [_like(word), _like(word)]
-        return self._load(
-            f"SELECT c.* FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ? "
+        return load(
+            f"SELECT {columns} FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ? "
             "ORDER BY c.id DESC LIMIT ?",
             (*params, below, limit),
         )
+
+    def _list(self, sql: str, params: Iterable[Any]) -> list[ListedComparison]:
+        try:
+            with self._lock:
+                rows = self._conn.execute(sql, tuple(params)).fetchall()
+                if not rows:
+                    return []
+                ids = [row["id"] for row in rows]
+                panes: dict[int, list[ListedPane]] = {i: [] for i in ids}
+                marks = ", ".join("?" for _ in ids)
+                for row in self._conn.execute(
+                    "SELECT comparison_id, pane, model, status, cost_text FROM panes "
+                    f"WHERE comparison_id IN ({marks}) ORDER BY comparison_id, pane", ids,
+                ):
+                    panes[row["comparison_id"]].append(ListedPane(
+                        row["pane"], row["model"], row["status"], row["cost_text"]))
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
+                raise
+            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        return [ListedComparison(row["id"], row["created_at"], row["prompt"],
+                                 bool(row["follow_up"]), tuple(panes[row["id"]]))
+                for row in rows]
 
     def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
         try:

@@ -25,9 +25,14 @@ from anoman_tui.ui.screens.record import RecordScreen, when
 from anoman_tui.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
-    from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord
+    from anoman_tui.history import (
+        ComparisonRecord,
+        HistoryStore,
+        ListedComparison,
+        ListedPane,
+    )
 
-PAGE = 100
+PAGE = 50
 # Load the next page when the highlight comes this close to the end of the list.
 PAGE_AHEAD = 10
 OUTCOME = {"completed": ("✓", "done"), "failed": ("✗", "failed"),
@@ -35,7 +40,7 @@ OUTCOME = {"completed": ("✓", "done"), "failed": ("✗", "failed"),
 OUTCOME_STYLE = {"completed": "", "failed": "bold", "cancelled": "italic"}
 
 
-def pane_summary(pane: PaneRecord) -> Text:
+def pane_summary(pane: ListedPane) -> Text:
     """`1 gpt-4o ✓ done $0.0012`: the model, its outcome in a symbol and a word, its cost."""
     symbol, word = OUTCOME.get(pane.status, ("?", pane.status))
     text = Text()
@@ -46,18 +51,23 @@ def pane_summary(pane: PaneRecord) -> Text:
     return text
 
 
-def record_option(record: ComparisonRecord) -> Option:
-    """Two lines: id, time and the prompt's first line; then each pane's summary."""
+def record_option(record: ListedComparison, width: int = 200) -> Option:
+    """Id, time and the prompt on one line; the panes' summaries on the next, or one line
+    each when they do not fit in `width` together."""
     prompt = " ".join(record.prompt.split())
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(f"#{record.id}", style="bold")
-    head.append(f"  {when(record)}  ", style="dim")
-    if record.conversation:
+    head.append(f"  {when(record.created_at)}  ", style="dim")
+    if record.follow_up:
         head.append("↳ ", style="dim")  # a follow-up turn of a conversation
     head.append(prompt or "(empty prompt)")
     panes = Text("   ", no_wrap=True, overflow="ellipsis")
     panes.append_text(Text(" · ").join(pane_summary(p) for p in record.panes))
-    return Option(Text("\n").join([head, panes]), id=str(record.id))
+    lines = [head, panes]
+    if panes.cell_len > width:
+        lines = [head, *(Text.assemble("   ", pane_summary(p), no_wrap=True,
+                                       overflow="ellipsis") for p in record.panes)]
+    return Option(Text("\n").join(lines), id=str(record.id))
 
 
 class HistoryScreen(Screen[None]):
@@ -80,10 +90,11 @@ class HistoryScreen(Screen[None]):
         self.live = live
         """The app's compare screen: where re-run and continue take a comparison."""
         self.search = ""
-        self._records: dict[int, ComparisonRecord] = {}
+        self._records: dict[int, ListedComparison] = {}  # those listed, in order
         self._oldest: int | None = None  # id of the last one listed: the next page is older
         self._more = False
         self._loading_more = False
+        self._drawn_width = 0
         self.shown_at: float | None = None
         """perf_counter when the latest query's results were shown (for the benchmark)."""
 
@@ -114,23 +125,36 @@ class HistoryScreen(Screen[None]):
         from anoman_tui.history import HistoryUnavailable
 
         try:
-            records = await asyncio.to_thread(self.store.recent, PAGE, search or None)
+            records = await asyncio.to_thread(self.store.listing, PAGE, search or None)
         except HistoryUnavailable as exc:
             self._say(Text(f"Could not read the history: {exc.reason}", style="bold"))
             return
         if search != self.search:
             return  # typed on while this ran: the newer query shows its own results
-        options = self.query_one(OptionList)
-        self._records = {r.id: r for r in records if r.id is not None}
-        options.clear_options()
-        options.add_options([record_option(r) for r in records])
-        if records:
-            options.highlighted = 0
+        self._records = {r.id: r for r in records}
+        self._fill(0)
         self._oldest = records[-1].id if records else None
         self._more = len(records) == PAGE
         self._loading_more = False
         self._show_count()
         self.shown_at = time.perf_counter()
+
+    def _width(self) -> int:
+        options = self.query_one(OptionList)
+        return max(20, options.scrollable_content_region.width - 2)
+
+    def _fill(self, highlighted: int | None) -> None:
+        """(Re)draw the list from the records read, drawn for the list's width."""
+        options = self.query_one(OptionList)
+        width = self._width()
+        self._drawn_width = width
+        options.set_options([record_option(r, width) for r in self._records.values()])
+        if self._records and highlighted is not None:
+            options.highlighted = min(highlighted, len(self._records) - 1)
+
+    def on_resize(self) -> None:
+        if self._records and self._width() != self._drawn_width:
+            self._fill(self.query_one(OptionList).highlighted)
 
     def _show_count(self) -> None:
         count = len(self._records)
@@ -160,15 +184,16 @@ class HistoryScreen(Screen[None]):
         from anoman_tui.history import HistoryUnavailable
 
         try:
-            records = await asyncio.to_thread(self.store.recent, PAGE, search or None,
+            records = await asyncio.to_thread(self.store.listing, PAGE, search or None,
                                               before=before)
         except HistoryUnavailable:
             self._loading_more = False
             return
         if search != self.search or before != self._oldest:
             return  # the list was replaced meanwhile
-        self._records.update({r.id: r for r in records if r.id is not None})
-        self.query_one(OptionList).add_options([record_option(r) for r in records])
+        self._records.update({r.id: r for r in records})
+        width = self._width()
+        self.query_one(OptionList).add_options([record_option(r, width) for r in records])
         self._oldest = records[-1].id if records else self._oldest
         self._more = len(records) == PAGE
         self._loading_more = False
@@ -176,12 +201,23 @@ class HistoryScreen(Screen[None]):
 
     # -- acting -------------------------------------------------------------------
 
-    def highlighted_record(self) -> ComparisonRecord | None:
+    async def highlighted_record(self) -> ComparisonRecord | None:
+        """The highlighted comparison, read whole; None (said) if none or unreadable."""
+        from anoman_tui.history import HistoryUnavailable
+
         options = self.query_one(OptionList)
         if options.highlighted is None or not options.option_count:
+            self.notify("No comparison is highlighted.", timeout=2)
             return None
         option = options.get_option_at_index(options.highlighted)
-        return self._records.get(int(option.id or 0))
+        try:
+            record = await asyncio.to_thread(self.store.get, int(option.id or 0))
+        except HistoryUnavailable as exc:
+            self.notify(f"Could not read it: {exc.reason}.", severity="error", timeout=6)
+            return None
+        if record is None:
+            self.notify("That comparison is no longer in the history.", timeout=3)
+        return record
 
     def action_move(self, by: int) -> None:
         options = self.query_one(OptionList)
@@ -200,19 +236,18 @@ class HistoryScreen(Screen[None]):
         event.stop()
         self.action_open()
 
-    def action_open(self) -> None:
-        record = self.highlighted_record()
-        if record is None:
-            self.notify("No comparison to open.", timeout=2)
-            return
-        self.app.push_screen(RecordScreen(record, self.live))
+    @work(exclusive=True, group="history-open", exit_on_error=False)
+    async def action_open(self) -> None:
+        record = await self.highlighted_record()
+        if record is not None:
+            self.app.push_screen(RecordScreen(record, self.live))
 
-    def action_export(self) -> None:
+    @work(exclusive=True, group="history-open", exit_on_error=False)
+    async def action_export(self) -> None:
         from anoman_tui.ui.screens.export import export_comparison
 
-        record = self.highlighted_record()
+        record = await self.highlighted_record()
         if record is None:
-            self.notify("No comparison to export.", timeout=2)
             return
         export_comparison(self.app, record, title=f"Export comparison #{record.id}")
 

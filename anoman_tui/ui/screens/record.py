@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 _LIVE_ONLY = frozenset({"abort", "abort_all", "retry", "new_comparison", "history"})
 
 
-def when(record: ComparisonRecord) -> str:
-    """The turn's local time, as the history list shows it."""
-    return datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
+def when(created_at: float) -> str:
+    """A turn's local time, as the history list shows it."""
+    return datetime.fromtimestamp(created_at).strftime("%Y-%m-%d %H:%M")
 
 
 class RecordScreen(CompareScreen):
@@ -97,7 +97,7 @@ class RecordScreen(CompareScreen):
         earlier = len(_pairs(record.conversation))
         fields = [
             ("", APP_BADGE, True),
-            ("comparison", f"#{record.id} · {when(record)}", True),
+            ("comparison", f"#{record.id} · {when(record.created_at)}", True),
             ("", "read-only", True),
             ("sent to:", ", ".join(targets) or "—", False),
         ]
