@@ -2,8 +2,8 @@
 
     python screenshots/make_screenshots.py
 
-Writes idle.svg, streaming.svg, mixed-outcomes.svg, guardrail-block.svg and
-light-theme.svg next to this file. The app runs headless (`App.run_test`) with an
+Writes idle.svg, streaming.svg, diff.svg, mixed-outcomes.svg, guardrail-block.svg,
+history.svg and light-theme.svg next to this file. The app runs headless (`App.run_test`) with an
 embedded gateway whose models run at their normal speed, a temporary config (so
 your own is not touched); every prompt is typed into the prompt box and sent with
 Enter, as a user would. The guardrail block is the gateway's own injection check
@@ -32,8 +32,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SIZE = (150, 42)
-NAMES = ("idle.svg", "streaming.svg", "mixed-outcomes.svg", "guardrail-block.svg",
-         "light-theme.svg")
+NAMES = ("idle.svg", "streaming.svg", "diff.svg", "mixed-outcomes.svg",
+         "guardrail-block.svg", "history.svg", "light-theme.svg")
 FONT_STACK = '"DejaVu Sans Mono", "Menlo", "Consolas", "Liberation Mono", monospace'
 
 # Rich's SVG geometry (rich.console.Console.export_svg): a cell is 0.61 em wide, a line
@@ -213,6 +213,16 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                 save(app, out / "streaming.svg")
                 await until(pilot, lambda: settled(app))
 
+                # F7: pane 2's answer as a word diff against pane 1's.
+                await pilot.press("f4", "f7")  # pane 2 is the current one
+                await until(pilot, lambda: app.screen is not app.compare)
+                await pilot.press("enter")  # "Pane 2 against pane 1"
+                await until(pilot, lambda: app.screen is app.compare)
+                await pilot.pause(0.5)
+                save(app, out / "diff.svg")
+                await pilot.press("f7", "end", "enter")  # Diff off
+                await until(pilot, lambda: app.screen is app.compare)
+
                 # One answer done, one cut by the gateway, one stopped with F3.
                 await pilot.press("ctrl+n")
                 app.panes[1].scenario = "interrupt"
@@ -235,6 +245,15 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                 await until(pilot, lambda: settled(app))
                 await pilot.pause(0.5)
                 save(app, out / "guardrail-block.svg")
+
+                # F6: the history, every comparison above saved in it.
+                await pilot.press("f6")
+                await until(pilot, lambda: app.screen is not app.compare
+                            and getattr(app.screen, "shown_at", None) is not None)
+                await pilot.pause(0.3)
+                save(app, out / "history.svg")
+                await pilot.press("escape")
+                await until(pilot, lambda: app.screen is app.compare)
 
                 app.theme = "anoman-light"
                 await pilot.press("ctrl+n")

@@ -42,6 +42,10 @@ async def test_the_script_writes_self_contained_screenshots(tmp_path: Path) -> N
     assert blocked.count("Ignore all previous instructions") == 3  # the prompt, in each pane
     mixed = _shown_text(svgs["mixed-outcomes.svg"])
     assert "STREAM INTERRUPTED" in mixed
+    diff = _shown_text(svgs["diff.svg"])
+    assert "Diff against pane 1" in diff and "{+" in diff and "[-" in diff
+    history = _shown_text(svgs["history.svg"])
+    assert "3 comparisons" in history and "How should I size a Postgres" in history
 
 
 def test_a_text_run_keeps_its_letters_and_loses_its_box_glyphs() -> None:

@@ -249,11 +249,11 @@ async def test_export_from_the_compare_screen_in_every_format(
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, TextInputScreen))
             path = app.screen.query_one(Input).value
-            assert path == str(tmp_path / f"anoman-{record_id}.{fmt}")
+            assert path == str(tmp_path / f"comparison-{record_id}.{fmt}")
             await pilot.press("enter")
             await until(pilot, lambda path=path: Path(path).exists()
                         and f"Wrote {path}" in notes(app))
-        files = {p.suffix: p.read_text() for p in tmp_path.glob("anoman-*")}
+        files = {p.suffix: p.read_text() for p in tmp_path.glob("comparison-*")}
         assert "explain <script>alert(1)</script> pooling" in files[".md"]
         assert "<script>alert" not in files[".html"] and "&lt;script&gt;" in files[".html"]
         document = json.loads(files[".json"])
@@ -268,8 +268,8 @@ async def test_export_from_the_compare_screen_in_every_format(
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TextInputScreen))
         box = app.screen.query_one(Input)
-        assert box.value.endswith(f"anoman-{record_id}-2.md")
-        box.value = str(tmp_path / f"anoman-{record_id}.md")
+        assert box.value.endswith(f"comparison-{record_id}-2.md")
+        box.value = str(tmp_path / f"comparison-{record_id}.md")
         await pilot.press("enter")
         error = app.screen.query_one("#text-input-error")
         assert "already exists: type another name" in str(error.render())
@@ -291,7 +291,7 @@ async def test_export_from_the_history_list_and_a_reopened_comparison(
         assert [o.id for o in app.screen.query_one(OptionList)._options] == ["md", "html",
                                                                             "json"]
         await pilot.press("enter", "enter")
-        await until(pilot, lambda: (tmp_path / f"anoman-{record_id}.md").exists())
+        await until(pilot, lambda: (tmp_path / f"comparison-{record_id}.md").exists())
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, RecordScreen))
@@ -300,7 +300,7 @@ async def test_export_from_the_history_list_and_a_reopened_comparison(
         options = app.screen.query_one(OptionList)
         options.highlighted = options.option_count - 1  # SVG: the reopened screen
         await pilot.press("enter", "enter")
-        svg = tmp_path / f"anoman-{record_id}.svg"
+        svg = tmp_path / f"comparison-{record_id}.svg"
         await until(pilot, lambda: svg.exists())
         assert "read-only" in svg.read_text().replace("&#160;", " ")
 

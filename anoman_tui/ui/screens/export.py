@@ -33,13 +33,14 @@ FORMAT_HELP = {
 
 def default_path(record: ComparisonRecord | None, fmt: str, directory: Path | None = None
                  ) -> Path:
-    """`anoman-<id>.<fmt>` in `directory` (the current one), `-2`, `-3`… if taken."""
+    """`comparison-<id>.<fmt>` (as `anoman-tui export` names it) in `directory` (the
+    current one); `-2`, `-3`… if taken."""
     directory = directory or Path.cwd()
     if record is not None and record.id is not None:
-        stem = f"anoman-{record.id}"
+        stem = f"comparison-{record.id}"
     else:
         moment = record.created_at if record is not None and record.created_at else time.time()
-        stem = "anoman-" + time.strftime("%Y%m%d-%H%M%S", time.localtime(moment))
+        stem = "comparison-" + time.strftime("%Y%m%d-%H%M%S", time.localtime(moment))
     path = directory / f"{stem}.{fmt}"
     n = 2
     while path.exists():
