@@ -84,9 +84,9 @@ async def one_run(size: tuple[int, int]) -> tuple[float, list[float], int]:
         keystrokes: list[float] = []
         for search in SEARCHES:
             typed = ""
-            for key in [*search, *(["backspace"] * len(search))]:
-                key = "space" if key == " " else key
-                typed = typed[:-1] if key == "backspace" else typed + (" " if key == "space" else key)
+            for char in [*search, *(["backspace"] * len(search))]:
+                typed = typed[:-1] if char == "backspace" else typed + char
+                key = "space" if char == " " else char
                 before = screen.shown_at
                 start = time.perf_counter()
                 press(app, key)
