@@ -29,6 +29,7 @@ SETTING_FLAGS = {
     "base_url": "base_url", "api_key": "api_key", "models": "models", "endpoint": "endpoint",
     "theme": "theme", "system": "system_prompt", "temperature": "temperature",
     "max_tokens": "max_tokens", "idle_timeout": "idle_timeout", "history": "history",
+    "target": "target",
 }
 
 
@@ -96,11 +97,19 @@ def _add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool
     )
     parser.add_argument("--api-key", default=unset, help=KEY_FLAG_HELP)
     parser.add_argument(
-        "--model", "-m", action="append", dest="models", metavar="MODEL", default=unset,
+        "--model", "-m", action="append", dest="models", metavar="[TARGET:]MODEL",
+        default=unset,
         help="a model to compare, repeat for each"
         + ("" if many_models else " (up to three, one per pane)")
-        + "; default: $ANOMAN_MODELS (comma separated), then models in the config file, "
-        "then the first three the gateway lists",
+        + "; TARGET:MODEL streams it from that target (local, anoman, openai, anthropic, "
+        "openrouter, ollama, or one of the config file's [targets.NAME]); default: "
+        "$ANOMAN_MODELS (comma separated), then models in the config file, then the first "
+        "three the default target lists",
+    )
+    parser.add_argument(
+        "--target", default=unset, metavar="NAME",
+        help="the target a plain MODEL streams from (default: $ANOMAN_TARGET, then target "
+        "in the config file, then the gateway at --base-url, else the local gateway)",
     )
     parser.add_argument(
         "--endpoint", choices=("openai", "anthropic", "playground"), default=unset,
@@ -249,6 +258,14 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+def warn_inline_keys(settings: Settings, prog: str) -> None:
+    """One line on stderr for each target whose key is written in the config file."""
+    for name in settings.inline_keys():
+        print(f"{prog}: warning: targets.{name}.api_key is written in the config file; "
+              "prefer api_key_env (the name of an environment variable holding it)",
+              file=sys.stderr)
+
+
 def _key(settings: Settings) -> str:
     return settings.api_key.get_secret_value() if settings.api_key else ""
 
@@ -259,9 +276,13 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     from anoman_tui.headless import CompareSpec, run_compare_with_target
 
+    warn_inline_keys(settings, "anoman-tui compare")
+    pairs = settings.pane_targets()
     spec = CompareSpec(
         prompt=args.prompt,
-        models=list(settings.models),
+        models=[model for _, model in pairs],
+        targets=tuple(target for target, _ in pairs),
+        default_target=settings.all_targets()[settings.default_target],
         base_url=settings.base_url or "",
         api_key=_key(settings),
         endpoint=settings.endpoint,

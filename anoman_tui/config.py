@@ -34,6 +34,16 @@ from pydantic_settings import (
 
 from anoman_tui.locations import config_file
 from anoman_tui.streaming.request import EndpointFormat
+from anoman_tui.targets import (
+    BUILT_IN,
+    LOCAL,
+    NAME_PATTERN,
+    Target,
+    TargetConfig,
+    from_config,
+    gateway_target,
+    split_model,
+)
 
 
 class Settings(BaseSettings):
@@ -52,6 +62,55 @@ class Settings(BaseSettings):
     max_tokens: int | None = Field(default=None, ge=1)
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     history: bool = Field(default=True, description="save every comparison to the history")
+    target: str | None = Field(
+        default=None, description="the target a plain MODEL goes to (default: local, or "
+                                  "the gateway at base_url)")
+    targets: dict[str, TargetConfig] = Field(
+        default_factory=dict, description="[targets.NAME] tables: servers panes stream from")
+
+    @field_validator("targets")
+    @classmethod
+    def _target_names(cls, value: dict[str, TargetConfig]) -> dict[str, TargetConfig]:
+        for name in value:
+            if not NAME_PATTERN.match(name):
+                raise ValueError(f"target name {name!r}: letters, digits, . _ - only")
+            if name == LOCAL:
+                raise ValueError("'local' is the embedded gateway and cannot be redefined")
+        return value
+
+    def all_targets(self) -> dict[str, Target]:
+        """Every target by name: built in, `gateway` (when base_url is set), the file's."""
+        targets = dict(BUILT_IN)
+        if self.base_url is not None:
+            targets["gateway"] = gateway_target(self.base_url, self.api_key)
+        for name, config in self.targets.items():
+            targets[name] = from_config(name, config)
+        return targets
+
+    @property
+    def default_target(self) -> str:
+        """Where a plain MODEL goes: `target`, else `gateway` with base_url, else local."""
+        if self.target is not None:
+            return self.target
+        return "gateway" if self.base_url is not None else LOCAL
+
+    def pane_targets(self) -> list[tuple[Target, str]]:
+        """(target, model) for each entry of `models` (`TARGET:MODEL` or `MODEL`)."""
+        targets = self.all_targets()
+        out = []
+        for spec in self.models:
+            name, model = split_model(spec, targets)
+            out.append((targets[name or self.default_target], model))
+        return out
+
+    def inline_keys(self) -> list[str]:
+        """Targets whose key is written in the config file (a warning, not an error)."""
+        return [name for name, config in self.targets.items() if config.api_key is not None]
+
+    @field_validator("target")
+    @classmethod
+    def _target_name(cls, value: str | None) -> str | None:
+        return value.strip() or None if isinstance(value, str) else value
 
     @field_validator("models", mode="before")
     @classmethod
@@ -117,6 +176,7 @@ FLAG_NAMES = {
     "max_tokens": "--max-tokens",
     "idle_timeout": "--idle-timeout",
     "history": "--no-history",
+    "target": "--target",
 }
 
 
@@ -131,7 +191,7 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(problem)
     flags = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return Settings(**flags)
+        settings = Settings(**flags)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, flags)) from None
     except SettingsError as exc:
@@ -139,6 +199,13 @@ def load_settings(**overrides: Any) -> Settings:
         found = re.search(r'field "(\w+)"', str(exc))
         where = f"environment variable ANOMAN_{found[1].upper()}" if found else "environment"
         raise ConfigError(f"{where}: not valid JSON") from None
+    known = settings.all_targets()
+    if settings.default_target not in known:
+        close = difflib.get_close_matches(settings.default_target, list(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{source_of('target', flags)}: target: no target named "
+                          f"{settings.default_target!r}{hint}; known: {', '.join(known)}")
+    return settings
 
 
 def source_of(key: str, flags: dict[str, Any]) -> str:

@@ -51,6 +51,7 @@ from anoman_tui.streaming import (
     cost_text,
     describe_failure,
 )
+from anoman_tui.targets import Connection, Target, connect
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,32 @@ class CompareSpec:
     idle_timeout: float = 60.0
     headers: tuple[tuple[str, str], ...] = ()
     gateway_label: str = ""
+    targets: tuple[Target, ...] = ()
+    """One per model, where it streams from (empty: every model on `base_url`)."""
+    default_target: Target | None = None
+    """Where the models come from when none are given (None: `base_url`)."""
+    connections: tuple[Connection, ...] = ()
+    """`targets` resolved (the local gateway started): set by `run_compare_with_target`."""
+
+    def connection(self, index: int) -> Connection | None:
+        """Model `index`'s (0-based) resolved target; None: `base_url` with `api_key`."""
+        return self.connections[index] if index < len(self.connections) else None
+
+    def endpoint_for(self, index: int) -> EndpointFormat:
+        connection = self.connection(index)
+        return connection.target.default_endpoint(self.endpoint) if connection \
+            else self.endpoint
+
+    def base_url_for(self, index: int) -> str:
+        connection = self.connection(index)
+        return connection.base_url if connection else self.base_url
 
 
 @dataclass
 class PaneProgress:
     pane: int
     model: str
+    target: str = ""
     state: str = "waiting"
     chunks: int = 0
     reasoning_chunks: int = 0
@@ -83,23 +104,31 @@ class PaneProgress:
 
 def _requests(spec: CompareSpec) -> list[StreamRequest]:
     compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
-    return [
-        StreamRequest(
-            base_url=spec.base_url,
-            api_key=spec.api_key,
-            endpoint=spec.endpoint,
+    requests = []
+    for i, model in enumerate(spec.models, start=1):
+        connection = spec.connection(i - 1)
+        endpoint = spec.endpoint_for(i - 1)
+        where: dict[str, Any] = {"base_url": spec.base_url, "api_key": spec.api_key,
+                                 "extra_headers": spec.headers}
+        if connection is not None:
+            target = connection.target
+            where = {"base_url": connection.base_url, "api_key": connection.api_key,
+                     "extra_headers": (*target.headers, *spec.headers),
+                     "path": target.path_for(endpoint),
+                     "include_usage": target.include_usage}
+        requests.append(StreamRequest(
+            endpoint=endpoint,
             model=model,
             messages=(ChatTurn(role="user", content=spec.prompt),),
             system=spec.system,
             temperature=spec.temperature,
             max_tokens=spec.max_tokens,
-            extra_headers=spec.headers,
             idle_timeout=spec.idle_timeout,
             compare_id=compare_id,
             pane=i,
-        )
-        for i, model in enumerate(spec.models, start=1)
-    ]
+            **where,
+        ))
+    return requests
 
 
 class CompareRun:
@@ -107,11 +136,18 @@ class CompareRun:
 
     def __init__(self, spec: CompareSpec, on_change: Any = None) -> None:
         self.spec = spec
-        self.panes = [PaneProgress(i, m) for i, m in enumerate(spec.models, start=1)]
+        self.panes = [PaneProgress(i, m, spec.targets[i - 1].name if spec.targets else "")
+                      for i, m in enumerate(spec.models, start=1)]
         self._on_change = on_change or (lambda pane, what: None)
         self._streams: list[ModelStream] = []
-        # What the gateway lists about each model: prices for an estimated cost.
+        # What each target lists about its models: prices for an estimated cost.
         self.model_info: dict[str, ModelInfo] = {}
+        self.target_info: dict[tuple[str, str], ModelInfo] = {}
+
+    def info(self, pane: PaneProgress) -> ModelInfo | None:
+        """What pane's target listed about its model (prices), if anything."""
+        return self.target_info.get((pane.target, pane.model)) or (
+            None if pane.target else self.model_info.get(pane.model))
 
     def cancel(self) -> None:
         for stream in self._streams:
@@ -157,6 +193,7 @@ def pane_json(pane: PaneProgress) -> dict[str, Any]:
     return {
         "panel": pane.pane,  # the --json document's names ("panels", "panel") are public
         "model": pane.model,
+        "target": pane.target,
         "status": result.status,
         "text": result.text,
         "committed": result.committed,
@@ -202,7 +239,7 @@ def summary_table(run: CompareRun) -> Table:
         if r is None:
             continue
         tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
-        cost = cost_text(r.anoman, r.usage, run.model_info.get(pane.model))
+        cost = cost_text(r.anoman, r.usage, run.info(pane))
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         if r.cut_at_max_tokens:
             status += " (cut: max tokens)"
@@ -269,6 +306,7 @@ async def run_compare(
     out: IO[str] | None = None,
     model_info: dict[str, ModelInfo] | None = None,
     history: HistoryStore | None = None,
+    target_info: dict[tuple[str, str], ModelInfo] | None = None,
 ) -> int:
     """Run the comparison and print it; returns the exit status (0: all completed).
 
@@ -297,8 +335,10 @@ async def run_compare(
 
     run = CompareRun(spec, milestone)
     run.model_info = model_info or {}
+    run.target_info = target_info or {}
     if not as_json:
-        where = spec.gateway_label or spec.base_url
+        labels = list(dict.fromkeys(c.label() for c in spec.connections))
+        where = ", ".join(labels) if len(labels) > 1 else (spec.gateway_label or spec.base_url)
         count = len(spec.models)
         console.print(
             f"Comparing {count} model{'' if count == 1 else 's'} via {escape(where)}"
@@ -341,9 +381,10 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
     """The history's record of a finished run (the target is its base URL, never the key)."""
     panes = tuple(
         pane_record(
-            p.pane, p.model, base_url=spec.base_url, endpoint=spec.endpoint, result=p.result,
+            p.pane, p.model, base_url=spec.base_url_for(p.pane - 1),
+            endpoint=spec.endpoint_for(p.pane - 1), result=p.result, target=p.target,
             temperature=spec.temperature, max_tokens=spec.max_tokens,
-            cost_text=cost_text(p.result.anoman, p.result.usage, run.model_info.get(p.model)),
+            cost_text=cost_text(p.result.anoman, p.result.usage, run.info(p)),
         )
         for p in run.panes if p.result is not None
     )
@@ -391,12 +432,22 @@ def run_compare_with_target(spec: CompareSpec, *, as_json: bool, history: bool =
 
 def _run_with_target(spec: CompareSpec, as_json: bool, store: HistoryStore | None) -> int:
     gateway = None
-    if not spec.base_url:
+    wanted = [*spec.targets, *([spec.default_target] if spec.default_target else [])]
+    if (not spec.base_url and not wanted) or any(t.is_local for t in wanted):
         from anoman_tui.gateway.embedded import EmbeddedGateway
 
         gateway = EmbeddedGateway().start()
-        spec = replace(spec, base_url=gateway.base_url, api_key=gateway.api_key,
-                       gateway_label=f"the local gateway ({gateway.base_url})")
+        if not wanted:
+            spec = replace(spec, base_url=gateway.base_url, api_key=gateway.api_key,
+                           gateway_label=f"the local gateway ({gateway.base_url})")
+    local = (gateway.base_url, gateway.api_key) if gateway is not None else None
+    if wanted:
+        spec = replace(spec, connections=tuple(connect(t, local=local) for t in spec.targets))
+        default = connect(spec.default_target, local=local) if spec.default_target else None
+        if default is not None:
+            spec = replace(spec, base_url=default.base_url,
+                           api_key=default.api_key.get_secret_value(),
+                           gateway_label=default.label())
     try:
         return asyncio.run(_compare_main(spec, as_json, store))
     finally:
@@ -405,21 +456,43 @@ def _run_with_target(spec: CompareSpec, as_json: bool, store: HistoryStore | Non
 
 
 async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | None) -> int:
-    # The model list also carries prices: without an Anoman block, cost is estimated
+    # The model lists also carry prices: without an Anoman block, cost is estimated
     # from them (as on the compare screen). Needed only to pick models when none given.
     listed: list[ModelInfo] = []
-    try:
-        async with StreamClient() as client:
-            listed = await client.list_models(spec.base_url, spec.api_key, spec.headers)
-    except GatewayRequestError as exc:
-        if not spec.models:
-            print(f"anoman-tui compare: cannot list models: {exc}", file=sys.stderr)
-            return 1
+    by_target: dict[tuple[str, str], ModelInfo] = {}
+    default = connect(spec.default_target, local=(spec.base_url, spec.api_key)) \
+        if spec.default_target is not None else None
+    async with StreamClient() as client:
+        try:
+            if default is not None:
+                base_url, key, headers, path = default.list_models_args()
+                listed = await client.list_models(base_url, key, (*headers, *spec.headers),
+                                                  path)
+            else:
+                listed = await client.list_models(spec.base_url, spec.api_key, spec.headers)
+        except GatewayRequestError as exc:
+            if not spec.models:
+                print(f"anoman-tui compare: cannot list models: {exc}", file=sys.stderr)
+                return 1
+        for connection in {c.name: c for c in spec.connections}.values():
+            if default is not None and connection.name == default.name:
+                models = listed
+            else:
+                base_url, key, headers, path = connection.list_models_args()
+                try:
+                    models = await client.list_models(base_url, key, headers, path)
+                except GatewayRequestError:
+                    continue  # prices only: a target without a model list still streams
+            by_target.update({(connection.name, m.id): m for m in models})
     if not spec.models:
         if not listed:
             print("anoman-tui compare: the gateway lists no models; pass --model",
                   file=sys.stderr)
             return 1
-        spec = replace(spec, models=[m.id for m in listed[:3]])
+        chosen = [m.id for m in listed[:3]]
+        spec = replace(spec, models=chosen)
+        if default is not None:
+            spec = replace(spec, targets=(default.target,) * len(chosen),
+                           connections=(default,) * len(chosen))
     return await run_compare(spec, as_json=as_json, model_info={m.id: m for m in listed},
-                             history=store)
+                             history=store, target_info=by_target)

@@ -52,6 +52,8 @@ class PaneRecord:
     conversation: tuple[tuple[str, str], ...] | None = None
     """(role, content) turns this pane had sent before this prompt: each model answered
     the earlier prompts its own way. None when not recorded (then the comparison's)."""
+    target: str = ""
+    """The target's name (`local`, `openai`, a config file's): "" when not recorded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ def pane_record(
     rate_series: tuple[float, ...] = (),
     cost_text: str = "—",
     conversation: tuple[tuple[str, str], ...] | None = None,
+    target: str = "",
 ) -> PaneRecord:
     """The record of one pane from its stream's result."""
     usage = result.usage
@@ -120,6 +123,7 @@ def pane_record(
         rate_series=rate_series,
         cost_text=cost_text,
         conversation=conversation,
+        target=target,
     )
 
 

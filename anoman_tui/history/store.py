@@ -104,11 +104,16 @@ def _add_pane_conversation(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE panes ADD COLUMN conversation TEXT")
 
 
+def _add_pane_target(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE panes ADD COLUMN target TEXT NOT NULL DEFAULT ''")
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
     _add_rate_series_and_index,  # 1 -> 2: the sparkline's series, the full-text index
     _add_pane_conversation,  # 2 -> 3: each pane's own earlier turns
+    _add_pane_target,  # 3 -> 4: the target (server) each pane streamed from
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -156,7 +161,7 @@ def _loads(text: str | None) -> Any:
 _PANE_COLUMNS = (
     "comparison_id", "pane", "model", "base_url", "endpoint", "temperature", "max_tokens",
     "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
-    "usage", "anoman", "metrics", "cost_text", "rate_series", "conversation",
+    "usage", "anoman", "metrics", "cost_text", "rate_series", "conversation", "target",
 )
 _INSERT_PANE = (
     f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
@@ -170,7 +175,7 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
         p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
         _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
         p.cost_text, json.dumps(list(p.rate_series)),
-        None if p.conversation is None else _turns_json(p.conversation),
+        None if p.conversation is None else _turns_json(p.conversation), p.target,
     )
 
 
@@ -205,6 +210,7 @@ def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
         rate_series=tuple(float(x) for x in json.loads(row["rate_series"])),
         cost_text=row["cost_text"],
         conversation=_turns(row["conversation"]),
+        target=row["target"],
     )
 
 

@@ -86,10 +86,11 @@ class StreamClient:
         return ModelStream(self._http, request)
 
     async def list_models(
-        self, base_url: str, api_key: str, extra_headers: tuple[tuple[str, str], ...] = ()
+        self, base_url: str, api_key: str, extra_headers: tuple[tuple[str, str], ...] = (),
+        path: str = "/v1/models",
     ) -> list[ModelInfo]:
-        """`GET /v1/models`; raises `GatewayRequestError` with a sentence to show."""
-        return await list_models(self._http, base_url, api_key, extra_headers)
+        """`GET /v1/models` (or `path`); raises `GatewayRequestError` with a sentence."""
+        return await list_models(self._http, base_url, api_key, extra_headers, path)
 
     async def fetch_usage(
         self, base_url: str, api_key: str, limit: int = 100

@@ -154,12 +154,13 @@ async def list_models(
     base_url: str,
     api_key: str,
     extra_headers: tuple[tuple[str, str], ...] = (),
+    path: str = "/v1/models",
 ) -> list[ModelInfo]:
-    payload = await _get_json(http, base_url, api_key, "/v1/models", {}, extra_headers)
+    payload = await _get_json(http, base_url, api_key, path, {}, extra_headers)
     entries = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(entries, list):
         root = normalize_base_url(base_url)
-        raise _not_a_gateway(root, "/v1/models", "JSON without a model list")
+        raise _not_a_gateway(root, path, "JSON without a model list")
     return [ModelInfo.from_json(e) for e in entries if isinstance(e, dict) and "id" in e]
 
 

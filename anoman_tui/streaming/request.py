@@ -65,6 +65,11 @@ class StreamRequest(BaseModel):
     connect_timeout: float = Field(default=10.0, gt=0)
     compare_id: str | None = None
     pane: int | None = None
+    path: str | None = None
+    """Where on `base_url` the endpoint is served, when not at the format's usual path
+    (an Anthropic-compatible server's `/v1/messages`)."""
+    include_usage: bool = True
+    """Ask an OpenAI-format stream for its usage (`stream_options.include_usage`)."""
 
     @field_validator("base_url")
     @classmethod
@@ -73,7 +78,7 @@ class StreamRequest(BaseModel):
 
     @property
     def url(self) -> str:
-        return self.base_url + ENDPOINT_PATHS[self.endpoint]
+        return self.base_url + (self.path or ENDPOINT_PATHS[self.endpoint])
 
     def headers(self) -> dict[str, str]:
         key = self.api_key.get_secret_value()
@@ -100,7 +105,8 @@ class StreamRequest(BaseModel):
             system = [{"role": "system", "content": self.system}] if self.system else []
             body["messages"] = system + turns
             # Plain OpenAI only sends usage when asked; Anoman always does.
-            body["stream_options"] = {"include_usage": True}
+            if self.include_usage:
+                body["stream_options"] = {"include_usage": True}
             if self.max_tokens is not None:
                 body["max_tokens"] = self.max_tokens
         if self.temperature is not None:

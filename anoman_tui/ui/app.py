@@ -29,10 +29,12 @@ from anoman_tui.locations import stylesheet
 from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
     GatewayRequestError,
+    ModelInfo,
     StreamClient,
     mask_key,
     normalize_base_url,
 )
+from anoman_tui.targets import Connection, Target, connect, split_model
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
@@ -150,7 +152,14 @@ class AnomanApp(App[None]):
         self._stream_client: StreamClient | None = None
         self.network = NetworkThread()  # the streams: read and timed off the UI's thread
         self.api_key = settings.api_key.get_secret_value() if settings.api_key else ""
-        self.is_local_gateway = settings.base_url is None
+        self.targets = settings.all_targets()
+        """Every target by name (`anoman_tui.targets`): built in, and the config file's."""
+        self.connections: dict[str, Connection] = {}
+        """The targets resolved so far (the local gateway's once it runs)."""
+        self.target_models: dict[str, list[ModelInfo]] = {}
+        """What each target's models endpoint listed."""
+        self._local: tuple[str, str] | None = None  # the local gateway's (URL, key)
+        self.is_local_gateway = self.default_target.is_local
         self._gateway_factory = gateway_factory
         self._gateway: Any = None
         self._frozen = frozen_clock
@@ -161,16 +170,16 @@ class AnomanApp(App[None]):
         """Why the history could not be opened, in one sentence ("" if it could)."""
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
-        chosen = (models or settings.models)[:PANES]
-        self.panes = [
-            PaneState(
-                index=i + 1,
-                model=chosen[i] if i < len(chosen) else "",
-                endpoint=settings.endpoint,
+        chosen = [split_model(spec, self.targets) for spec in (models or settings.models)]
+        self.panes = []
+        for i in range(PANES):
+            name, model = chosen[i] if i < len(chosen) else (None, "")
+            target = self.targets[name] if name else self.default_target
+            self.panes.append(PaneState(
+                index=i + 1, model=model, target=target,
+                endpoint=target.default_endpoint(settings.endpoint),
                 params=PaneParams(settings.temperature, settings.max_tokens),
-            )
-            for i in range(PANES)
-        ]
+            ))
 
     # -- start and stop -------------------------------------------------------
 
@@ -258,6 +267,36 @@ class AnomanApp(App[None]):
             return "starting the local gateway…"
         return f"connecting to {normalize_base_url(self.settings.base_url or '')}…"
 
+    @property
+    def default_target(self) -> Target:
+        """Where a plain MODEL goes (the status line's target)."""
+        return self.targets[self.settings.default_target]
+
+    def connection(self, target: Target) -> Connection | None:
+        """Where `target`'s requests go now; None for the local gateway before it runs."""
+        known = self.connections.get(target.name)
+        if known is not None and known.target == target:
+            return known
+        if target.is_local and self._local is None:
+            return None
+        known = connect(target, local=self._local)
+        self.connections[target.name] = known
+        return known
+
+    async def models_of(self, target: Target) -> list[ModelInfo]:
+        """`target`'s model list (read once, then kept); starts the local gateway if it
+        is the one asked and not running. Raises `GatewayRequestError`."""
+        if target.name in self.target_models:
+            return self.target_models[target.name]
+        if target.is_local and self._local is None:
+            await self._start_local_gateway()
+        connection = self.connection(target)
+        assert connection is not None
+        client = await asyncio.to_thread(lambda: self.stream_client)
+        models = await client.list_models(*connection.list_models_args())
+        self.target_models[target.name] = models
+        return models
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "reconnect":
             # In the footer only while it is useful; the palette entry always works.
@@ -277,15 +316,14 @@ class AnomanApp(App[None]):
         client = await asyncio.to_thread(lambda: self.stream_client)
         attempt = 0
         while True:
+            default = self.default_target
             try:
-                if self.is_local_gateway:
-                    base_url, label = await self._start_local_gateway()
-                else:
-                    base_url = normalize_base_url(self.settings.base_url or "")
-                    label = base_url
-                    key = self.settings.api_key
-                    self.api_key = key.get_secret_value() if key else ""
-                models = await client.list_models(base_url, self.api_key)
+                if default.is_local or any(p.target.is_local for p in self.panes):
+                    await self._start_local_gateway()
+                connection = self.connection(default)
+                assert connection is not None
+                self.api_key = connection.api_key.get_secret_value()
+                models = await client.list_models(*connection.list_models_args())
             except GatewayRequestError as exc:
                 retry_in = RETRY_DELAYS_S[min(attempt, len(RETRY_DELAYS_S) - 1)]
                 if not exc.retryable:
@@ -299,8 +337,19 @@ class AnomanApp(App[None]):
                 log.exception("could not start or reach the gateway")
                 self.compare.post_message(GatewayUnavailable(f"{type(exc).__name__}: {exc}"))
                 return
-            self.compare.post_message(GatewayReady(base_url, label, models))
-            return
+            self.target_models[default.name] = models
+            self.compare.post_message(GatewayReady(connection.base_url, connection.label(),
+                                                   models))
+            break
+        # The other panes' targets: their model lists give the picker and the prices.
+        # A target that does not answer costs its own panes only; they say why when used.
+        others = {p.target.name: p.target for p in self.panes if p.target.name != default.name}
+        for target in others.values():
+            try:
+                await self.models_of(target)
+            except GatewayRequestError as exc:
+                self.notify(f"{target.name}: {exc}", title="Target not answering",
+                            severity="warning", timeout=8)
 
     async def _start_local_gateway(self) -> tuple[str, str]:
         if self._gateway is not None:
@@ -314,7 +363,7 @@ class AnomanApp(App[None]):
             gateway = EmbeddedGateway()
             await asyncio.to_thread(gateway.start)
         self._gateway = gateway
-        self.api_key = gateway.api_key
+        self._local = (gateway.base_url, gateway.api_key)
         host = gateway.base_url.removeprefix("http://")
         return gateway.base_url, f"local gateway ({host})"
 
@@ -394,8 +443,12 @@ class AnomanApp(App[None]):
             return
         for pane in self.panes:
             n = pane.index
-            yield SystemCommand(f"Model for pane {n}", f"now: {pane.model or 'none'}",
+            yield SystemCommand(f"Model for pane {n}",
+                                f"now: {pane.model or 'none'} on {pane.target.name}",
                                 partial(self.pick_model, n))
+            yield SystemCommand(f"Target for pane {n}",
+                                f"now: {pane.target.name}; the server this pane streams from",
+                                partial(self.pick_target, n))
             yield SystemCommand(f"Endpoint format for pane {n}", f"now: {pane.endpoint}",
                                 partial(self.pick_endpoint, n))
             yield SystemCommand(f"Parameters for pane {n}", pane.params.describe(),
@@ -480,6 +533,21 @@ class AnomanApp(App[None]):
             return "the local gateway"
         return normalize_base_url(self.settings.base_url or "")
 
+    def _targets_changed(self) -> None:
+        """The gateway URL or key changed: the default target with it, and the panes that
+        were on the old default move to the new one."""
+        old = self.default_target
+        self.targets = self.settings.all_targets()
+        new = self.default_target
+        for name in {old.name, new.name}:
+            self.connections.pop(name, None)
+            self.target_models.pop(name, None)
+        for state in self.panes:
+            if state.target.name == old.name:
+                state.target = new
+                state.endpoint = new.default_endpoint(state.endpoint)
+        self.is_local_gateway = new.is_local
+
     def change_gateway_url(self) -> None:
         def check(text: str) -> str | None:
             if text and not text.lower().startswith(("http://", "https://")):
@@ -490,7 +558,7 @@ class AnomanApp(App[None]):
             if url is None:
                 return
             self.settings.base_url = url or None
-            self.is_local_gateway = not url
+            self._targets_changed()
             self.compare.base_url = None  # nothing goes out until the new one answered
             self.reconnect()
 
@@ -512,6 +580,7 @@ class AnomanApp(App[None]):
                 return
             # Kept for this session only: a key is never written to the config file.
             self.settings.api_key = SecretStr(text) if text else None
+            self._targets_changed()
             if self.is_local_gateway:
                 self.notify("Key set: the local gateway uses its own; this one goes to the "
                             "gateway URL you set.", timeout=4)
@@ -532,9 +601,21 @@ class AnomanApp(App[None]):
         return self.compare.pane(n)
 
     def pick_model(self, n: int) -> None:
+        """The pane's target's models to choose from (read from it first if need be)."""
         state = self.panes[n - 1]
+        self.run_worker(self._pick_model(n, state.target), group="pick", exclusive=True,
+                        exit_on_error=False)
+
+    async def _pick_model(self, n: int, target: Target, *, retarget: bool = False) -> None:
+        state = self.panes[n - 1]
+        try:
+            listed = await self.models_of(target)
+        except GatewayRequestError as exc:
+            self.notify(f"{target.name}: {exc}", title="No model list", severity="error",
+                        timeout=8)
+            return
         options: list[tuple[str, Text | str]] = []
-        for m in self.compare.models:
+        for m in listed:
             label = Text(m.id, style="bold")
             facts = []
             if m.input_usd_per_mtok is not None and m.output_usd_per_mtok is not None:
@@ -547,24 +628,51 @@ class AnomanApp(App[None]):
                 label.append("  " + " · ".join(facts), style="dim")
             options.append((m.id, label))
         if not options:
-            self.notify("The gateway listed no models yet.", severity="warning")
+            self.notify(f"{target.name} lists no models.", severity="warning")
             return
 
         def chosen(model: str | None) -> None:
-            if model:
-                state.model = model
+            if not model:
+                return
+            if model != state.model or target != state.target:
                 state.history.clear()  # another model's answers are not this one's
-                self._pane(n).refresh_chrome()
+            state.model = model
+            if retarget:
+                state.target = target
+                state.endpoint = target.default_endpoint(state.endpoint)
+            self._pane(n).refresh_chrome()
+            self.compare.update_status()
 
-        self.push_screen(ChoiceScreen(f"Model for pane {n}", options, state.model), chosen)
+        title = f"Model for pane {n} on {target.name}"
+        self.push_screen(ChoiceScreen(title, options, state.model), chosen)
+
+    def pick_target(self, n: int) -> None:
+        """Choose where pane `n` streams from, then one of that target's models."""
+        state = self.panes[n - 1]
+        options: list[tuple[str, Text | str]] = []
+        for target in self.targets.values():
+            label = Text(target.name, style="bold")
+            where = "the embedded local gateway" if target.is_local else target.base_url or ""
+            label.append(f"  {target.kind} · {where}", style="dim")
+            if target.api_key_env and not target.key():
+                label.append(f" · ${target.api_key_env} is not set", style="dim italic")
+            options.append((target.name, label))
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.run_worker(self._pick_model(n, self.targets[name], retarget=True),
+                                group="pick", exclusive=True, exit_on_error=False)
+
+        self.push_screen(ChoiceScreen(f"Target for pane {n}", options, state.target.name),
+                         chosen)
 
     def pick_endpoint(self, n: int) -> None:
         state = self.panes[n - 1]
-        labels = {
-            "openai": "openai: /v1/chat/completions (chat.completion.chunk frames)",
-            "anthropic": "anthropic: /anthropic/v1/messages (Messages events)",
-            "playground": "playground: /anoman/v1/playground/run (chunks + compare id)",
-        }
+        target = state.target
+        what = {"openai": "chat.completion.chunk frames", "anthropic": "Messages events",
+                "playground": "chunks + compare id"}
+        # Only the formats the pane's target serves, at its paths.
+        labels = {e: f"{e}: {target.path_for(e)} ({what[e]})" for e in target.endpoints}
 
         def chosen(endpoint: str | None) -> None:
             if endpoint:
@@ -572,8 +680,9 @@ class AnomanApp(App[None]):
                 self._pane(n).refresh_chrome()
 
         self.push_screen(
-            ChoiceScreen(f"Endpoint format for pane {n}",
-                         [(e, labels[e]) for e in ENDPOINT_FORMATS], state.endpoint),
+            ChoiceScreen(f"Endpoint format for pane {n} on {target.name}",
+                         [(e, labels[e]) for e in ENDPOINT_FORMATS if e in labels],
+                         state.endpoint),
             chosen,
         )
 

@@ -18,6 +18,7 @@ from anoman_tui.streaming import (
     StreamRequest,
     StreamResult,
 )
+from anoman_tui.targets import BUILT_IN, LOCAL, Connection, Target
 
 PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
@@ -107,6 +108,8 @@ class PaneState:
 
     index: int  # 1-based, as shown
     model: str = ""
+    target: Target = field(default_factory=lambda: BUILT_IN[LOCAL])
+    """Where the pane streams from: its URL, key, paths (`anoman_tui.targets`)."""
     endpoint: EndpointFormat = "openai"
     params: PaneParams = field(default_factory=PaneParams)
     # The demo scenario for the next request. One-shot: the request it applies to clears
@@ -155,18 +158,17 @@ class PaneState:
         self,
         prompt: str,
         *,
-        base_url: str,
-        api_key: str,
+        connection: Connection,
         system: str | None,
         idle_timeout: float,
         bypass_cache: bool,
         compare_id: str,
-        local_gateway: bool,
     ) -> StreamRequest:
         headers: list[tuple[str, str]] = []
         if bypass_cache:
             headers.append(("Cache-Control", "no-cache"))
-        scenario: Scenario = self.scenario if local_gateway else "none"
+        # Demo scenarios are the local gateway's: another server would not know them.
+        scenario: Scenario = self.scenario if connection.target.is_local else "none"
         simulate = SCENARIO_HEADERS[scenario]
         if simulate:
             headers.append(("X-Anoman-Simulate", simulate))
@@ -174,16 +176,20 @@ class PaneState:
         self.applied_scenario = scenario
         if scenario != "none" and not self.scenario_pinned:
             self.scenario = "none"
+        target = connection.target
+        endpoint = target.default_endpoint(self.endpoint)
         return StreamRequest(
-            base_url=base_url,
-            api_key=api_key,
-            endpoint=self.endpoint,
+            base_url=connection.base_url,
+            api_key=connection.api_key,
+            endpoint=endpoint,
+            path=target.path_for(endpoint),
+            include_usage=target.include_usage,
             model=self.model,
             messages=(*self.history, ChatTurn(role="user", content=prompt)),
             system=system or None,
             temperature=self.params.temperature,
             max_tokens=self.params.max_tokens,
-            extra_headers=tuple(headers),
+            extra_headers=(*target.headers, *headers),
             idle_timeout=idle_timeout,
             compare_id=compare_id,
             pane=self.index,

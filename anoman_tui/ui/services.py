@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.app import App
 
 from anoman_tui.config import Settings
+from anoman_tui.streaming import ModelInfo
+from anoman_tui.targets import Connection, Target
 from anoman_tui.ui.network import NetworkThread
 
 if TYPE_CHECKING:
@@ -29,6 +31,18 @@ class AppServices(Protocol):
     """The history, once open; None while it opens, when off, or when unavailable."""
     history_problem: str
     """Why the history could not be opened ("" if it could, or has not been tried)."""
+
+    targets: dict[str, Target]
+    """Every target by name."""
+    target_models: dict[str, list[ModelInfo]]
+    """Each target's model list, once read."""
+
+    @property
+    def default_target(self) -> Target: ...
+
+    def connection(self, target: Target) -> Connection | None: ...
+
+    async def models_of(self, target: Target) -> list[ModelInfo]: ...
 
     async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
 

@@ -278,7 +278,10 @@ async def test_gateway_lost_mid_session_is_a_transport_badge(make_app) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        app.compare.base_url = f"http://127.0.0.1:{port}"
+        # The local gateway's address now leads nowhere.
+        assert app._local is not None
+        app._local = (f"http://127.0.0.1:{port}", app._local[1])
+        app.connections.clear()
         await send(pilot, "where did it go")
         await until(pilot, lambda: settled(app))
         for pane in panes(app):
@@ -298,6 +301,7 @@ async def test_prompt_sent_before_the_gateway_is_up_goes_out_once_it_is(ui_gatew
         await pilot.pause(0.1)
         assert all(p.status == "idle" for p in panes(app))
         assert app.compare.query_one("#prompt").text == ""
+        app._local = (ui_gateway.base_url, ui_gateway.api_key)  # as the app's start sets it
         app.compare.post_message(
             GatewayReady(ui_gateway.base_url, "local gateway", [ModelInfo("anoman-lite")])
         )

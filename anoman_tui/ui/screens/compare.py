@@ -24,7 +24,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
-from anoman_tui.streaming import ENDPOINT_FORMATS, ChatTurn, ModelInfo, cost_text
+from anoman_tui.streaming import (
+    ENDPOINT_FORMATS,
+    ChatTurn,
+    ModelInfo,
+    cost_text,
+    normalize_base_url,
+)
+from anoman_tui.targets import Target
 from anoman_tui.ui.code_blocks import code_blocks
 from anoman_tui.ui.messages import (
     GatewayConnecting,
@@ -43,7 +50,7 @@ from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
-    from anoman_tui.history import ComparisonRecord
+    from anoman_tui.history import ComparisonRecord, PaneRecord
 
 NARROW_BELOW = 120
 APP_BADGE = " anoman-tui "
@@ -323,9 +330,22 @@ class CompareScreen(Screen[None]):
                       + self.target_label.removeprefix("unavailable: "))
         running = sum(p.running for p in self.panes)
         streaming = f"{len(self.panes)} streaming"
+        services = self.services
+        default = services.default_target.name
+        names = list(dict.fromkeys(p.target.name for p in self.panes if p.model))
+        if names and names != [default]:
+            # Panes on different targets: each header names its own; this line lists them.
+            labels = []
+            for name in names:
+                known = services.targets.get(name)
+                connection = services.connection(known) if known else None
+                labels.append(connection.label() if connection else name)
+            where = ("targets:", " · ".join(labels), True)
+        else:
+            where = ("requests go to:", target, True)
         fields = [
             ("", APP_BADGE, True),
-            ("requests go to:", target, True),
+            where,
             ("cache:", "bypassed (no-cache)" if self.bypass_cache else "on", False),
             ("params:", "synced" if self.sync_params else "per pane", False),
             # Room is kept while nothing streams: the line never grows when streams start.
@@ -452,15 +472,18 @@ class CompareScreen(Screen[None]):
         for state in panes:
             if not state.model:
                 continue
+            connection = app.connection(state.target)
+            if connection is None:
+                self.notify(f"Pane {state.index}: {state.target.name} is not connected yet; "
+                            "try again in a moment.", severity="warning", timeout=4)
+                continue
             request = state.build_request(
                 prompt,
-                base_url=self.base_url or "",
-                api_key=app.api_key,
+                connection=connection,
                 system=system,
                 idle_timeout=app.settings.idle_timeout,
                 bypass_cache=self.bypass_cache,
                 compare_id=compare_id,
-                local_gateway=app.is_local_gateway,
             )
             stream = app.network.stream(request)
             self.pane(state.index).start(stream, prompt,
@@ -471,8 +494,12 @@ class CompareScreen(Screen[None]):
         self._refresh_diff()  # the new turn's text so far; again when it ends
         self.update_status()
 
-    def model_info(self, model: str) -> ModelInfo | None:
-        return next((m for m in self.models if m.id == model), None)
+    def model_info(self, state: PaneState) -> ModelInfo | None:
+        """What the pane's target lists about its model (prices for an estimate)."""
+        listed = self.services.target_models.get(state.target.name)
+        if listed is None and state.target.name == self.services.default_target.name:
+            listed = self.models
+        return next((m for m in listed or () if m.id == state.model), None)
 
     def pane(self, index: int) -> ComparePane:
         return self.query_one(f"#pane-{index}", ComparePane)
@@ -510,14 +537,17 @@ class CompareScreen(Screen[None]):
         for state in turn:
             pane, result = self.pane(state.index), state.last_result
             assert result is not None
+            connection = self.services.connection(state.target)
             panes.append(pane_record(
-                state.index, state.model, base_url=self.base_url or "",
+                state.index, state.model,
+                base_url=connection.base_url if connection else (self.base_url or ""),
+                target=state.target.name,
                 endpoint=state.endpoint, result=result,
                 temperature=state.params.temperature, max_tokens=state.params.max_tokens,
                 scenario=state.applied_scenario,
                 # What the footer shows: its sparkline (the last cell is partial) and cost.
                 rate_series=tuple(pane._buckets[:-1]),
-                cost_text=cost_text(pane._anoman, pane._usage, self.model_info(state.model)),
+                cost_text=cost_text(pane._anoman, pane._usage, self.model_info(state)),
                 conversation=tuple((t.role, t.content) for t in earlier(state)),
             ))
         record = ComparisonRecord(
@@ -682,6 +712,7 @@ class CompareScreen(Screen[None]):
             state.reset()
             state.scenario, state.scenario_pinned = "none", False
             state.model = models[state.index - 1] if models else saved.model
+            state.target = self.saved_target(saved)
             if saved.endpoint in ENDPOINT_FORMATS:
                 state.endpoint = saved.endpoint
             state.params = PaneParams(saved.temperature, saved.max_tokens)
@@ -714,6 +745,16 @@ class CompareScreen(Screen[None]):
         if not answers:
             self._send_to(record.prompt, used)
         return True
+
+    def saved_target(self, saved: PaneRecord) -> Target:
+        """The target a saved pane streamed from: by name, else by URL, else the default."""
+        services = self.services
+        if saved.target in services.targets:
+            return services.targets[saved.target]
+        for target in services.targets.values():
+            if target.base_url and normalize_base_url(target.base_url) == saved.base_url:
+                return target
+        return services.default_target
 
     def _send_to(self, prompt: str, panes: list[PaneState]) -> None:
         """Send now, or as soon as the gateway is up."""

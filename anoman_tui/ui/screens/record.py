@@ -48,7 +48,7 @@ class RecordScreen(CompareScreen):
                  frozen_clock: bool = False) -> None:
         panes = []
         for index, saved in enumerate(record.panes, start=1):
-            state = PaneState(index=index, model=saved.model,
+            state = PaneState(index=index, model=saved.model, target=live.saved_target(saved),
                               params=PaneParams(saved.temperature, saved.max_tokens))
             if saved.endpoint in ENDPOINT_FORMATS:
                 state.endpoint = saved.endpoint

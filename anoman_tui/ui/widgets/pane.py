@@ -169,11 +169,27 @@ class PaneHeader(Static):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._lines = 1
 
-    def show(self, text: Text) -> None:
-        """One row; in a pane too narrow for all of it, more, broken between words."""
+    def show(self, parts: list[tuple[str, Text]]) -> None:
+        """(separator, phrase) parts on one row; in a pane too narrow for all of them, a
+        phrase that does not fit moves whole to the next row (one wider than a row breaks
+        between its words)."""
         width = self.content_size.width
-        if width and text.cell_len > width:
-            text = Text("\n").join(text.wrap(self.app.console, width, no_wrap=False))
+        text = Text(no_wrap=True, overflow="ellipsis")
+        used = 0
+        for sep, part in parts:
+            if used and width and used + len(sep) + part.cell_len > width:
+                text.append("\n")
+                used = 0
+            elif used:
+                text.append(sep)
+                used += len(sep)
+            if width and part.cell_len > width:
+                part = Text("\n").join(part.wrap(self.app.console, width, no_wrap=False))
+                used = part.cell_len - part.plain.rfind("\n") - 1 if "\n" in part.plain \
+                    else part.cell_len
+            else:
+                used += part.cell_len
+            text.append_text(part)
         lines = text.plain.count("\n") + 1
         # Redrawn 4x/s by the spinner: the screen is laid out again only on a new height.
         self.update(text, layout=lines != self._lines)
@@ -225,7 +241,7 @@ class ComparePane(Vertical):
         state: PaneState,
         *,
         frozen_clock: bool = False,
-        model_info: Callable[[str], ModelInfo | None] | None = None,
+        model_info: Callable[[PaneState], ModelInfo | None] | None = None,
     ) -> None:
         super().__init__(id=f"pane-{state.index}", classes=f"pane -{state.status}")
         self.state = state
@@ -372,27 +388,28 @@ class ComparePane(Vertical):
     def _draw_header(self) -> None:
         # The state comes right after the model so that narrow panes never cut it off.
         state = self.state
-        line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f" {state.index} ", style="bold reverse")
-        line.append(" ")
-        line.append(state.model or "(no model)", style="bold")
-        line.append("  ")
+        who = Text()
+        who.append(f" {state.index} ", style="bold reverse")
+        who.append(" ")
+        who.append(state.model or "(no model)", style="bold")
+        who.append(f" @{state.target.name}", style="dim")  # where it streams from
         label = STATE_LABELS.get(self.status, self.status)
         if self.status == "done" and self._result is not None and self._result.cut_at_max_tokens:
             label = "done ✂ cut at max tokens"
         if self.status == "streaming" and self._first_text_at is None and self._reasoning_chunks:
-            line.append(f"{self._spinner_frame} {label} (reasoning)", style="bold")
+            now = Text(f"{self._spinner_frame} {label} (reasoning)", style="bold")
         elif self.status in ("waiting", "streaming"):
-            line.append(f"{self._spinner_frame} {label}", style="bold")
+            now = Text(f"{self._spinner_frame} {label}", style="bold")
         else:
-            line.append(label, style="bold")
+            now = Text(label, style="bold")
+        parts = [("", who), ("  ", now)]
         if self._diff_base is not None:
-            line.append(f"  ⇄ diff vs {self._diff_base}", style="bold")
-        line.append(f"  {state.endpoint}", style="dim")
+            parts.append(("  ", Text(f"⇄ diff vs {self._diff_base}", style="bold")))
+        parts.append(("  ", Text(state.endpoint, style="dim")))
         note = state.scenario_note(self.status in ("waiting", "streaming"))
         if note:
-            line.append(f" · {note}", style="dim italic")
-        self.query_one(PaneHeader).show(line)
+            parts.append((" · ", Text(note, style="dim italic")))
+        self.query_one(PaneHeader).show(parts)
 
     def _draw_footer(self) -> None:
         now = self._now()
@@ -439,7 +456,7 @@ class ComparePane(Vertical):
                 + (f" ({v.category})" if v.category and v.status != "pass" else "")
                 for name, v in verdicts.items()
             )
-        info = self.model_info(self.state.model) if self.model_info else None
+        info = self.model_info(self.state) if self.model_info else None
         fields = [
             ("TTFT", ttft, True), ("tok/s", rate, True), ("tokens", tokens, True),
             ("cost", self._cost_shown or cost_text(block, usage, info), True),
@@ -472,7 +489,7 @@ class ComparePane(Vertical):
         if result is None:
             return PaneFigures(self.state.index, completed=False)
         cost = self._anoman.cost_usd if self._anoman is not None else None
-        info = self.model_info(self.state.model) if self.model_info else None
+        info = self.model_info(self.state) if self.model_info else None
         if cost is None and self._usage is not None and info is not None:
             cost = info.estimate_cost(self._usage.prompt_tokens, self._usage.completion_tokens)
         return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,

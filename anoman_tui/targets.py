@@ -1,0 +1,241 @@
+"""Targets: the servers a pane can stream from, each with its own URL, key and paths.
+
+A target is a name plus a kind (`anoman`, `openai-compatible`, `anthropic`), a base
+URL, the paths it serves (defaults per kind, each overridable), where its key comes
+from (an environment variable; an inline key is accepted and warned about), extra
+headers, and whether it is asked for usage in an OpenAI stream
+(`stream_options.include_usage`). Built in: `local` (the embedded gateway, the
+default), `anoman` (the hosted gateway), `openai`, `anthropic`, `openrouter` and
+`ollama` (on loopback); a config file adds its own under `[targets.NAME]`.
+
+A model is named `TARGET:MODEL`, or plain `MODEL` for the default target. Model ids
+may hold colons themselves (`ollama:llama3.2:1b`): only a prefix that names a target
+is one.
+
+May import: the standard library, pydantic and `anoman_tui.streaming` (for the
+endpoint formats and URL normalising).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from anoman_tui.streaming import EndpointFormat, normalize_base_url
+
+TargetKind = Literal["anoman", "openai-compatible", "anthropic"]
+LOCAL = "local"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+# The paths each kind serves by default; `None`: it does not serve that endpoint format.
+_DEFAULT_PATHS: dict[TargetKind, dict[str, str | None]] = {
+    "anoman": {"chat_path": "/v1/chat/completions", "messages_path": "/anthropic/v1/messages",
+               "playground_path": "/anoman/v1/playground/run", "models_path": "/v1/models",
+               "usage_path": "/anoman/v1/usage"},
+    "openai-compatible": {"chat_path": "/v1/chat/completions", "messages_path": None,
+                          "playground_path": None, "models_path": "/v1/models",
+                          "usage_path": None},
+    "anthropic": {"chat_path": None, "messages_path": "/v1/messages",
+                  "playground_path": None, "models_path": "/v1/models", "usage_path": None},
+}
+
+
+class TargetConfig(BaseModel):
+    """A `[targets.NAME]` table of the config file, as written (paths optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: TargetKind = "openai-compatible"
+    base_url: str
+    api_key_env: str | None = None
+    api_key: SecretStr | None = None
+    """Accepted, but warned about: a key in a file is easily shared by mistake."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    chat_path: str | None = None
+    messages_path: str | None = None
+    playground_path: str | None = None
+    models_path: str | None = None
+    usage_path: str | None = None
+    include_usage: bool = True
+    """Ask an OpenAI-format stream for its usage (`stream_options.include_usage`)."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        value = value.strip()
+        if not value.lower().startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("chat_path", "messages_path", "playground_path", "models_path",
+                     "usage_path")
+    @classmethod
+    def _slash(cls, value: str | None) -> str | None:
+        if value is not None and value and not value.startswith("/"):
+            raise ValueError("a path starts with /")
+        return value or None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError("must be the name of an environment variable, not a key")
+        return value
+
+
+class Target(BaseModel):
+    """A server panes stream from. `local` has no URL until the embedded gateway runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: TargetKind
+    base_url: str | None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = Field(default=None, repr=False)
+    headers: tuple[tuple[str, str], ...] = ()
+    chat_path: str | None = None
+    messages_path: str | None = None
+    playground_path: str | None = None
+    models_path: str | None = "/v1/models"
+    usage_path: str | None = None
+    include_usage: bool = True
+
+    @property
+    def is_local(self) -> bool:
+        """The embedded gateway, started by the app itself."""
+        return self.base_url is None
+
+    def path_for(self, endpoint: EndpointFormat) -> str | None:
+        """The path this target serves `endpoint` at, None if it does not serve it."""
+        return {"openai": self.chat_path, "anthropic": self.messages_path,
+                "playground": self.playground_path}[endpoint]
+
+    @property
+    def endpoints(self) -> list[EndpointFormat]:
+        """The endpoint formats it serves, in the order they are offered."""
+        formats: list[EndpointFormat] = ["openai", "anthropic", "playground"]
+        return [f for f in formats if self.path_for(f)]
+
+    def default_endpoint(self, wanted: EndpointFormat) -> EndpointFormat:
+        """`wanted` if this target serves it, else the first format it does serve."""
+        served = self.endpoints
+        return wanted if wanted in served or not served else served[0]
+
+    def key(self, environ: Mapping[str, str] | None = None) -> str:
+        """Its key: the environment variable's value, else the inline key, else ""."""
+        environ = os.environ if environ is None else environ
+        if self.api_key_env and environ.get(self.api_key_env):
+            return environ[self.api_key_env]
+        return self.api_key.get_secret_value() if self.api_key else ""
+
+    def describe(self) -> str:
+        """`litellm (http://127.0.0.1:4000)`: what a header or a list says about it."""
+        return f"{self.name} ({self.base_url})" if self.base_url else f"{self.name} (embedded)"
+
+
+def _target(name: str, kind: TargetKind, base_url: str | None, **fields: Any) -> Target:
+    paths = {key: value for key, value in _DEFAULT_PATHS[kind].items()}
+    paths.update({key: value for key, value in fields.items() if key.endswith("_path")})
+    rest = {key: value for key, value in fields.items() if not key.endswith("_path")}
+    return Target(name=name, kind=kind,
+                  base_url=normalize_base_url(base_url) if base_url else None,
+                  **paths, **rest)
+
+
+BUILT_IN: dict[str, Target] = {
+    LOCAL: _target(LOCAL, "anoman", None),
+    "anoman": _target("anoman", "anoman", "https://api.anoman.io",
+                      api_key_env="ANOMAN_API_KEY"),
+    "openai": _target("openai", "openai-compatible", "https://api.openai.com",
+                      api_key_env="OPENAI_API_KEY"),
+    "anthropic": _target("anthropic", "anthropic", "https://api.anthropic.com",
+                         api_key_env="ANTHROPIC_API_KEY"),
+    # Its OpenAI-compatible API lives under /api: /api/v1/chat/completions.
+    "openrouter": _target("openrouter", "openai-compatible", "https://openrouter.ai/api",
+                          api_key_env="OPENROUTER_API_KEY"),
+    "ollama": _target("ollama", "openai-compatible", "http://127.0.0.1:11434"),
+}
+
+
+def from_config(name: str, config: TargetConfig) -> Target:
+    """A target from its `[targets.NAME]` table: the kind's paths, then the table's."""
+    fields: dict[str, Any] = {
+        "api_key_env": config.api_key_env, "api_key": config.api_key,
+        "headers": tuple(config.headers.items()), "include_usage": config.include_usage,
+    }
+    for path in ("chat_path", "messages_path", "playground_path", "models_path",
+                 "usage_path"):
+        value = getattr(config, path)
+        if value is not None:
+            fields[path] = value
+    return _target(name, config.kind, config.base_url, **fields)
+
+
+def gateway_target(base_url: str, api_key: SecretStr | None) -> Target:
+    """The default target when `base_url` is set: an Anoman gateway there, with `api_key`."""
+    return _target("gateway", "anoman", base_url, api_key=api_key,
+                   api_key_env="ANOMAN_API_KEY" if api_key is None else None)
+
+
+def split_model(spec: str, targets: Mapping[str, Target]) -> tuple[str | None, str]:
+    """(target name or None for the default, model) of `TARGET:MODEL` or `MODEL`."""
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in targets and rest:
+        return prefix, rest
+    return None, spec
+
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class Connection(BaseModel):
+    """A target, resolved to where its requests go now (the local gateway's URL and key
+    are known only once it runs)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: Target
+    base_url: str
+    api_key: SecretStr = Field(default=SecretStr(""), repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    def label(self) -> str:
+        """`local gateway (127.0.0.1:8787)`, `litellm (http://127.0.0.1:4000)`."""
+        host = self.base_url.removeprefix("http://").removeprefix("https://")
+        if self.target.is_local:
+            return f"local gateway ({host})"
+        if self.target.name == "gateway":  # the one set by base_url: its URL says it all
+            return self.base_url
+        return f"{self.target.name} ({self.base_url})"
+
+    def list_models_args(self) -> tuple[str, str, tuple[tuple[str, str], ...], str]:
+        """(base_url, bearer key, headers, path) for `StreamClient.list_models`: an
+        Anthropic API takes its key as `x-api-key`, not a bearer token."""
+        key = self.api_key.get_secret_value()
+        headers = self.target.headers
+        if self.target.kind == "anthropic":
+            headers = (*headers, ("anthropic-version", ANTHROPIC_VERSION))
+            if key:
+                headers = (*headers, ("x-api-key", key))
+            key = ""
+        return self.base_url, key, headers, self.target.models_path or "/v1/models"
+
+
+def connect(target: Target, *, local: tuple[str, str] | None = None,
+            environ: Mapping[str, str] | None = None) -> Connection:
+    """`target` resolved: `local` is the running local gateway's (base URL, key)."""
+    if target.is_local:
+        if local is None:
+            raise ValueError("the local gateway is not running")
+        return Connection(target=target, base_url=local[0], api_key=SecretStr(local[1]))
+    assert target.base_url is not None
+    return Connection(target=target, base_url=target.base_url,
+                      api_key=SecretStr(target.key(environ)))
