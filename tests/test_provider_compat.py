@@ -413,3 +413,20 @@ async def test_mid_stream_error_after_usage_counts_the_usage(replay) -> None:
     replay.scripts["m"] = Script(body=body)
     result = await run(replay, "m")
     assert result.failure is not None and result.failure.completion_tokens == 40
+
+
+# -- the JSON endpoints ---------------------------------------------------------------
+
+
+async def test_usage_ledger_on_a_server_without_one_names_the_route(replay) -> None:
+    from anoman_tui.streaming import GatewayRequestError
+
+    replay.scripts["/anoman/v1/usage?limit=5"] = Script(
+        status=404, content_type=JSON, body=[captured("usage_path")], chunked=False)
+    async with StreamClient() as client:
+        with pytest.raises(GatewayRequestError) as caught:
+            await client.fetch_usage(replay.base_url, KEY, 5)
+    said = str(caught.value)
+    assert said == (f"{replay.base_url}: GET /anoman/v1/usage is not served by this server "
+                    "(404); it is not an Anoman gateway")
+    assert "model" not in said and not caught.value.retryable

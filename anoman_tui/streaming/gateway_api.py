@@ -162,7 +162,14 @@ async def _get_json(
             f"cannot reach {root} ({transport_reason(exc)})", retryable=True
         ) from None
     if response.status_code in (404, 405):
-        # Nothing serves this path here: the address is not a gateway of this kind.
+        if path != "/v1/models":
+            # An OpenAI-compatible server without this Anoman route (e.g. the usage
+            # ledger on a LiteLLM proxy): say which route, not that the address is wrong.
+            raise GatewayRequestError(
+                f"{root}: GET {path} is not served by this server ({response.status_code}); "
+                "it is not an Anoman gateway"
+            )
+        # Nothing serves the model list here: the address is not a gateway of this kind.
         raise _not_a_gateway(root, path, str(response.status_code))
     if response.status_code != 200:
         failure = http_failure(response.status_code, dict(response.headers), response.content,
