@@ -430,3 +430,14 @@ async def test_usage_ledger_on_a_server_without_one_names_the_route(replay) -> N
     assert said == (f"{replay.base_url}: GET /anoman/v1/usage is not served by this server "
                     "(404); it is not an Anoman gateway")
     assert "model" not in said and not caught.value.retryable
+
+
+def test_the_price_library_loads_only_when_asked() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, anoman_tui.streaming as s; before = 'genai_prices' in sys.modules; "
+            "ok = s.preload_price_library(); print(before, ok, 'genai_prices' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parent.parent).stdout.split()
+    assert out == ["False", "True", "True"]

@@ -21,7 +21,7 @@ from anoman_tui.streaming.events import (
     TextDelta,
 )
 from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo, cost_text
-from anoman_tui.streaming.prices import estimate_from_price_library
+from anoman_tui.streaming.prices import estimate_from_price_library, preload_price_library
 from anoman_tui.streaming.request import (
     ENDPOINT_FORMATS,
     ChatTurn,
@@ -69,4 +69,5 @@ __all__ = [
     "estimate_from_price_library",
     "mask_key",
     "normalize_base_url",
+    "preload_price_library",
 ]

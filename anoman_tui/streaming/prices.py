@@ -34,6 +34,12 @@ def _library() -> Any:
     return genai_prices
 
 
+def preload_price_library() -> bool:
+    """Import the price library now (e.g. in a worker thread at start-up), so the first
+    estimate does not pause the caller; False when it is not installed."""
+    return _library() is not None
+
+
 def estimate_from_price_library(
     model: str, prompt_tokens: int, completion_tokens: int, provider: str | None = None
 ) -> Decimal | None:
