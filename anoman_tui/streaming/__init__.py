@@ -21,6 +21,7 @@ from anoman_tui.streaming.events import (
     TextDelta,
 )
 from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo, cost_text
+from anoman_tui.streaming.prices import estimate_from_price_library, preload_price_library
 from anoman_tui.streaming.request import (
     ENDPOINT_FORMATS,
     ChatTurn,
@@ -65,6 +66,8 @@ __all__ = [
     "TextDelta",
     "cost_text",
     "describe_failure",
+    "estimate_from_price_library",
     "mask_key",
     "normalize_base_url",
+    "preload_price_library",
 ]

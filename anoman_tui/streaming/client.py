@@ -26,6 +26,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -227,7 +228,12 @@ class ModelStream:
             for index, event in enumerate(events):
                 if type(event) is StreamFailed:
                     # A server may echo the key in an error frame: mask it before anyone sees it.
-                    event = events[index] = StreamFailed(event.at, redact(event.failure, secret))
+                    failure = redact(event.failure, secret)
+                    if failure.kind == "stream_error" and failure.completion_tokens is None:
+                        # No Anoman count in the frame: the tokens received (usage, else
+                        # the text chunks, one token each) are the best there is.
+                        failure = replace(failure, completion_tokens=recorder.completion_tokens())
+                    event = events[index] = StreamFailed(event.at, failure)
                 recorder.record(event)
             if events:
                 queue.put_nowait(events)
@@ -259,7 +265,8 @@ class ModelStream:
                 if not 200 <= response.status_code < 300:
                     body = await _read_limited(response, _MAX_ERROR_BODY)
                     recorder.http_status = response.status_code
-                    fail(http_failure(response.status_code, headers, body))
+                    route = f"POST {request.request_path}"
+                    fail(http_failure(response.status_code, headers, body, route=route))
                     return
                 content_type = headers.get("content-type", "")
                 request_id = next((headers[h] for h in _REQUEST_ID_HEADERS if h in headers), None)

@@ -10,6 +10,7 @@ from these instants, never from when something was drawn.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 from anoman_tui.streaming.vocabulary import StreamFailure
@@ -120,6 +121,9 @@ class StreamResult:
     request_id: str | None = None
     http_status: int | None = None
     cache_hit: bool = False
+    # What the server itself says the call cost, in US dollars (`usage.cost` of LiteLLM
+    # and OpenRouter); None when it did not say. Not the Anoman block's `cost_usd`.
+    provider_cost: Decimal | None = None
 
     @property
     def committed(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import html
 import json
 import re
 import time
@@ -62,27 +63,57 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, seconds) if seconds == seconds else None  # NaN guard
 
 
-def http_failure(status: int, headers: dict[str, str], body: bytes) -> StreamFailure:
-    """A pre-stream HTTP error (docs/wire-contract.md §3), from its status and JSON body."""
-    retry_after = parse_retry_after(headers.get("retry-after"))
+def http_failure(
+    status: int, headers: dict[str, str], body: bytes, *, route: str | None = None
+) -> StreamFailure:
+    """A pre-stream HTTP error (docs/wire-contract.md §3), from its status and body.
+
+    Reads every error shape a server of the OpenAI or Anthropic kind sends (§8): the
+    OpenAI and Anthropic envelopes, vLLM's top-level `message`, FastAPI's `detail` (a
+    string or a list of field errors), plain text and HTML pages (their title or first
+    heading). `route` is the request line tried, e.g. "POST /v1/messages", so that a 404
+    can name the path when the server did not say a model was missing.
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    retry_after = parse_retry_after(lowered.get("retry-after"))
     error = _error_body(body)
     detail = error.error if error else None
     guardrails = None
     if error is not None and error.guardrails is not None and error.guardrails.guardrails:
         guardrails = dict(error.guardrails.guardrails)
-    gateway_says = clean_excerpt(detail.message) if detail and detail.message else ""
+    said = clean_excerpt(detail.message) if detail and detail.message else ""
     if error is None:
-        excerpt = clean_excerpt(body.decode("utf-8", "replace"), 80)
-        gateway_says = f"non-JSON body: {excerpt}" if excerpt else "empty body"
+        said = _text_body_message(body, lowered.get("content-type", ""))
     return StreamFailure(
         kind="http_error",
-        detail=gateway_says,
+        detail=said,
         status=status,
         type=detail.type if detail else None,
         code=detail.code if detail else None,
         retry_after_s=retry_after,
         guardrails=guardrails,
+        route=route,
     )
+
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
+_HTML_HEADING = re.compile(r"<h1[^>]*>(.*?)</h1\s*>", re.I | re.S)
+_HTML_INVISIBLE = re.compile(r"<(script|style|head)[^>]*>.*?</\1\s*>", re.I | re.S)
+
+
+def _text_body_message(body: bytes, content_type: str) -> str:
+    """What a non-JSON error body says: an HTML page's title or heading, else its text."""
+    text = body.decode("utf-8", "replace")
+    if not text.strip():
+        return "empty body"
+    if "html" in content_type.lower() or text.lstrip()[:1] == "<":
+        for pattern in (_HTML_TITLE, _HTML_HEADING):
+            found = pattern.search(text)
+            if found and clean_excerpt(html.unescape(_TAGS.sub(" ", found.group(1)))):
+                return clean_excerpt(html.unescape(_TAGS.sub(" ", found.group(1))), 120)
+        text = _HTML_INVISIBLE.sub(" ", text)
+        return clean_excerpt(html.unescape(_TAGS.sub(" ", text)), 120) or "empty HTML page"
+    return clean_excerpt(text, 160)
 
 
 def _error_body(body: bytes) -> ErrorBody | None:
@@ -92,10 +123,44 @@ def _error_body(body: bytes) -> ErrorBody | None:
         return None
     if not isinstance(payload, dict):
         return None
+    payload = _as_error_envelope(payload)
     try:
         return ErrorBody.model_validate(payload)
     except ValidationError:
         return None
+
+
+def _as_error_envelope(payload: dict[str, Any]) -> dict[str, Any]:
+    """Other servers' error shapes as the OpenAI envelope `{"error": {...}}`."""
+    if "error" in payload and payload["error"] is not None:
+        return payload
+    if "detail" in payload:
+        # FastAPI (LiteLLM, vLLM): a string, or a list of field errors.
+        return {**payload, "error": {"message": _detail_text(payload["detail"])}}
+    if isinstance(payload.get("message"), str):
+        # vLLM and others: {"object": "error", "message", "type", "code"} at the top level.
+        return {**payload, "error": {k: payload.get(k) for k in ("message", "type", "code")}}
+    return payload
+
+
+def _detail_text(detail: Any) -> str:
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        parts = []
+        for item in detail[:3]:
+            if isinstance(item, dict):
+                where = item.get("loc")
+                field = ".".join(str(x) for x in where if x != "body") if isinstance(
+                    where, list) else ""
+                message = str(item.get("msg") or item.get("message") or "")
+                parts.append(f"{field}: {message}" if field and message else message or field)
+            else:
+                parts.append(str(item))
+        return "; ".join(p for p in parts if p)
+    if isinstance(detail, dict):
+        return str(detail.get("message") or detail.get("msg") or detail.get("error") or "")
+    return "" if detail is None else str(detail)
 
 
 def stream_error_failure(detail: StreamErrorDetail) -> StreamFailure:

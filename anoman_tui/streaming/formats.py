@@ -45,6 +45,7 @@ from anoman_tui.wire import (
     MessageDeltaEvent,
     MessageStartEvent,
     MessageStopEvent,
+    StreamErrorDetail,
     StreamErrorFrame,
     TextDeltaPayload,
     ThinkingDeltaPayload,
@@ -131,9 +132,16 @@ class OpenAIFrameReader:
             ) from exc
 
     def _read_slow(self, payload: dict[str, Any], at: float) -> list[StreamEvent]:
-        if "error" in payload:
+        if payload.get("error") is not None:
+            # Anoman's error frame, OpenAI's, and OpenRouter's chunk that carries an
+            # `error` object beside `finish_reason: "error"`.
             frame = StreamErrorFrame.model_validate(payload)
             return [StreamFailed(at, stream_error_failure(frame.error))]
+        if payload.get("object") == "error":
+            # vLLM's mid-stream error: the fields at the top level.
+            detail = StreamErrorDetail.model_validate(
+                {k: payload.get(k) for k in ("message", "type", "code")})
+            return [StreamFailed(at, stream_error_failure(detail))]
         out: list[StreamEvent] = []
         chunk = ChatCompletionChunk.model_validate(payload)
         for choice in chunk.choices or ():
@@ -147,6 +155,11 @@ class OpenAIFrameReader:
                 out.append(ReasoningDelta(at, reasoning))
             if delta.content:
                 out.append(TextDelta(at, delta.content))
+            if choice.finish_reason == "error":
+                # OpenRouter ends a failed generation so; the answer is not whole.
+                detail = StreamErrorDetail(message="the server ended the answer with an error")
+                out.append(StreamFailed(at, stream_error_failure(detail)))
+                return out
             if choice.finish_reason is not None:
                 out.append(StreamFinished(at, choice.finish_reason, chunk.usage))
         if chunk.usage is not None and not any(isinstance(e, StreamFinished) for e in out):
@@ -229,10 +242,13 @@ def frame_reader(endpoint: EndpointFormat) -> FrameReader:
 
 
 def whole_body_events(body: bytes, at: float) -> list[StreamEvent]:
-    """A JSON answer to a streaming request: valid only as a cache hit (docs/wire-contract.md §6).
+    """A JSON answer to a streaming request (docs/wire-contract.md §6).
 
-    Accepts a `chat.completion` (what docs/wire-contract.md §6 names) or an Anthropic message
-    object, since the Anthropic endpoint may answer in its own shape.
+    From an Anoman gateway it is valid only as a cache hit. A server that sends no
+    `_anoman` block at all (LiteLLM's mock models on `/v1/messages`, servers that do not
+    stream some models) may answer with the whole message: that is a complete answer
+    when it carries text. Accepts a `chat.completion` or an Anthropic message object,
+    since the Anthropic endpoint may answer in its own shape.
     """
     try:
         payload = _decode(body.decode("utf-8", "replace"))
@@ -258,7 +274,8 @@ def whole_body_events(body: bytes, at: float) -> list[StreamEvent]:
             )
     except ValidationError as exc:
         raise ProtocolViolation("JSON answer has an unexpected shape") from exc
-    if anoman is None or not anoman.cache_hit:
+    whole_answer = "_anoman" not in payload and bool(text or reasoning)
+    if not whole_answer and (anoman is None or not anoman.cache_hit):
         raise ProtocolViolation(
             "the gateway answered a streaming request with JSON that is not a cache hit"
         )
@@ -268,5 +285,6 @@ def whole_body_events(body: bytes, at: float) -> list[StreamEvent]:
     if text:
         out.append(TextDelta(at, text))
     out.append(StreamFinished(at, finish, usage))
-    out.append(AnomanMetadata(at, anoman, payload["_anoman"]))
+    if anoman is not None:
+        out.append(AnomanMetadata(at, anoman, payload["_anoman"]))
     return out

@@ -18,23 +18,54 @@ from typing import Any
 import httpx
 
 from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
+from anoman_tui.streaming.prices import estimate_from_price_library
 from anoman_tui.streaming.request import normalize_base_url
 from anoman_tui.wire import AnomanBlock, Usage
 
 
-def cost_text(block: AnomanBlock | None, usage: Usage | None, info: ModelInfo | None) -> str:
-    """A stream's cost as every view shows it: the gateway's figure, else a labelled estimate.
+def cost_text(
+    block: AnomanBlock | None,
+    usage: Usage | None,
+    info: ModelInfo | None,
+    provider_cost: Decimal | None = None,
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+) -> str:
+    """A stream's cost as every view shows it: a figure a server gave, else a labelled estimate.
 
-    `$0.000041` when the Anoman block carries `cost_usd`; `~$0.000038 (est.)` from
-    the model's listed prices and the usage counts otherwise; `—` when neither is known.
+    In order: `$0.000041` when the Anoman block carries `cost_usd`; `$0.000060 (provider)`
+    when the server reported its own cost (`StreamResult.provider_cost`, LiteLLM's and
+    OpenRouter's `usage.cost`); `~$0.000038 (est.)` from the model's listed prices and
+    the usage counts; `~$0.000060 (est.)` from the price library for the model's name
+    (`model`, else `info.id`; `provider` a hint such as "openai" or "anthropic"); `—`
+    when none is known, never a made-up zero.
     """
     if block is not None and block.cost_usd is not None:
         return f"${block.cost_usd}"
-    if usage is not None and info is not None:
+    if provider_cost is not None:
+        return f"${_usd(provider_cost)} (provider)"
+    if usage is None:
+        return "—"
+    if info is not None:
         estimate = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
         if estimate is not None:
             return f"~${estimate} (est.)"
+    name = model or (info.id if info is not None else None)
+    if name:
+        estimate = estimate_from_price_library(
+            name, usage.prompt_tokens, usage.completion_tokens, provider)
+        if estimate is not None:
+            return f"~${estimate} (est.)"
     return "—"
+
+
+def _usd(value: Decimal) -> str:
+    """Six decimals, as the gateway's figures; a cost below a micro-dollar keeps two digits."""
+    rounded = value.quantize(Decimal("0.000001"))
+    if rounded == 0 and value != 0:
+        return f"{value:.2g}"
+    return f"{rounded:f}"
 
 
 class GatewayRequestError(Exception):
@@ -131,10 +162,18 @@ async def _get_json(
             f"cannot reach {root} ({transport_reason(exc)})", retryable=True
         ) from None
     if response.status_code in (404, 405):
-        # Nothing serves this path here: the address is not a gateway of this kind.
+        if path != "/v1/models":
+            # An OpenAI-compatible server without this Anoman route (e.g. the usage
+            # ledger on a LiteLLM proxy): say which route, not that the address is wrong.
+            raise GatewayRequestError(
+                f"{root}: GET {path} is not served by this server ({response.status_code}); "
+                "it is not an Anoman gateway"
+            )
+        # Nothing serves the model list here: the address is not a gateway of this kind.
         raise _not_a_gateway(root, path, str(response.status_code))
     if response.status_code != 200:
-        failure = http_failure(response.status_code, dict(response.headers), response.content)
+        failure = http_failure(response.status_code, dict(response.headers), response.content,
+                               route=f"GET {path}")
         message = f"{root}: {failure.message}"
         if api_key:
             message = message.replace(api_key, "…" + api_key[-4:])

@@ -87,6 +87,7 @@ class ResultRecorder:
             request_id=self.request_id,
             http_status=self.http_status,
             cache_hit=bool(self.anoman and self.anoman.cache_hit),
+            provider_cost=self.usage.provider_cost_usd if self.usage is not None else None,
         )
 
     def completion_tokens(self) -> int:

@@ -65,20 +65,34 @@ class StreamRequest(BaseModel):
     connect_timeout: float = Field(default=10.0, gt=0)
     compare_id: str | None = None
     pane: int | None = None
+    # Where the format is served when not at its default path (e.g. "/v1/messages" on an
+    # Anthropic-compatible server that is not the Anoman gateway).
     path: str | None = None
-    """Where on `base_url` the endpoint is served, when not at the format's usual path
-    (an Anthropic-compatible server's `/v1/messages`)."""
+    # Ask an OpenAI-format server for the final usage chunk; off for servers that refuse
+    # `stream_options`.
     include_usage: bool = True
-    """Ask an OpenAI-format stream for its usage (`stream_options.include_usage`)."""
 
     @field_validator("base_url")
     @classmethod
     def _normalize(cls, value: str) -> str:
         return normalize_base_url(value)
 
+    @field_validator("path")
+    @classmethod
+    def _rooted(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        return value if value.startswith("/") else "/" + value
+
+    @property
+    def request_path(self) -> str:
+        """The path the request goes to: `path` when set, else the format's default."""
+        return self.path or ENDPOINT_PATHS[self.endpoint]
+
     @property
     def url(self) -> str:
-        return self.base_url + (self.path or ENDPOINT_PATHS[self.endpoint])
+        return self.base_url + self.request_path
 
     def headers(self) -> dict[str, str]:
         key = self.api_key.get_secret_value()
@@ -105,7 +119,7 @@ class StreamRequest(BaseModel):
             system = [{"role": "system", "content": self.system}] if self.system else []
             body["messages"] = system + turns
             # Plain OpenAI only sends usage when asked; Anoman always does.
-            if self.include_usage:
+            if self.include_usage or self.endpoint == "playground":
                 body["stream_options"] = {"include_usage": True}
             if self.max_tokens is not None:
                 body["max_tokens"] = self.max_tokens

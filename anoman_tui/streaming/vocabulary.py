@@ -11,6 +11,7 @@ May import: the standard library and `anoman_tui.wire`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -73,11 +74,26 @@ class StreamFailure:
     completion_tokens: int | None = None
     retry_after_s: float | None = None
     guardrails: dict[str, GuardrailVerdict] | None = None
+    # The request line an HTTP error answered, e.g. "POST /v1/messages": a 404 names it.
+    route: str | None = None
 
     @property
     def message(self) -> str:
         """The failure in one line, the same words on the badge, in `compare` and the log."""
         return describe_failure(self).text
+
+    @property
+    def not_found(self) -> Literal["model", "path"] | None:
+        """What a 404 says is missing: the model when the server says so, else the path.
+
+        None for any other failure, and for a 404 that neither names a model nor
+        carries the request line (nothing is known about what was missing).
+        """
+        if self.kind != "http_error" or self.status != 404:
+            return None
+        if self.code == "model_not_found" or _MODEL_WORD.search(self.detail):
+            return "model"
+        return "path" if self.route else None
 
     @property
     def blocking_guardrail(self) -> tuple[str, GuardrailVerdict] | None:
@@ -122,6 +138,7 @@ class StreamFailure:
             completion_tokens=number("completion_tokens", int),
             retry_after_s=number("retry_after_s", (int, float)),
             guardrails=guardrails or None,
+            route=text("route"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -139,7 +156,17 @@ class StreamFailure:
                 if self.guardrails
                 else None
             ),
+            "route": self.route,
         }
+
+
+_MODEL_WORD = re.compile(r"\bmodels?\b", re.I)
+# A 401 whose text is about the server's own set-up (a proxy's virtual or upstream key),
+# where "check your API key" would send the user after a key that is right.
+_SERVER_CREDENTIALS = re.compile(
+    r"\b(proxy|virtual key|master key|litellm|upstream|configured|expected)\b", re.I)
+# What FastAPI, Starlette and web servers say for a path they do not serve.
+_GENERIC_NOT_FOUND = re.compile(r"^\W*(404\W*)?(not found|page not found|404)\W*$", re.I)
 
 
 def _with(advice: str, said: str) -> str:
@@ -168,6 +195,9 @@ def describe_failure(failure: StreamFailure) -> FailureDescription:
                 "⊘", f"BLOCKED{fake} by the {name} guardrail{score} before streaming", "", "error"
             )
         if status == 401:
+            if said and _SERVER_CREDENTIALS.search(said):
+                # The server explains what it wants; its words are the advice.
+                return FailureDescription("✗", "401 UNAUTHORIZED", said, "error")
             return FailureDescription(
                 "✗", "401 UNAUTHORIZED",
                 _with("check your API key (ANOMAN_API_KEY)", said), "error",
@@ -175,16 +205,24 @@ def describe_failure(failure: StreamFailure) -> FailureDescription:
         if status == 403:
             return FailureDescription("✗", "403 FORBIDDEN", said, "error")
         if status == 404:
+            missing = failure.not_found
+            if missing == "path":
+                extra = "" if _GENERIC_NOT_FOUND.match(said) else said
+                return FailureDescription(
+                    "✗", "404 NOT FOUND",
+                    _with(f"{failure.route} is not served by this server", extra), "error",
+                )
+            if missing is None and said:
+                return FailureDescription("✗", "404 NOT FOUND", said, "error")
             return FailureDescription(
                 "✗", "404 MODEL NOT FOUND", _with("check the model name", said), "error"
             )
         if status == 429:
-            wait = (
-                f"retry in {failure.retry_after_s:.0f} s"
-                if failure.retry_after_s is not None
-                else "retry later"
-            )
-            return FailureDescription("◷", "429 RATE LIMITED", _with(wait, said), "warning")
+            if failure.retry_after_s is not None:
+                wait = f"retry in {failure.retry_after_s:.0f} s"
+                return FailureDescription("◷", "429 RATE LIMITED", _with(wait, said), "warning")
+            # No Retry-After: the server's own words say more than a guess at a wait.
+            return FailureDescription("◷", "429 RATE LIMITED", said or "retry later", "warning")
         if status == 413:
             return FailureDescription("✗", "413 REQUEST TOO LARGE", said, "error")
         if status >= 500:
@@ -193,9 +231,13 @@ def describe_failure(failure: StreamFailure) -> FailureDescription:
             return FailureDescription("✗", f"{status} BAD REQUEST", said, "error")
         return FailureDescription("✗", f"{status} UNEXPECTED STATUS", said, "error")
     if kind == "stream_error":
-        # The in-stream message is generic by contract (docs/wire-contract.md §3).
+        # An Anoman gateway's in-stream message is generic by contract (docs/wire-contract.md
+        # §3, it carries a failure class); another server's message is all there is to know.
+        advice = NOT_COMMITTED
+        if said and failure.failure_class is None:
+            advice = f"{said}, {NOT_COMMITTED}"
         return FailureDescription(
-            "✗", f"STREAM INTERRUPTED{_after(failure.completion_tokens)}", NOT_COMMITTED, "error"
+            "✗", f"STREAM INTERRUPTED{_after(failure.completion_tokens)}", advice, "error"
         )
     if kind == "truncated":
         advice = f"{said}, {NOT_COMMITTED}" if said else NOT_COMMITTED

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
 from pydantic import Field
 
 from anoman_tui.wire.anoman import AnomanBlock
@@ -12,6 +15,26 @@ class Usage(WireModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+
+    @property
+    def provider_cost_usd(self) -> Decimal | None:
+        """`usage.cost` in US dollars, as LiteLLM and OpenRouter send it; None when absent.
+
+        Read from the extra fields so the usage counts keep their shape wherever they
+        are dumped. Anything but a finite, non-negative number reads as absent.
+        """
+        return _cost((self.model_extra or {}).get("cost"))
+
+
+def _cost(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        # str() first: the float's shortest form, not its binary expansion.
+        cost = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+    return cost if cost.is_finite() and cost >= 0 else None
 
 
 class ChoiceDelta(WireModel):
