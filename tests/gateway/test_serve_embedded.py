@@ -28,8 +28,11 @@ _SERVE = (
 )
 
 
-def _start_serve(*args: str) -> tuple[subprocess.Popen[str], str, list[str]]:
-    proc = subprocess.Popen([sys.executable, "-c", _SERVE, *args], stdout=subprocess.PIPE,
+def _start_serve(*args: str, cli: bool = False) -> tuple[subprocess.Popen[str], str, list[str]]:
+    """`serve` in a child process; ``cli``: through `anoman-tui serve`'s own parser."""
+    command = ([sys.executable, "-m", "anoman_tui.cli", "serve"] if cli
+               else [sys.executable, "-c", _SERVE])
+    proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     lines: list[str] = []
