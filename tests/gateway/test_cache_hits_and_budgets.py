@@ -11,6 +11,7 @@ from typing import Any
 
 import anthropic
 import httpx
+import openai
 import pytest
 
 from anoman_tui.gateway.catalogue import CATALOGUE
@@ -281,3 +282,29 @@ def test_thinking_counts_within_max_tokens(gateway: EmbeddedGateway, wire: str,
             row = wait_row(gateway, response.headers["x-request-id"])
             assert (row["completion_tokens"], row["cost_usd"], row["weighted_tokens"]) == (
                 got["completion"], anoman["cost_usd"], anoman["weighted_tokens"]), where
+
+
+def test_sdk_streams_skip_the_cache_with_the_no_cache_header(ant: anthropic.Anthropic,
+                                                             gateway: EmbeddedGateway) -> None:
+    """What the README tells SDK users: a hit answers a streaming call with JSON, which the
+    SDKs' stream readers yield nothing from; `Cache-Control: no-cache` keeps it a stream."""
+    oai = openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key=gateway.api_key,
+                        max_retries=0)
+    msgs: list[Any] = [{"role": "user", "content": prompt("Explain DNS caching")}]
+    first = list(oai.chat.completions.create(model="anoman-lite", messages=msgs, stream=True))
+    assert wait_row(gateway, first[0].id.removeprefix("chatcmpl-"))["status"] == "completed"
+    assert list(oai.chat.completions.create(model="anoman-lite", messages=msgs,
+                                            stream=True)) == []  # a hit: JSON, no chunks
+    again = list(oai.chat.completions.create(model="anoman-lite", messages=msgs, stream=True,
+                                             extra_headers={"Cache-Control": "no-cache"}))
+    assert len(again) == len(first)
+
+    with ant.messages.stream(model="anoman-lite", max_tokens=1000, messages=msgs) as stream:
+        text = "".join(stream.text_stream)
+    rid = stream.get_final_message().id.removeprefix("msg_")
+    assert text and wait_row(gateway, rid)["status"] == "completed"
+    with ant.messages.stream(model="anoman-lite", max_tokens=1000, messages=msgs) as stream:
+        assert "".join(stream.text_stream) == ""  # a hit
+    with ant.messages.stream(model="anoman-lite", max_tokens=1000, messages=msgs,
+                             extra_headers={"Cache-Control": "no-cache"}) as stream:
+        assert "".join(stream.text_stream) == text
