@@ -17,7 +17,7 @@ import pytest
 from anoman_tui.gateway.catalogue import CATALOGUE
 from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
-from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
+from anoman_tui.streaming import ChatTurn, StreamClient, StreamDone, StreamRequest
 
 from .conftest import auth, chat_body, fast_config, parse_sse, post_stream, prompt, wait_row
 
@@ -92,8 +92,11 @@ def test_stream_client_reads_an_anthropic_hit_as_a_complete_answer(
         async with StreamClient() as client:
             for _ in range(2):
                 events = [event async for event in client.stream(request)]
-                results.append(events[-1].result)
-                wait_row(gateway, results[-1].request_id)
+                done = events[-1]
+                assert isinstance(done, StreamDone)
+                results.append(done.result)
+                assert done.result.request_id is not None
+                wait_row(gateway, done.result.request_id)
         return results
 
     first, hit = asyncio.run(run())
@@ -167,12 +170,12 @@ PATHS = {"openai": "/v1/chat/completions", "anthropic": "/anthropic/v1/messages"
          "playground": "/anoman/v1/playground/run"}
 
 
-def _post(gw: EmbeddedGateway, wire: str, model: str, text: str, max_tokens: int | None,
+def _post(gw: EmbeddedGateway, wire: str, model: str, question: str, max_tokens: int | None,
           stream: bool) -> tuple[httpx.Response, dict[str, Any]]:
     """One request; returns the response and what it said: reasoning and text (strings and
     token counts, as streamed or as reported), finish, completion tokens, Anoman block."""
     body: dict[str, Any] = {"model": model, "stream": stream,
-                            "messages": [{"role": "user", "content": text}]}
+                            "messages": [{"role": "user", "content": question}]}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
     with httpx.Client(base_url=gw.base_url, timeout=30) as client:
