@@ -293,9 +293,9 @@ class _Gateway:
         anoman = anoman_block(state, verdicts, request_id=ident.request_id, cost_usd="0.000000",
                               weighted_tokens=0, cache_hit=True, request=chat,
                               playground=ident.playground)
-        # docs/wire-contract.md §6: a hit is a chat.completion JSON object, even for stream: true.
-        # A non-streaming Anthropic call gets the Messages shape its SDK expects.
-        if chat.wire == "anthropic" and not chat.stream:
+        # docs/wire-contract.md §6: a hit is one JSON object, even for stream: true, in the
+        # route's own shape: a Messages `message` on the Anthropic route, as its SDK expects.
+        if chat.wire == "anthropic":
             body = anthropic_message(ident.request_id, model.name, hit.text, hit.reasoning,
                                      hit.finish_reason, hit.prompt_tokens,
                                      hit.completion_tokens, anoman)

@@ -31,7 +31,7 @@ max_concurrent_streams = 32            # per key
 max_body_bytes = 4194304               # 4 MiB -> 413
 non_stream_timeout_s = 100.0           # -> 504 (streams are not bound by it)
 body_timeout_s = 10.0                  # a request body not received in time -> 408
-cache_enabled = true
+cache_enabled = true                   # false (or serve --no-cache): no cache reads or writes
 cache_max_entries = 512
 time_scale = 1.0                       # < 1 makes every simulated model faster (tests)
 

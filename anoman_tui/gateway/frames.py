@@ -222,7 +222,10 @@ def anthropic_message(request_id: str, model: str, text: str, reasoning: str, fi
     if reasoning:
         content.append({"type": "thinking", "thinking": reasoning,
                         "signature": f"sim-msg_{request_id}-0"})
-    content.append({"type": "text", "text": text})
+    if text or not reasoning:
+        # A budget spent on thinking leaves no text block, as in the stream; otherwise
+        # there is always one.
+        content.append({"type": "text", "text": text})
     return {
         "id": f"msg_{request_id}",
         "type": "message",

@@ -143,16 +143,20 @@ class GenerationRun:
         answer = compose_answer(model, request.prompt, request.seed)
         text_tokens = answer_tokens(model, request.prompt, request.seed, answer.text,
                                     self.plan.tokens)
-        finish = "stop"
-        if request.max_tokens is not None and len(text_tokens) > request.max_tokens:
-            text_tokens = text_tokens[: request.max_tokens]
-            finish = "length"
         reasoning_tokens = tokenize(answer.reasoning)
+        finish = "stop"
+        budget = request.max_tokens
+        # Thinking counts within max_tokens, as with the Anthropic API: the budget may run
+        # out during the reasoning, and then no answer text follows (docs/wire-contract.md §9.6).
+        if budget is not None and len(reasoning_tokens) + len(text_tokens) > budget:
+            reasoning_tokens = reasoning_tokens[:budget]
+            text_tokens = text_tokens[: budget - len(reasoning_tokens)]
+            finish = "length"
         tokens: list[tuple[TokenKind, str]] = [
             *(("reasoning", t) for t in reasoning_tokens),
             *(("text", t) for t in text_tokens),
         ]
-        return _ComposedAnswer(tokens, "".join(text_tokens), answer.reasoning,
+        return _ComposedAnswer(tokens, "".join(text_tokens), "".join(reasoning_tokens),
                                len(reasoning_tokens), finish)
 
     @property

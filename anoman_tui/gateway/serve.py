@@ -38,6 +38,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="usage ledger file (default: the user data directory)")
     parser.add_argument("--config", type=Path, default=None, metavar="PATH",
                         help="gateway configuration (TOML)")
+    parser.add_argument("--no-cache", action="store_true", dest="no_cache",
+                        help="turn the answer cache off for the whole server: every request "
+                        "runs the model and streams, none is answered from the cache as JSON "
+                        "(the config file's cache_enabled = false does the same)")
 
 
 def is_loopback(host: str) -> bool:
@@ -85,6 +89,8 @@ def serve_main(args: argparse.Namespace) -> int:
     update: dict[str, object] = {"api_keys": keys}
     if getattr(args, "db", None) is not None:
         update["db_path"] = Path(args.db)
+    if getattr(args, "no_cache", False):
+        update["cache_enabled"] = False
     config = config.model_copy(update=update)
 
     host: str = args.host

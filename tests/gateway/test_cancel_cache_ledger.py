@@ -140,7 +140,8 @@ def test_cache_hit_is_json_even_for_streams(gateway: EmbeddedGateway) -> None:
     usage = frames[-3].json()["usage"]
     wait_row(gateway, first.headers["x-request-id"])
 
-    # Same model, parameters and (normalized) messages: a hit, as plain JSON.
+    # Same model, parameters and (normalized) messages: a hit, as plain JSON, in the shape
+    # of the route asked (a Messages `message` on the Anthropic route).
     body["messages"][0]["content"] = " ".join(body["messages"][0]["content"].split())
     for path in ("/v1/chat/completions", "/anoman/v1/playground/run",
                  "/anthropic/v1/messages"):
@@ -149,9 +150,19 @@ def test_cache_hit_is_json_even_for_streams(gateway: EmbeddedGateway) -> None:
         assert hit.status_code == 200
         assert hit.headers["content-type"] == "application/json"
         payload = hit.json()
-        assert payload["object"] == "chat.completion"
-        assert payload["choices"][0]["message"]["content"] == streamed
-        assert payload["usage"] == usage
+        if path.startswith("/anthropic"):
+            assert "object" not in payload and "choices" not in payload
+            assert (payload["type"], payload["role"], payload["model"]) == (
+                "message", "assistant", "claude-sonnet-4-6")
+            assert payload["id"] == f"msg_{hit.headers['x-request-id']}"
+            assert payload["content"] == [{"type": "text", "text": streamed}]
+            assert payload["stop_reason"] == "end_turn"
+            assert payload["usage"] == {"input_tokens": usage["prompt_tokens"],
+                                        "output_tokens": usage["completion_tokens"]}
+        else:
+            assert payload["object"] == "chat.completion"
+            assert payload["choices"][0]["message"]["content"] == streamed
+            assert payload["usage"] == usage
         anoman = payload["_anoman"]
         assert anoman["cache"] == {"hit": True}
         assert anoman["cost_usd"] == "0.000000" and anoman["weighted_tokens"] == 0

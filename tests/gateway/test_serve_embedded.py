@@ -28,8 +28,11 @@ _SERVE = (
 )
 
 
-def _start_serve(*args: str) -> tuple[subprocess.Popen[str], str, list[str]]:
-    proc = subprocess.Popen([sys.executable, "-c", _SERVE, *args], stdout=subprocess.PIPE,
+def _start_serve(*args: str, cli: bool = False) -> tuple[subprocess.Popen[str], str, list[str]]:
+    """`serve` in a child process; ``cli``: through `anoman-tui serve`'s own parser."""
+    command = ([sys.executable, "-m", "anoman_tui.cli", "serve"] if cli
+               else [sys.executable, "-c", _SERVE])
+    proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     lines: list[str] = []
@@ -53,8 +56,9 @@ def test_serve_arguments() -> None:
     parser = argparse.ArgumentParser()
     add_serve_arguments(parser)
     args = parser.parse_args([])
-    assert (args.host, args.port, args.api_key, args.db, args.config) == (
-        "127.0.0.1", 8787, None, None, None)
+    assert (args.host, args.port, args.api_key, args.db, args.config, args.no_cache) == (
+        "127.0.0.1", 8787, None, None, None, False)
+    assert parser.parse_args(["--no-cache"]).no_cache is True
     args = parser.parse_args(["--api-key", "a", "--api-key", "b", "--db", "x.db"])
     assert args.api_key == ["a", "b"] and args.db == Path("x.db")
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
