@@ -115,7 +115,7 @@ def _requests(spec: CompareSpec) -> list[StreamRequest]:
             where = {"base_url": connection.base_url, "api_key": connection.api_key,
                      "extra_headers": (*target.headers, *spec.headers),
                      "path": target.path_for(endpoint),
-                     "include_usage": target.include_usage}
+                     "include_usage": target.include_usage, "key_env": target.key_source}
         requests.append(StreamRequest(
             endpoint=endpoint,
             model=model,
@@ -143,6 +143,15 @@ class CompareRun:
         # What each target lists about its models: prices for an estimated cost.
         self.model_info: dict[str, ModelInfo] = {}
         self.target_info: dict[tuple[str, str], ModelInfo] = {}
+
+    def cost(self, pane: PaneProgress) -> str:
+        """Its cost as shown: reported, else estimated (labelled), else `—`."""
+        r = pane.result
+        assert r is not None
+        index = pane.pane - 1
+        connection = self.spec.connection(index)
+        return cost_text(r.anoman, r.usage, self.info(pane), r.provider_cost, model=pane.model,
+                         provider=connection.target.price_provider if connection else None)
 
     def info(self, pane: PaneProgress) -> ModelInfo | None:
         """What pane's target listed about its model (prices), if anything."""
@@ -202,6 +211,9 @@ def pane_json(pane: PaneProgress) -> dict[str, Any]:
         "usage": result.usage.model_dump(include={"prompt_tokens", "completion_tokens",
                                                   "total_tokens"}) if result.usage else None,
         "anoman": result.anoman_raw,
+        # What the server said the answer cost, when it says (LiteLLM, OpenRouter).
+        "provider_cost_usd": str(result.provider_cost)
+        if result.provider_cost is not None else None,
         "metrics": result.metrics.to_json(),
     }
 
@@ -239,7 +251,7 @@ def summary_table(run: CompareRun) -> Table:
         if r is None:
             continue
         tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
-        cost = cost_text(r.anoman, r.usage, run.info(pane))
+        cost = run.cost(pane)
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         if r.cut_at_max_tokens:
             status += " (cut: max tokens)"
@@ -384,7 +396,7 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
             p.pane, p.model, base_url=spec.base_url_for(p.pane - 1),
             endpoint=spec.endpoint_for(p.pane - 1), result=p.result, target=p.target,
             temperature=spec.temperature, max_tokens=spec.max_tokens,
-            cost_text=cost_text(p.result.anoman, p.result.usage, run.info(p)),
+            cost_text=run.cost(p),
         )
         for p in run.panes if p.result is not None
     )

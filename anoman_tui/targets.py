@@ -104,6 +104,12 @@ class Target(BaseModel):
     models_path: str | None = "/v1/models"
     usage_path: str | None = None
     include_usage: bool = True
+    key_hint: str | None = None
+    """Where a user sets its key, for a 401's advice (default: `api_key_env`)."""
+
+    @property
+    def key_source(self) -> str | None:
+        return self.key_hint or self.api_key_env
 
     @property
     def is_local(self) -> bool:
@@ -132,6 +138,13 @@ class Target(BaseModel):
         if self.api_key_env and environ.get(self.api_key_env):
             return environ[self.api_key_env]
         return self.api_key.get_secret_value() if self.api_key else ""
+
+    @property
+    def price_provider(self) -> str | None:
+        """The provider whose list prices estimate a cost it does not report."""
+        if self.name in ("openai", "anthropic", "openrouter"):
+            return self.name
+        return "anthropic" if self.kind == "anthropic" else None
 
     def describe(self) -> str:
         """`litellm (http://127.0.0.1:4000)`: what a header or a list says about it."""
@@ -178,8 +191,10 @@ def from_config(name: str, config: TargetConfig) -> Target:
 
 def gateway_target(base_url: str, api_key: SecretStr | None) -> Target:
     """The default target when `base_url` is set: an Anoman gateway there, with `api_key`."""
+    # The key is the `api_key` setting, already read from the flag, ANOMAN_API_KEY or the
+    # file in that order: no variable of its own to prefer over it.
     return _target("gateway", "anoman", base_url, api_key=api_key,
-                   api_key_env="ANOMAN_API_KEY" if api_key is None else None)
+                   key_hint="ANOMAN_API_KEY")
 
 
 def split_model(spec: str, targets: Mapping[str, Target]) -> tuple[str | None, str]:

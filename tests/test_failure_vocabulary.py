@@ -67,7 +67,7 @@ def test_every_exception_maps_to_one_kind_with_its_words(exc, opened, kind, word
 @pytest.mark.parametrize(
     ("failure", "line", "severity"),
     [
-        (StreamFailure("http_error", "bad key", status=401),
+        (StreamFailure("http_error", "bad key", status=401, key_env="ANOMAN_API_KEY"),
          "✗ 401 UNAUTHORIZED: check your API key (ANOMAN_API_KEY) (bad key)", "error"),
         (StreamFailure("http_error", "slow down", status=429, retry_after_s=7),
          "◷ 429 RATE LIMITED: retry in 7 s (slow down)", "warning"),

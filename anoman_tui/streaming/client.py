@@ -266,7 +266,8 @@ class ModelStream:
                     body = await _read_limited(response, _MAX_ERROR_BODY)
                     recorder.http_status = response.status_code
                     route = f"POST {request.request_path}"
-                    fail(http_failure(response.status_code, headers, body, route=route))
+                    fail(http_failure(response.status_code, headers, body, route=route,
+                                      key_env=request.key_env))
                     return
                 content_type = headers.get("content-type", "")
                 request_id = next((headers[h] for h in _REQUEST_ID_HEADERS if h in headers), None)

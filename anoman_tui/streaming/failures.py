@@ -64,7 +64,8 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def http_failure(
-    status: int, headers: dict[str, str], body: bytes, *, route: str | None = None
+    status: int, headers: dict[str, str], body: bytes, *, route: str | None = None,
+    key_env: str | None = None,
 ) -> StreamFailure:
     """A pre-stream HTTP error (docs/wire-contract.md §3), from its status and body.
 
@@ -93,6 +94,7 @@ def http_failure(
         retry_after_s=retry_after,
         guardrails=guardrails,
         route=route,
+        key_env=key_env,
     )
 
 

@@ -71,6 +71,8 @@ class StreamRequest(BaseModel):
     # Ask an OpenAI-format server for the final usage chunk; off for servers that refuse
     # `stream_options`.
     include_usage: bool = True
+    # The environment variable its key comes from: what a 401 tells the user to check.
+    key_env: str | None = "ANOMAN_API_KEY"
 
     @field_validator("base_url")
     @classmethod

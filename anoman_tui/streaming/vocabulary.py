@@ -76,6 +76,8 @@ class StreamFailure:
     guardrails: dict[str, GuardrailVerdict] | None = None
     # The request line an HTTP error answered, e.g. "POST /v1/messages": a 404 names it.
     route: str | None = None
+    key_env: str | None = None
+    """The environment variable the request's key came from (a 401 names it)."""
 
     @property
     def message(self) -> str:
@@ -139,6 +141,7 @@ class StreamFailure:
             retry_after_s=number("retry_after_s", (int, float)),
             guardrails=guardrails or None,
             route=text("route"),
+            key_env=text("key_env"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -157,6 +160,7 @@ class StreamFailure:
                 else None
             ),
             "route": self.route,
+            "key_env": self.key_env,
         }
 
 
@@ -200,7 +204,8 @@ def describe_failure(failure: StreamFailure) -> FailureDescription:
                 return FailureDescription("✗", "401 UNAUTHORIZED", said, "error")
             return FailureDescription(
                 "✗", "401 UNAUTHORIZED",
-                _with("check your API key (ANOMAN_API_KEY)", said), "error",
+                _with(f"check your API key ({failure.key_env})" if failure.key_env
+                      else "check your API key", said), "error",
             )
         if status == 403:
             return FailureDescription("✗", "403 FORBIDDEN", said, "error")

@@ -33,6 +33,7 @@ from anoman_tui.streaming import (
     StreamClient,
     mask_key,
     normalize_base_url,
+    preload_price_library,
 )
 from anoman_tui.targets import Connection, Target, connect, split_model
 from anoman_tui.themes import load_themes
@@ -247,6 +248,10 @@ class AnomanApp(App[None]):
 
     def _warm_up(self) -> None:
         warm_up()
+        if any(p.target.kind != "anoman" for p in self.panes):
+            # Costs not reported are estimated from the price library: its first import
+            # (~150 ms) belongs here, not in the frame that shows the first answer's end.
+            preload_price_library()
         self.warmed_up = True
 
     @property
@@ -608,6 +613,8 @@ class AnomanApp(App[None]):
 
     async def _pick_model(self, n: int, target: Target, *, retarget: bool = False) -> None:
         state = self.panes[n - 1]
+        if target.kind != "anoman":
+            await asyncio.to_thread(preload_price_library)  # see _warm_up
         try:
             listed = await self.models_of(target)
         except GatewayRequestError as exc:

@@ -184,6 +184,7 @@ class PaneState:
             endpoint=endpoint,
             path=target.path_for(endpoint),
             include_usage=target.include_usage,
+            key_env=target.key_source,
             model=self.model,
             messages=(*self.history, ChatTurn(role="user", content=prompt)),
             system=system or None,

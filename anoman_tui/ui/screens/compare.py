@@ -28,7 +28,6 @@ from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
     ChatTurn,
     ModelInfo,
-    cost_text,
     normalize_base_url,
 )
 from anoman_tui.targets import Target
@@ -547,7 +546,7 @@ class CompareScreen(Screen[None]):
                 scenario=state.applied_scenario,
                 # What the footer shows: its sparkline (the last cell is partial) and cost.
                 rate_series=tuple(pane._buckets[:-1]),
-                cost_text=cost_text(pane._anoman, pane._usage, self.model_info(state)),
+                cost_text=pane.cost_shown(),
                 conversation=tuple((t.role, t.content) for t in earlier(state)),
             ))
         record = ComparisonRecord(

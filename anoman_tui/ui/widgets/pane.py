@@ -39,6 +39,7 @@ from anoman_tui.streaming import (
     TextDelta,
     cost_text,
     describe_failure,
+    estimate_from_price_library,
 )
 from anoman_tui.ui.diff import word_diff
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
@@ -69,7 +70,7 @@ def failure_badge(failure: StreamFailure, retry_hint: bool = True) -> tuple[str,
     """(badge text, severity class): the shared description, plus the key that helps."""
     description = describe_failure(failure)
     text = description.line
-    if failure.kind == "http_error" and failure.status == 404:
+    if failure.kind == "http_error" and failure.status == 404 and failure.not_found != "path":
         text += " · Ctrl+P picks another model"
     elif failure.kind == "http_error" and failure.status == 429 and retry_hint:
         text += " · Ctrl+R waits, then retries"
@@ -456,10 +457,9 @@ class ComparePane(Vertical):
                 + (f" ({v.category})" if v.category and v.status != "pass" else "")
                 for name, v in verdicts.items()
             )
-        info = self.model_info(self.state) if self.model_info else None
         fields = [
             ("TTFT", ttft, True), ("tok/s", rate, True), ("tokens", tokens, True),
-            ("cost", self._cost_shown or cost_text(block, usage, info), True),
+            ("cost", self.cost_shown(), True),
             ("weighted", weighted, True),
             ("route", routing, False), ("cache", cache, False), ("guardrails", checks, False),
         ]
@@ -480,6 +480,14 @@ class ComparePane(Vertical):
         badge.update(Text(text))
         badge.display = True
 
+    def cost_shown(self) -> str:
+        """The cost as the footer shows it."""
+        result = self._result
+        info = self.model_info(self.state) if self.model_info else None
+        return self._cost_shown or cost_text(
+            self._anoman, self._usage, info, result.provider_cost if result else None,
+            model=self.state.model, provider=self.state.target.price_provider)
+
     def _hide_badge(self) -> None:
         self.query_one(PaneBadge).display = False
 
@@ -489,9 +497,16 @@ class ComparePane(Vertical):
         if result is None:
             return PaneFigures(self.state.index, completed=False)
         cost = self._anoman.cost_usd if self._anoman is not None else None
+        if cost is None:
+            cost = result.provider_cost
         info = self.model_info(self.state) if self.model_info else None
-        if cost is None and self._usage is not None and info is not None:
-            cost = info.estimate_cost(self._usage.prompt_tokens, self._usage.completion_tokens)
+        usage = self._usage
+        if cost is None and usage is not None and info is not None:
+            cost = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
+        if cost is None and usage is not None and self.state.model:
+            cost = estimate_from_price_library(self.state.model, usage.prompt_tokens,
+                                               usage.completion_tokens,
+                                               self.state.target.price_provider)
         return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
                            result.metrics.output_tokens_per_s, cost)
 
