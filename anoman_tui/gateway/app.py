@@ -53,7 +53,8 @@ _STATUS_ERRORS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "simulated bad request"),
     401: ("authentication_error", "simulated authentication failure"),
     403: ("permission_error", "simulated permission failure"),
-    404: ("not_found_error", "simulated missing resource"),
+    # As a provider says it (OpenAI's model_not_found), so clients show a missing model.
+    404: ("not_found_error", "simulated: the model was not found"),
     408: ("api_error", "simulated request timeout"),
     409: ("api_error", "simulated conflict"),
     413: ("invalid_request_error", "simulated request too large"),

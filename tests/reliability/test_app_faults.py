@@ -91,11 +91,12 @@ async def test_every_fault_in_one_pane_leaves_the_others_alone(
 
         # The whole gateway gone: every pane says so, and the app still works afterwards.
         async with RawServer("reset") as dead:
-            app.compare.base_url = dead.base_url
+            live = app.connections["gateway"]
+            app.connections["gateway"] = live.model_copy(update={"base_url": dead.base_url})
             await send(pilot, "anyone there")
             await until(pilot, lambda: settled(app))
             assert all("GATEWAY UNREACHABLE" in badge_text(p) for p in panes(app))
-        app.compare.base_url = replay.base_url
+        app.connections["gateway"] = live
         app.panes[1].model = "good"
         await pilot.press("ctrl+n")
         await send(pilot, "back again")

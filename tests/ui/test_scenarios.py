@@ -132,10 +132,12 @@ def test_picker_offers_each_scenario_once_and_pinned() -> None:
 def test_header_note_follows_the_scenario_and_tolerates_registered_ones(monkeypatch) -> None:
     from anoman_tui.ui import pane_state
 
+    from anoman_tui.targets import BUILT_IN, connect
+
     state = pane_state.PaneState(1, model="anoman-lite")
-    kwargs = {"base_url": "http://127.0.0.1:1", "api_key": "k", "system": None,
-              "idle_timeout": 60.0, "bypass_cache": False, "compare_id": "c",
-              "local_gateway": True}
+    local = connect(BUILT_IN["local"], local=("http://127.0.0.1:1", "k"))
+    kwargs = {"connection": local, "system": None,
+              "idle_timeout": 60.0, "bypass_cache": False, "compare_id": "c"}
     state.set_scenario("stall")
     assert state.scenario_note(running=False) == "simulating stall (next prompt)"
     request = state.build_request("p", **kwargs)
