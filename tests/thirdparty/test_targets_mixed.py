@@ -75,10 +75,12 @@ async def test_compare_with_a_pane_on_each_target(
     assert proc.returncode == 0, err.decode()
     doc = json.loads(out)
     local, litellm, box = doc["panels"]
+    assert box["text"] and box["usage"]["completion_tokens"] > 0
     assert [p["target"] for p in doc["panels"]] == ["local", "litellm", "box"]
     assert [p["status"] for p in doc["panels"]] == ["completed"] * 3
     assert litellm["text"] == OPENAI_MOCK_TEXT
     assert local["anoman"] is not None  # the local gateway's own block
+    assert litellm["anoman"] is None  # LiteLLM sends none: its cost is its own
     assert float(litellm["provider_cost_usd"]) > 0  # LiteLLM's usage.cost
     # The history keeps where each pane streamed from (never a key).
     with HistoryStore.open(Path(env["XDG_DATA_HOME"]) / "anoman-tui" / "history.sqlite3") as h:
