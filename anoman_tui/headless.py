@@ -239,10 +239,12 @@ def summary_table(run: CompareRun) -> Table:
     """One row per model; a failure's description is below the table (`failure_lines`)."""
     table = Table(title="Summary", title_justify="left", expand=False)
     longest = max((len(p.model) for p in run.panes), default=5)
-    for column, justify in (
-        ("#", "right"), ("model", "left"), ("status", "left"), ("TTFT", "right"),
-        ("tok/s", "right"), ("tokens", "right"), ("cost", "right"),
-    ):
+    # Models from more than one server: which one each streamed from.
+    several = len({p.target for p in run.panes}) > 1
+    columns = [("#", "right"), ("model", "left"), *([("target", "left")] if several else []),
+               ("status", "left"), ("TTFT", "right"), ("tok/s", "right"), ("tokens", "right"),
+               ("cost", "right")]
+    for column, justify in columns:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     model_column = table.columns[1]  # never shortened: a cut name is a different model
     model_column.no_wrap, model_column.min_width = True, longest
@@ -258,6 +260,7 @@ def summary_table(run: CompareRun) -> Table:
         table.add_row(
             str(pane.pane),
             Text(pane.model),
+            *([Text(pane.target)] if several else []),
             Text(status, style=_STATUS_STYLE.get(r.status, "")),
             _fmt(r.metrics.ttft_s, " s"),
             _fmt(r.metrics.output_tokens_per_s, "", 1),
