@@ -277,11 +277,12 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from anoman_tui.headless import CompareSpec, run_compare_with_target
 
     warn_inline_keys(settings, "anoman-tui compare")
-    pairs = settings.pane_targets()
+    panes = settings.pane_specs()
     spec = CompareSpec(
         prompt=args.prompt,
-        models=[model for _, model in pairs],
-        targets=tuple(target for target, _ in pairs),
+        models=[p.model for p in panes],
+        targets=tuple(p.target for p in panes),
+        pane_params=tuple((p.endpoint, p.temperature, p.max_tokens) for p in panes),
         default_target=settings.all_targets()[settings.default_target],
         base_url=settings.base_url or "",
         api_key=_key(settings),

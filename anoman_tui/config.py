@@ -18,10 +18,11 @@ import json
 import os
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -46,6 +47,29 @@ from anoman_tui.targets import (
 )
 
 
+class PaneConfig(BaseModel):
+    """One `[[panes]]` table: a pane's model (`TARGET:MODEL` or `MODEL`) and, if it
+    differs from the rest, its endpoint format and parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1)
+    endpoint: EndpointFormat | None = None
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+@dataclass(frozen=True)
+class PaneSpec:
+    """A pane (or one model of `compare`) as the settings give it, everything resolved."""
+
+    target: Target
+    model: str
+    endpoint: EndpointFormat
+    temperature: float | None
+    max_tokens: int | None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ANOMAN_", extra="ignore")
 
@@ -67,6 +91,9 @@ class Settings(BaseSettings):
                                   "the gateway at base_url)")
     targets: dict[str, TargetConfig] = Field(
         default_factory=dict, description="[targets.NAME] tables: servers panes stream from")
+    panes: list[PaneConfig] = Field(
+        default_factory=list, description="[[panes]] tables: each pane's model, endpoint "
+        "format and parameters (`models`, when given, wins)")
 
     @field_validator("targets")
     @classmethod
@@ -102,6 +129,23 @@ class Settings(BaseSettings):
             name, model = split_model(spec, targets)
             out.append((targets[name or self.default_target], model))
         return out
+
+    def pane_specs(self) -> list[PaneSpec]:
+        """Each pane's target, model, format and parameters: from `models` (the same
+        format and parameters for all) when given, else from the `[[panes]]` tables."""
+        targets = self.all_targets()
+
+        def spec(model_spec: str, endpoint: EndpointFormat | None,
+                 temperature: float | None, max_tokens: int | None) -> PaneSpec:
+            name, model = split_model(model_spec, targets)
+            target = targets[name or self.default_target]
+            return PaneSpec(target, model, target.default_endpoint(endpoint or self.endpoint),
+                            self.temperature if temperature is None else temperature,
+                            self.max_tokens if max_tokens is None else max_tokens)
+
+        if self.models:
+            return [spec(m, None, None, None) for m in self.models]
+        return [spec(p.model, p.endpoint, p.temperature, p.max_tokens) for p in self.panes]
 
     def inline_keys(self) -> list[str]:
         """Targets whose key is written in the config file (a warning, not an error)."""

@@ -75,12 +75,23 @@ class CompareSpec:
     """Where the models come from when none are given (None: `base_url`)."""
     connections: tuple[Connection, ...] = ()
     """`targets` resolved (the local gateway started): set by `run_compare_with_target`."""
+    pane_params: tuple[tuple[EndpointFormat, float | None, int | None], ...] = ()
+    """One per model when they differ (`[[panes]]`): endpoint format, temperature and
+    max tokens (empty: `endpoint`, `temperature`, `max_tokens` for all)."""
+
+    def params_for(self, index: int) -> tuple[float | None, int | None]:
+        """Model `index`'s (0-based) temperature and max tokens."""
+        if index < len(self.pane_params):
+            return self.pane_params[index][1], self.pane_params[index][2]
+        return self.temperature, self.max_tokens
 
     def connection(self, index: int) -> Connection | None:
         """Model `index`'s (0-based) resolved target; None: `base_url` with `api_key`."""
         return self.connections[index] if index < len(self.connections) else None
 
     def endpoint_for(self, index: int) -> EndpointFormat:
+        if index < len(self.pane_params):
+            return self.pane_params[index][0]
         connection = self.connection(index)
         return connection.target.default_endpoint(self.endpoint) if connection \
             else self.endpoint
@@ -95,6 +106,7 @@ class PaneProgress:
     pane: int
     model: str
     target: str = ""
+    endpoint: str = ""
     state: str = "waiting"
     chunks: int = 0
     reasoning_chunks: int = 0
@@ -116,13 +128,14 @@ def _requests(spec: CompareSpec) -> list[StreamRequest]:
                      "extra_headers": (*target.headers, *spec.headers),
                      "path": target.path_for(endpoint),
                      "include_usage": target.include_usage, "key_env": target.key_source}
+        temperature, max_tokens = spec.params_for(i - 1)
         requests.append(StreamRequest(
             endpoint=endpoint,
             model=model,
             messages=(ChatTurn(role="user", content=spec.prompt),),
             system=spec.system,
-            temperature=spec.temperature,
-            max_tokens=spec.max_tokens,
+            temperature=temperature,
+            max_tokens=max_tokens,
             idle_timeout=spec.idle_timeout,
             compare_id=compare_id,
             pane=i,
@@ -136,7 +149,8 @@ class CompareRun:
 
     def __init__(self, spec: CompareSpec, on_change: Any = None) -> None:
         self.spec = spec
-        self.panes = [PaneProgress(i, m, spec.targets[i - 1].name if spec.targets else "")
+        self.panes = [PaneProgress(i, m, spec.targets[i - 1].name if spec.targets else "",
+                                   spec.endpoint_for(i - 1))
                       for i, m in enumerate(spec.models, start=1)]
         self._on_change = on_change or (lambda pane, what: None)
         self._streams: list[ModelStream] = []
@@ -203,6 +217,7 @@ def pane_json(pane: PaneProgress) -> dict[str, Any]:
         "panel": pane.pane,  # the --json document's names ("panels", "panel") are public
         "model": pane.model,
         "target": pane.target,
+        "endpoint": pane.endpoint,  # each model's own (a [[panes]] table may set it)
         "status": result.status,
         "text": result.text,
         "committed": result.committed,
@@ -252,7 +267,15 @@ def summary_table(run: CompareRun) -> Table:
         r = pane.result
         if r is None:
             continue
-        tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}" if r.usage else "—"
+        if r.usage is not None:
+            tokens = f"{r.usage.prompt_tokens}→{r.usage.completion_tokens}"
+        elif r.failure is not None and r.failure.completion_tokens is not None:
+            tokens = f"→{r.failure.completion_tokens} (received)"
+        elif r.metrics.chunks:
+            # No usage from the server (a stream cut short): what arrived, counted here.
+            tokens = f"~{r.metrics.chunks} received"
+        else:
+            tokens = "—"
         cost = run.cost(pane)
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         if r.cut_at_max_tokens:
@@ -398,7 +421,8 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
         pane_record(
             p.pane, p.model, base_url=spec.base_url_for(p.pane - 1),
             endpoint=spec.endpoint_for(p.pane - 1), result=p.result, target=p.target,
-            temperature=spec.temperature, max_tokens=spec.max_tokens,
+            temperature=spec.params_for(p.pane - 1)[0],
+            max_tokens=spec.params_for(p.pane - 1)[1],
             cost_text=run.cost(p),
         )
         for p in run.panes if p.result is not None

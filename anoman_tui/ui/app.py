@@ -35,7 +35,7 @@ from anoman_tui.streaming import (
     normalize_base_url,
     preload_price_library,
 )
-from anoman_tui.targets import Connection, Target, connect, split_model
+from anoman_tui.targets import Connection, Target, connect
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
@@ -171,16 +171,21 @@ class AnomanApp(App[None]):
         """Why the history could not be opened, in one sentence ("" if it could)."""
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
-        chosen = [split_model(spec, self.targets) for spec in (models or settings.models)]
+        specs = (settings.model_copy(update={"models": models}) if models
+                 else settings).pane_specs()
         self.panes = []
         for i in range(PANES):
-            name, model = chosen[i] if i < len(chosen) else (None, "")
-            target = self.targets[name] if name else self.default_target
-            self.panes.append(PaneState(
-                index=i + 1, model=model, target=target,
-                endpoint=target.default_endpoint(settings.endpoint),
-                params=PaneParams(settings.temperature, settings.max_tokens),
-            ))
+            if i < len(specs):
+                spec = specs[i]
+                self.panes.append(PaneState(
+                    index=i + 1, model=spec.model, target=spec.target, endpoint=spec.endpoint,
+                    params=PaneParams(spec.temperature, spec.max_tokens)))
+            else:
+                target = self.default_target
+                self.panes.append(PaneState(
+                    index=i + 1, target=target,
+                    endpoint=target.default_endpoint(settings.endpoint),
+                    params=PaneParams(settings.temperature, settings.max_tokens)))
 
     # -- start and stop -------------------------------------------------------
 
