@@ -356,3 +356,23 @@ async def test_the_flag_beats_the_variable_beats_the_file(server: Recorder, conf
     code, _, _, err = await compare("-m", "p", "--no-history", "--target", "mine", env=env)
     assert code == 0, err
     assert [r.path for r in posts(server)] == ["/mine/custom/chat"]
+
+
+def test_the_compare_screen_warns_about_an_inline_key_too(
+        config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    from anoman_tui import cli as cli_module
+    from anoman_tui import logs
+    from anoman_tui.ui.app import AnomanApp
+
+    config.write_text(f'[targets.inline]\nbase_url = "http://127.0.0.1:9"\n'
+                      f'api_key = "{SECRET}"\n', encoding="utf-8")
+    started: list[AnomanApp] = []
+    monkeypatch.setattr(AnomanApp, "run", lambda self, *a, **k: started.append(self))
+    monkeypatch.setattr(logs, "setup_file_logging", lambda secrets=None: None)
+    assert cli_module.main([]) == 0
+    assert len(started) == 1 and "inline" in started[0].targets
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith(
+        "anoman-tui: warning: targets.inline.api_key is written in the config file"), err
+    assert SECRET not in out + err
