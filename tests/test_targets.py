@@ -296,6 +296,8 @@ BAD_TARGETS = [
      ["targets.x.api_key", "valid string"]),
     ('[targets.x]\nbase_url = "http://h"\nmodel_path = "/m"\n', [],
      ["targets.x.model_path"]),
+    ('[targets."my box"]\nbase_url = "http://h"\n', [],
+     ["target name 'my box'", "letters, digits"]),
     ('[targets.local]\nbase_url = "http://h"\n', [],
      ["'local' is the embedded gateway and cannot be redefined"]),
     ('[targets.x]\nbase_url = "http://h"\nchat_path = "v1/chat"\n', [],
@@ -308,7 +310,7 @@ BAD_TARGETS = [
 @pytest.mark.parametrize("command", ["compare", "tui"])
 @pytest.mark.parametrize(("text", "args", "says"), BAD_TARGETS,
                          ids=["kind", "base_url", "key-as-env", "malformed-key", "unknown-field",
-                              "local", "path", "--target", "target-in-file"])
+                              "name", "local", "path", "--target", "target-in-file"])
 async def test_a_bad_target_is_one_line_and_exit_two(
         command: str, text: str, args: list[str], says: list[str], config: Path) -> None:
     config.write_text(text, encoding="utf-8")

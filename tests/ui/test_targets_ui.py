@@ -249,6 +249,20 @@ async def test_an_unreachable_targets_model_list_is_one_error_and_changes_nothin
         assert headers(app)[0] == header_before and "@local" in header_before
 
 
+async def test_a_pane_on_an_unreachable_target_costs_that_pane_only(
+        make_app: Callable[..., AnomanApp], targets_file: Path) -> None:
+    app = make_app(["anoman-lite", "dead:some-model", "qwen3-coder"], history=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: any(str(n.message).startswith("dead: ")
+                                       for n in notes(app)))
+        await pilot.pause(0.3)
+        assert len([n for n in notes(app) if str(n.message).startswith("dead: ")]) == 1
+        await submit(pilot, "Name one prime number (one target down)")
+        await until(pilot, lambda: settled(app))
+        assert [p.status for p in app.panes] == ["done", "failed", "done"]
+
+
 # -- the endpoint picker offers what the pane's target serves ---------------------------
 
 
