@@ -430,6 +430,8 @@ def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if problem:
             print(f"anoman-tui: {source_of(key, given)}: {problem}", file=sys.stderr)
             return 2
+    # Before the screen takes over the terminal: the line stays above it, and after it.
+    warn_inline_keys(settings, "anoman-tui")
     from anoman_tui.logs import setup_file_logging
 
     setup_file_logging(secrets=[_key(settings)] if settings.api_key else [])

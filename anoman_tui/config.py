@@ -272,7 +272,9 @@ def _describe(exc: ValidationError, flags: dict[str, Any]) -> str:
         if error["type"] == "literal_error":
             accepted = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected")))
             message = f"must be one of {', '.join(accepted)}"
-        if key != "api_key":  # never echo a key, not even a malformed one
+        # Never echo a key, not even a malformed one, nor one written where a target's
+        # key variable's name belongs (`targets.NAME.api_key_env`).
+        if not {"api_key", "api_key_env"} & set(loc):
             shown = json.dumps(error.get("input"), default=str, ensure_ascii=False)
             message += f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
         by_source.setdefault(source_of(key, flags), []).append(f"{'.'.join(loc)}: {message}")
