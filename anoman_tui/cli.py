@@ -434,7 +434,10 @@ def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     warn_inline_keys(settings, "anoman-tui")
     from anoman_tui.logs import setup_file_logging
 
-    setup_file_logging(secrets=[_key(settings)] if settings.api_key else [])
+    # Every key a pane may send: the gateway's and each target's (inline or from its
+    # variable) are masked in the log file.
+    keys = [_key(settings), *(t.key() for t in settings.all_targets().values())]
+    setup_file_logging(secrets=[k for k in dict.fromkeys(keys) if k])
     from anoman_tui.ui.app import AnomanApp
 
     app = AnomanApp(settings)
