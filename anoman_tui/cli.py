@@ -196,6 +196,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     compare.add_argument(
         "--json", action="store_true", help="print exactly one JSON document on stdout"
     )
+    compare.add_argument(
+        "--blind", action="store_true",
+        help="a blind arena round: three distinct models drawn at random from the pool "
+        "(--model given, else arena.pool in the config file, else every model the default "
+        "target lists), shown as A, B and C only; vote with `anoman-tui vote ID`",
+    )
 
     serve = commands.add_parser(
         "serve",
@@ -240,6 +246,20 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     history.add_argument("--json", action="store_true",
                          help="one JSON object per line instead of a table")
 
+    vote = commands.add_parser(
+        "vote",
+        help="vote on a blind round and see which model was which",
+        description=(
+            "Record the vote on a blind round (`anoman-tui compare --blind`) and print the "
+            "reveal: which model each label was, with its numbers. Exit status 2 for an "
+            "unknown id, a round already voted on, or a label whose pane failed."
+        ),
+    )
+    vote.add_argument("id", type=_positive_int, help="the round's id (from compare --blind)")
+    vote.add_argument("choice", choices=("A", "B", "C", "tie", "bad"),
+                      help="the best answer's label, tie, or bad (every answer bad)")
+    vote.add_argument("--json", action="store_true", help="print the reveal as JSON")
+
     export = commands.add_parser(
         "export",
         help="write a saved comparison as a Markdown, HTML or JSON report",
@@ -277,6 +297,22 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from anoman_tui.headless import CompareSpec, run_compare_with_target
 
     warn_inline_keys(settings, "anoman-tui compare")
+    if args.blind:
+        if not settings.history:
+            print("anoman-tui compare: --blind needs the history (a round is voted on by its "
+                  "history id): drop --no-history", file=sys.stderr)
+            return 2
+        # The pool: the models given, else the config's arena.pool, else (below, once
+        # listed) every model of the default target.
+        pool = list(args.models) if hasattr(args, "models") else list(settings.arena.pool)
+        if pool and len(set(pool)) < 2:
+            print("anoman-tui compare: a blind round needs at least two distinct models in "
+                  "its pool", file=sys.stderr)
+            return 2
+        import random
+
+        drawn = random.sample(sorted(set(pool)), min(3, len(set(pool)))) if pool else []
+        settings = settings.model_copy(update={"models": drawn, "panes": []})
     panes = settings.pane_specs()
     spec = CompareSpec(
         prompt=args.prompt,
@@ -292,6 +328,7 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         temperature=settings.temperature,
         idle_timeout=settings.idle_timeout,
         headers=tuple(args.headers),
+        blind=args.blind,
     )
     return run_compare_with_target(spec, as_json=args.json, history=settings.history)
 
@@ -354,7 +391,7 @@ def _export(args: argparse.Namespace) -> int:
         print(f"anoman-tui export: no comparison {args.id} in the history ({path}); "
               "`anoman-tui history` lists the ids", file=sys.stderr)
         return 2
-    text = export(record, args.format)
+    text = export(record.masked(), args.format)  # a blind round: labels until its vote
     if args.output == "-":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return 0
@@ -367,6 +404,78 @@ def _export(args: argparse.Namespace) -> int:
         return 1
     print(f"wrote {target}")
     return 0
+
+
+def _vote(args: argparse.Namespace) -> int:
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, VoteRefused, default_path
+
+    prog = "anoman-tui vote"
+    path = default_path()
+    if not path.exists():
+        print(f"{prog}: no comparison {args.id}: the history ({path}) is empty", file=sys.stderr)
+        return 2
+    try:
+        with HistoryStore.open(path) as store:
+            record = store.get(args.id)
+            problem = _vote_problem(record, args.id, args.choice)
+            if problem:
+                print(f"{prog}: {problem}", file=sys.stderr)
+                return 2
+            assert record is not None
+            winner = next((p.pane for p in record.panes if p.label == args.choice), None)
+            outcome = args.choice if args.choice in ("tie", "bad") else "win"
+            try:
+                store.cast_vote(args.id, outcome, winner, blind=True)
+            except VoteRefused as exc:
+                print(f"{prog}: {exc.reason}", file=sys.stderr)
+                return 2
+    except HistoryUnavailable as exc:
+        print(f"{prog}: {exc.reason}", file=sys.stderr)
+        return 1
+    reveal: dict[str, dict[str, Any]] = {
+        p.label: {"model": p.model, "target": p.target, "status": p.status,
+                  "cost": p.cost_text, "metrics": dict(p.metrics)}
+        for p in record.panes
+    }
+    if args.json:
+        print(json.dumps({"id": args.id, "outcome": outcome,
+                          "winner": args.choice if outcome == "win" else None,
+                          "reveal": reveal}, ensure_ascii=False))
+        return 0
+    from anoman_tui.safe_text import terminal_safe
+
+    for label, pane in reveal.items():
+        ttft, rate = pane["metrics"].get("ttft_s"), pane["metrics"].get("output_tokens_per_s")
+        where = f" @{pane['target']}" if pane["target"] else ""
+        line = (f"{label}  {pane['model']}{where}  {pane['status']}"
+                f"  TTFT {f'{ttft:.2f} s' if ttft is not None else '—'}"
+                f"  {f'{rate:.1f}' if rate is not None else '—'} tok/s  {pane['cost']}"
+                + ("  ← your pick" if label == args.choice else ""))
+        print(terminal_safe(line))
+    if outcome != "win":
+        print("your vote: a tie" if outcome == "tie" else "your vote: every answer bad")
+    return 0
+
+
+def _vote_problem(record: Any, comparison_id: int, choice: str) -> str | None:
+    """Why this vote cannot be cast, in one sentence; None if it can."""
+    if record is None:
+        return f"no comparison {comparison_id} in the history; `anoman-tui history` lists them"
+    if not record.blind:
+        return f"comparison {comparison_id} is not a blind round (see compare --blind)"
+    if record.vote is not None:
+        return f"round {comparison_id} was already voted on"
+    if all(p.status != "completed" for p in record.panes):
+        return f"every pane of round {comparison_id} failed: there is nothing to vote on"
+    if choice in ("tie", "bad"):
+        return None
+    pane = next((p for p in record.panes if p.label == choice), None)
+    if pane is None:
+        labels = ", ".join(p.label for p in record.panes)
+        return f"round {comparison_id} has no pane {choice} (its panes: {labels})"
+    if pane.status != "completed":
+        return f"pane {choice} of round {comparison_id} {pane.status}: a failed pane cannot win"
+    return None
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -393,14 +502,22 @@ def _history(args: argparse.Namespace) -> int:
     width = shutil.get_terminal_size().columns
     for record in records:
         when = datetime.fromtimestamp(record.created_at).astimezone()
+        hidden = record.hidden
+        record = record.masked()  # a blind round shows its labels until its vote
         if args.json:
-            print(json.dumps({
+            entry: dict[str, Any] = {
                 "id": record.id,
                 "time": when.isoformat(timespec="seconds"),
                 "prompt": record.prompt,
-                "panes": [{"pane": p.pane, "model": p.model, "status": p.status,
-                           "cost": p.cost_text} for p in record.panes],
-            }, ensure_ascii=False))
+                "panes": [{"pane": p.pane, "model": None if hidden else p.model,
+                           "status": p.status, "cost": None if hidden else p.cost_text}
+                          | ({"label": p.label} if record.blind else {})
+                          for p in record.panes],
+            }
+            if record.blind:
+                entry["blind"] = True
+                entry["voted"] = not hidden
+            print(json.dumps(entry, ensure_ascii=False))
             continue
         head = f"{record.id:>5}  {when:%Y-%m-%d %H:%M}  "
         tail = "  " + "  ·  ".join(f"{p.model} {p.status} {p.cost_text}"
@@ -461,6 +578,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _history(args)
     if args.command == "export":
         return _export(args)
+    if args.command == "vote":
+        return _vote(args)
     return _tui(args, parser)
 
 

@@ -59,6 +59,16 @@ class PaneConfig(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
 
 
+class ArenaConfig(BaseModel):
+    """The `[arena]` table: what blind rounds draw their models from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pool: list[str] = Field(default_factory=list)
+    """`MODEL` or `TARGET:MODEL`, at least two; empty: every model the default target
+    lists."""
+
+
 @dataclass(frozen=True)
 class PaneSpec:
     """A pane (or one model of `compare`) as the settings give it, everything resolved."""
@@ -91,6 +101,8 @@ class Settings(BaseSettings):
                                   "the gateway at base_url)")
     targets: dict[str, TargetConfig] = Field(
         default_factory=dict, description="[targets.NAME] tables: servers panes stream from")
+    arena: ArenaConfig = Field(default_factory=ArenaConfig,
+                               description="[arena] table: the pool blind rounds draw from")
     panes: list[PaneConfig] = Field(
         default_factory=list, description="[[panes]] tables: each pane's model, endpoint "
         "format and parameters (`models`, when given, wins)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import signal
 import sys
 import time
@@ -44,6 +45,7 @@ from anoman_tui.streaming import (
     StreamClient,
     StreamDone,
     StreamFailed,
+    StreamFailure,
     StreamOpened,
     StreamRequest,
     StreamResult,
@@ -52,6 +54,8 @@ from anoman_tui.streaming import (
     describe_failure,
 )
 from anoman_tui.targets import Connection, Target, connect
+
+BLIND_LABELS = ("A", "B", "C")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class CompareSpec:
     """Where the models come from when none are given (None: `base_url`)."""
     connections: tuple[Connection, ...] = ()
     """`targets` resolved (the local gateway started): set by `run_compare_with_target`."""
+    blind: bool = False
+    """A blind arena round: output names the models A, B, C only (`BLIND_LABELS`)."""
     pane_params: tuple[tuple[EndpointFormat, float | None, int | None], ...] = ()
     """One per model when they differ (`[[panes]]`): endpoint format, temperature and
     max tokens (empty: `endpoint`, `temperature`, `max_tokens` for all)."""
@@ -107,6 +113,13 @@ class PaneProgress:
     model: str
     target: str = ""
     endpoint: str = ""
+    label: str = ""
+    """A blind round's name for it (`A`, `B`, `C`): all that is shown of it."""
+
+    @property
+    def shown(self) -> str:
+        """What the output calls it: its label in a blind round, else its model."""
+        return self.label or self.model
     state: str = "waiting"
     chunks: int = 0
     reasoning_chunks: int = 0
@@ -150,7 +163,8 @@ class CompareRun:
     def __init__(self, spec: CompareSpec, on_change: Any = None) -> None:
         self.spec = spec
         self.panes = [PaneProgress(i, m, spec.targets[i - 1].name if spec.targets else "",
-                                   spec.endpoint_for(i - 1))
+                                   spec.endpoint_for(i - 1),
+                                   BLIND_LABELS[i - 1] if spec.blind else "")
                       for i, m in enumerate(spec.models, start=1)]
         self._on_change = on_change or (lambda pane, what: None)
         self._streams: list[ModelStream] = []
@@ -233,8 +247,42 @@ def pane_json(pane: PaneProgress) -> dict[str, Any]:
     }
 
 
+def blind_failure(pane: PaneProgress) -> StreamFailure:
+    """The pane's failure, its model's name replaced by its label in a blind round."""
+    assert pane.result is not None and pane.result.failure is not None
+    failure = pane.result.failure
+    if not pane.label:
+        return failure
+    return replace(failure, detail=failure.detail.replace(pane.model, pane.label))
+
+
+def blind_pane_json(pane: PaneProgress) -> dict[str, Any]:
+    """A blind round's pane: its label, never its model, target, Anoman block or cost
+    (a price can be unique to one model); its text, status and measured numbers."""
+    result = pane.result
+    assert result is not None
+    failure = None
+    if result.failure is not None:
+        failure = {k: v for k, v in blind_failure(pane).to_json().items()
+                   if k not in ("route", "key_env")}
+    return {
+        "panel": pane.label,
+        "status": result.status,
+        "text": result.text,
+        "committed": result.committed,
+        "finish_reason": result.finish_reason,
+        "failure": failure,
+        "usage": result.usage.model_dump(include={"prompt_tokens", "completion_tokens",
+                                                  "total_tokens"}) if result.usage else None,
+        "metrics": result.metrics.to_json(),
+    }
+
+
 def compare_json(spec: CompareSpec, run: CompareRun,
                  history_id: int | None = None) -> dict[str, Any]:
+    if spec.blind:
+        return {"id": history_id, "blind": True, "prompt": spec.prompt,
+                "endpoint": spec.endpoint, "panels": [blind_pane_json(p) for p in run.panes]}
     return {
         "id": history_id,  # the history's id; null when not saved
         "prompt": spec.prompt,
@@ -253,9 +301,9 @@ _STATUS_STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow"}
 def summary_table(run: CompareRun) -> Table:
     """One row per model; a failure's description is below the table (`failure_lines`)."""
     table = Table(title="Summary", title_justify="left", expand=False)
-    longest = max((len(p.model) for p in run.panes), default=5)
+    longest = max((len(p.shown) for p in run.panes), default=5)
     # Models from more than one server: which one each streamed from.
-    several = len({p.target for p in run.panes}) > 1
+    several = len({p.target for p in run.panes}) > 1 and not run.spec.blind
     columns = [("#", "right"), ("model", "left"), *([("target", "left")] if several else []),
                ("status", "left"), ("TTFT", "right"), ("tok/s", "right"), ("tokens", "right"),
                ("cost", "right")]
@@ -276,14 +324,14 @@ def summary_table(run: CompareRun) -> Table:
             tokens = f"~{r.metrics.chunks} received"
         else:
             tokens = "—"
-        cost = run.cost(pane)
+        cost = "hidden until the vote" if run.spec.blind else run.cost(pane)
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         if r.cut_at_max_tokens:
             status += " (cut: max tokens)"
         table.add_row(
             str(pane.pane),
-            Text(pane.model),
-            *([Text(pane.target)] if several else []),
+            Text(pane.shown),
+            *([Text(pane.target)] if several and not run.spec.blind else []),
             Text(status, style=_STATUS_STYLE.get(r.status, "")),
             _fmt(r.metrics.ttft_s, " s"),
             _fmt(r.metrics.output_tokens_per_s, "", 1),
@@ -295,7 +343,7 @@ def summary_table(run: CompareRun) -> Table:
 
 def failure_lines(run: CompareRun) -> list[str]:
     """`failures:` and one line per failed model, for below the summary table."""
-    lines = [f"  {p.pane} {p.model}: {describe_failure(p.result.failure).line}"
+    lines = [f"  {p.pane} {p.shown}: {describe_failure(blind_failure(p)).line}"
              for p in run.panes if p.result is not None and p.result.failure is not None]
     return ["failures:", *lines] if lines else []
 
@@ -311,7 +359,7 @@ def progress_table(run: CompareRun) -> Table:
         tail = " ".join(terminal_safe(p.tail).split())[-80:]
         table.add_row(
             str(p.pane),
-            Text(p.model),
+            Text(p.shown),
             Text(p.state, style=_STATUS_STYLE.get(p.state, "cyan")),
             str(p.chunks),
             Text(tail, style="dim"),
@@ -326,7 +374,7 @@ def answers(run: CompareRun) -> Group:
         if r is None:
             continue
         label = "" if r.committed else " [not committed]"
-        parts.append(Rule(Text(f"{p.pane} · {p.model}{label}"), align="left"))
+        parts.append(Rule(Text(f"{p.pane} · {p.shown}{label}"), align="left"))
         if r.reasoning:
             # Labelled: in a file, dim italics are gone and the two would run together.
             parts.append(Text("Reasoning:", style="bold"))
@@ -363,13 +411,13 @@ async def run_compare(
         if live_ok or as_json:
             return
         if what == "first_token" and pane.result is None:
-            console.print(f"[{pane.pane}] {escape(pane.model)}: streaming")
+            console.print(f"[{pane.pane}] {escape(pane.shown)}: streaming")
         elif what == "thinking":
-            console.print(f"[{pane.pane}] {escape(pane.model)}: thinking")
+            console.print(f"[{pane.pane}] {escape(pane.shown)}: thinking")
         elif what == "done" and pane.result is not None:
             r = pane.result
-            why = f" ({r.failure.message})" if r.failure else ""
-            console.print(f"[{pane.pane}] {escape(pane.model)}: {r.status}{escape(why)}")
+            why = f" ({blind_failure(pane).message})" if r.failure else ""
+            console.print(f"[{pane.pane}] {escape(pane.shown)}: {r.status}{escape(why)}")
 
     run = CompareRun(spec, milestone)
     run.model_info = model_info or {}
@@ -427,8 +475,10 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
         )
         for p in run.panes if p.result is not None
     )
+    if spec.blind:
+        panes = tuple(replace(p, label=BLIND_LABELS[p.pane - 1]) for p in panes)
     return ComparisonRecord(prompt=spec.prompt, panes=panes, system_prompt=spec.system or "",
-                            created_at=time.time(), source="compare")
+                            created_at=time.time(), source="compare", blind=spec.blind)
 
 
 def save_to_history(history: HistoryStore | None, spec: CompareSpec,
@@ -528,7 +578,13 @@ async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | 
             print("anoman-tui compare: the gateway lists no models; pass --model",
                   file=sys.stderr)
             return 1
-        chosen = [m.id for m in listed[:3]]
+        # A blind round draws three at random (shuffled); otherwise the first three.
+        chosen = (random.sample([m.id for m in listed], min(3, len(listed))) if spec.blind
+                  else [m.id for m in listed[:3]])
+        if spec.blind and len(chosen) < 2:
+            print("anoman-tui compare: a blind round needs at least two models; the target "
+                  "lists fewer", file=sys.stderr)
+            return 2
         spec = replace(spec, models=chosen)
         if default is not None:
             spec = replace(spec, targets=(default.target,) * len(chosen),

@@ -324,3 +324,41 @@ def test_a_full_disk_is_named_and_the_history_stays_readable(tmp_path: Path) -> 
         with pytest.raises(HistoryUnavailable, match="is full"):
             store.save(big)
         assert [r.id for r in store.recent()] == [kept]  # the failed save left nothing
+
+
+def test_votes_are_one_per_comparison_and_blind_rounds_hide_their_models(
+        tmp_path: Path) -> None:
+    from anoman_tui.history import VoteRefused
+
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        labels = ("A", "B", "C")
+        blind = dataclasses.replace(
+            record("blind round wal"), blind=True,
+            panes=tuple(dataclasses.replace(p, label=labels[p.pane - 1])
+                        for p in record().panes))
+        round_id = store.save(blind)
+        plain_id = store.save(record("plain wal"))
+        got = store.get(round_id)
+        assert got is not None and got.hidden and got.vote is None
+        masked = got.masked()
+        assert [p.model for p in masked.panes] == ["A", "B", "C"]
+        assert all(p.anoman is None and not p.base_url for p in masked.panes)
+        assert store.get(plain_id).masked() == store.get(plain_id)  # type: ignore[union-attr]
+        # Neither the index nor the listing tells which rounds hold a model.
+        assert [r.id for r in store.recent(10, "claude")] == [plain_id]
+        listed = {c.id: c for c in store.listing(10)}
+        assert listed[round_id].hidden and [p.model for p in listed[round_id].panes] == [
+            "A", "B", "C"]
+        store.cast_vote(round_id, "win", 2, blind=True, voted_at=5.0)
+        with pytest.raises(VoteRefused, match="already voted"):
+            store.cast_vote(round_id, "tie", None, blind=True)
+        with pytest.raises(VoteRefused, match="no comparison 999"):
+            store.cast_vote(999, "bad", None, blind=True)
+        with pytest.raises(ValueError):
+            store.cast_vote(plain_id, "win", None, blind=False)
+        voted = store.get(round_id)
+        assert voted is not None and not voted.hidden
+        assert voted.vote is not None and (voted.vote.outcome, voted.vote.winner_pane) == (
+            "win", 2)
+        assert sorted(r.id for r in store.recent(10, "claude")) == [round_id, plain_id]
+        assert not store.listing(10)[-1].hidden

@@ -14,10 +14,11 @@ from anoman_tui.history.model import (
     ListedComparison,
     ListedPane,
     PaneRecord,
+    VoteRecord,
     pane_record,
     result_from_record,
 )
-from anoman_tui.history.store import HistoryStore, HistoryUnavailable, default_path
+from anoman_tui.history.store import HistoryStore, HistoryUnavailable, VoteRefused, default_path
 
 __all__ = [
     "ComparisonRecord",
@@ -26,6 +27,8 @@ __all__ = [
     "ListedComparison",
     "ListedPane",
     "PaneRecord",
+    "VoteRecord",
+    "VoteRefused",
     "default_path",
     "pane_record",
     "result_from_record",

@@ -7,7 +7,7 @@ whoever writes it out (`anoman_tui.report`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -54,6 +54,8 @@ class PaneRecord:
     the earlier prompts its own way. None when not recorded (then the comparison's)."""
     target: str = ""
     """The target's name (`local`, `openai`, a config file's): "" when not recorded."""
+    label: str = ""
+    """In a blind round, the only name shown until the vote: `A`, `B`, `C`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,48 @@ class ComparisonRecord:
     """Which command made it: app | compare."""
     id: int | None = None
     """The history's id once saved."""
+    blind: bool = False
+    """A blind arena round: its panes are `A`, `B`, `C` until it is voted on."""
+    vote: VoteRecord | None = None
+    """The vote cast on it, if any."""
+
+    @property
+    def hidden(self) -> bool:
+        """A blind round not voted on yet: no model may be shown."""
+        return self.blind and self.vote is None
+
+    def masked(self) -> ComparisonRecord:
+        """What may be shown of it while `hidden`: every pane named by its label only,
+        with nothing else that identifies its model (target, URL, the Anoman block and
+        the cost, which can be unique to one model). Itself when not hidden."""
+        if not self.hidden:
+            return self
+        return replace(self, panes=tuple(
+            replace(p, model=p.label or f"pane {p.pane}", base_url="", target="",
+                    anoman=None, cost_text="hidden until the vote",
+                    failure=_masked_failure(p.failure, p.model, p.label))
+            for p in self.panes))
+
+
+@dataclass(frozen=True, slots=True)
+class VoteRecord:
+    """A vote on a comparison: blind (an arena round) or sighted (names on screen)."""
+
+    blind: bool
+    outcome: str
+    """win | tie | bad (every answer bad)."""
+    winner_pane: int | None
+    """The winning pane's number for `win`, else None."""
+    voted_at: float
+
+
+def _masked_failure(failure: dict[str, Any] | None, model: str, label: str
+                    ) -> dict[str, Any] | None:
+    # A server's message may name the model ("model X not found"): say the label instead.
+    if failure is None or not model:
+        return failure
+    return {k: (v.replace(model, label or "the model") if isinstance(v, str) else v)
+            for k, v in failure.items()}
 
 
 def _metrics(result: StreamResult) -> dict[str, Any]:
@@ -147,6 +191,9 @@ class ListedComparison:
     follow_up: bool
     """It continued a conversation (earlier turns were sent before its prompt)."""
     panes: tuple[ListedPane, ...]
+    blind: bool = False
+    hidden: bool = False
+    """A blind round not voted on yet: `panes` carry labels, not models."""
 
 
 def _float(value: Any) -> float | None:

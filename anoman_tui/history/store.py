@@ -30,10 +30,19 @@ from anoman_tui.history.model import (
     ListedComparison,
     ListedPane,
     PaneRecord,
+    VoteRecord,
 )
 
 FILE_NAME = "history.sqlite3"
 BUSY_TIMEOUT_S = 5.0
+
+
+class VoteRefused(Exception):
+    """A vote that cannot be recorded; `reason` says why in one sentence."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class HistoryUnavailable(Exception):
@@ -108,12 +117,27 @@ def _add_pane_target(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE panes ADD COLUMN target TEXT NOT NULL DEFAULT ''")
 
 
+def _add_blind_rounds_and_votes(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE comparisons ADD COLUMN blind INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE panes ADD COLUMN label TEXT NOT NULL DEFAULT ''")
+    conn.execute(
+        """CREATE TABLE votes (
+            comparison_id INTEGER PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
+            blind INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            winner_pane INTEGER,
+            voted_at REAL NOT NULL
+        )"""
+    )
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
     _add_rate_series_and_index,  # 1 -> 2: the sparkline's series, the full-text index
     _add_pane_conversation,  # 2 -> 3: each pane's own earlier turns
     _add_pane_target,  # 3 -> 4: the target (server) each pane streamed from
+    _add_blind_rounds_and_votes,  # 4 -> 5: blind arena rounds, pane labels, votes
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -162,6 +186,7 @@ _PANE_COLUMNS = (
     "comparison_id", "pane", "model", "base_url", "endpoint", "temperature", "max_tokens",
     "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
     "usage", "anoman", "metrics", "cost_text", "rate_series", "conversation", "target",
+    "label",
 )
 _INSERT_PANE = (
     f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
@@ -175,7 +200,7 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
         p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
         _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
         p.cost_text, json.dumps(list(p.rate_series)),
-        None if p.conversation is None else _turns_json(p.conversation), p.target,
+        None if p.conversation is None else _turns_json(p.conversation), p.target, p.label,
     )
 
 
@@ -211,6 +236,7 @@ def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
         cost_text=row["cost_text"],
         conversation=_turns(row["conversation"]),
         target=row["target"],
+        label=row["label"],
     )
 
 
@@ -338,9 +364,9 @@ class HistoryStore:
             try:
                 cursor = conn.execute(
                     "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                    "conversation) VALUES (?, ?, ?, ?, ?)",
+                    "conversation, blind) VALUES (?, ?, ?, ?, ?, ?)",
                     (created, record.source, record.prompt, record.system_prompt,
-                     _turns_json(record.conversation)),
+                     _turns_json(record.conversation), int(record.blind)),
                 )
                 comparison_id = int(cursor.lastrowid or 0)
                 conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p)
@@ -348,7 +374,10 @@ class HistoryStore:
                 if self.fts:
                     conn.execute(
                         "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
-                        (comparison_id, record.prompt, " ".join(p.model for p in record.panes)),
+                        # A blind round is found by its labels until the vote: a search
+                        # by model name must not tell which rounds a model is in.
+                        (comparison_id, record.prompt, " ".join(
+                            (p.label if record.blind else p.model) for p in record.panes)),
                     )
                 conn.execute("COMMIT")
             except BaseException:
@@ -381,7 +410,8 @@ class HistoryStore:
         typing a filter. `get` reads one whole."""
         return self._matching(
             limit, search, before,
-            "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up", self._list)
+            "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up, c.blind",
+            self._list)
 
     def _matching(self, limit: int, search: str | None, before: int | None, columns: str,
                   load: Callable[[str, Iterable[Any]], list[Any]]) -> list[Any]:
@@ -405,7 +435,10 @@ class HistoryStore:
         for word in words:
             clauses.append(
                 "(c.prompt LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM panes p "
-                "WHERE p.comparison_id = c.id AND p.model LIKE ? ESCAPE '\\'))"
+                "WHERE p.comparison_id = c.id AND p.model LIKE ? ESCAPE '\\' "
+                # (not by a model's name in a blind round before its vote)
+                "AND (c.blind = 0 OR EXISTS (SELECT 1 FROM votes v "
+                "WHERE v.comparison_id = c.id))))"
             )
             params += [_like(word), _like(word)]
         return load(
@@ -423,10 +456,17 @@ class HistoryStore:
                 ids = [row["id"] for row in rows]
                 panes: dict[int, list[ListedPane]] = {i: [] for i in ids}
                 marks = ", ".join("?" for _ in ids)
+                voted = self._voted(ids, marks)
+                hidden = {row["id"] for row in rows if row["blind"] and row["id"] not in voted}
                 for row in self._conn.execute(
-                    "SELECT comparison_id, pane, model, status, cost_text FROM panes "
+                    "SELECT comparison_id, pane, model, status, cost_text, label FROM panes "
                     f"WHERE comparison_id IN ({marks}) ORDER BY comparison_id, pane", ids,
                 ):
+                    if row["comparison_id"] in hidden:  # a blind round: its labels only
+                        panes[row["comparison_id"]].append(ListedPane(
+                            row["pane"], row["label"] or f"pane {row['pane']}", row["status"],
+                            "hidden until the vote"))
+                        continue
                     panes[row["comparison_id"]].append(ListedPane(
                         row["pane"], row["model"], row["status"], row["cost_text"]))
         except sqlite3.DatabaseError as exc:
@@ -434,8 +474,17 @@ class HistoryStore:
                 raise
             raise HistoryUnavailable(_reason(exc, self.path)) from None
         return [ListedComparison(row["id"], row["created_at"], row["prompt"],
-                                 bool(row["follow_up"]), tuple(panes[row["id"]]))
+                                 bool(row["follow_up"]), tuple(panes[row["id"]]),
+                                 blind=bool(row["blind"]), hidden=row["id"] in hidden)
                 for row in rows]
+
+    def _voted(self, ids: list[int], marks: str) -> dict[int, VoteRecord]:
+        return {
+            row["comparison_id"]: VoteRecord(bool(row["blind"]), row["outcome"],
+                                             row["winner_pane"], row["voted_at"])
+            for row in self._conn.execute(
+                f"SELECT * FROM votes WHERE comparison_id IN ({marks})", ids)
+        }
 
     def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
         try:
@@ -451,6 +500,7 @@ class HistoryStore:
                     "ORDER BY comparison_id, pane", ids,
                 ):
                     panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
+                votes = self._voted(ids, marks)
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
                 raise
@@ -464,6 +514,47 @@ class HistoryStore:
                 created_at=row["created_at"],
                 source=row["source"],
                 id=row["id"],
+                blind=bool(row["blind"]),
+                vote=votes.get(row["id"]),
             )
             for row in rows
         ]
+
+    # -- votes -----------------------------------------------------------------
+
+    def cast_vote(self, comparison_id: int, outcome: str, winner_pane: int | None, *,
+                  blind: bool, voted_at: float | None = None) -> None:
+        """Record the one vote a comparison gets; raises `VoteRefused` (already voted,
+        no such comparison) or `HistoryUnavailable`. A blind round becomes searchable
+        by its models once voted on."""
+        if outcome not in ("win", "tie", "bad") or (outcome == "win") != (winner_pane is not None):
+            raise ValueError(f"not a vote: {outcome} {winner_pane}")
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if conn.execute("SELECT 1 FROM comparisons WHERE id = ?",
+                                    (comparison_id,)).fetchone() is None:
+                        raise VoteRefused(f"there is no comparison {comparison_id}")
+                    if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
+                                    (comparison_id,)).fetchone() is not None:
+                        raise VoteRefused(f"comparison {comparison_id} was already voted on")
+                    conn.execute(
+                        "INSERT INTO votes (comparison_id, blind, outcome, winner_pane, "
+                        "voted_at) VALUES (?, ?, ?, ?, ?)",
+                        (comparison_id, int(blind), outcome, winner_pane,
+                         voted_at if voted_at is not None else time.time()))
+                    if self.fts:
+                        models = " ".join(r[0] for r in conn.execute(
+                            "SELECT model FROM panes WHERE comparison_id = ? ORDER BY pane",
+                            (comparison_id,)))
+                        conn.execute("UPDATE comparisons_fts SET models = ? WHERE rowid = ?",
+                                     (models, comparison_id))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise HistoryUnavailable(_reason(exc, self.path)) from None

@@ -217,7 +217,8 @@ class HistoryScreen(Screen[None]):
             return None
         if record is None:
             self.notify("That comparison is no longer in the history.", timeout=3)
-        return record
+            return None
+        return record.masked()  # a blind round: its labels only, until its vote
 
     def action_move(self, by: int) -> None:
         options = self.query_one(OptionList)

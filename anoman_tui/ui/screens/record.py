@@ -127,8 +127,18 @@ class RecordScreen(CompareScreen):
             return
         self.dismiss()
 
+    def _blind_refusal(self) -> bool:
+        if self.record.hidden:
+            self.notify("A blind round not voted on yet: vote on it first "
+                        "(anoman-tui vote ID), then its models can be re-run or continued.",
+                        title="Blind round", severity="warning", timeout=6)
+            return True
+        return False
+
     def action_continue(self) -> None:
         """Back to the compare screen with this comparison on it, to type what follows."""
+        if self._blind_refusal():
+            return
         if self._to_live(answers=True):
             self.live.notify(
                 f"Continuing comparison #{self.record.id}: your next prompt goes to each "
@@ -136,6 +146,8 @@ class RecordScreen(CompareScreen):
 
     def action_rerun(self) -> None:
         """Send the same prompt again: to the same models, the live screen's, or others."""
+        if self._blind_refusal():
+            return
         saved = [p.model for p in self.record.panes][: len(self.live.panes)]
         now = [p.model for p in self.live.panes][: len(saved)]
         options: list[tuple[str, Text | str]] = [
