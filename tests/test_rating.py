@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from itertools import combinations
 
 import pytest
@@ -145,14 +146,14 @@ TRUE_ELO = {"m1": 1230.0, "m2": 1150.0, "m3": 1080.0, "m4": 1010.0, "m5": 950.0,
             "m6": 860.0}
 
 
-def simulate(rounds: int, seed: int) -> list[Vote]:
-    """Rounds of three (four in five) or two models; the winner drawn with probability
+def simulate(rounds: int, seed: int, two_way: float = 0.2) -> list[Vote]:
+    """Rounds of three or (a `two_way` share) two models; the winner drawn with probability
     proportional to 10^(R/400), i.e. Bradley–Terry for every pair of the round."""
     rng = random.Random(seed)
     names = list(TRUE_ELO)
     votes = []
     for _ in range(rounds):
-        drawn = rng.sample(names, 3 if rng.random() < 0.8 else 2)
+        drawn = rng.sample(names, 3 if rng.random() < 1 - two_way else 2)
         weights = [10 ** (TRUE_ELO[m] / 400) for m in drawn]
         votes.append(Vote(tuple(drawn), rng.choices(drawn, weights)[0], "win", frozenset()))
     return votes
@@ -187,6 +188,45 @@ def test_intervals_cover_the_truth_in_most_simulations() -> None:
     # 95% intervals: about 2 or 3 misses in 48 expected; 8 would mean they are too narrow.
     assert misses <= 7, misses
     assert checked == 48
+
+
+def _interval_widths(votes: list[Vote], resamples: int, seed: int) -> float:
+    """Mean width of the 95% intervals (relative to m4) from resampling the votes
+    directly: whole rounds drawn with replacement, each resample refitted."""
+    rng = random.Random(seed)
+    names = sorted(TRUE_ELO)
+    replicates: dict[str, list[float]] = {m: [] for m in names if m != "m4"}
+    for _ in range(resamples):
+        scores: dict[tuple[str, str], float] = {}
+        for vote in rng.choices(votes, k=len(votes)):
+            for a, b, s in vote.pairs():
+                scores[(a, b)] = scores.get((a, b), 0.0) + s
+                scores[(b, a)] = scores.get((b, a), 0.0) + 1 - s
+        for model, rating in fit_ratings(names, scores, anchor="m4").items():
+            if model != "m4":
+                replicates[model].append(rating)
+    widths = []
+    for values in replicates.values():
+        cuts = statistics.quantiles(values, n=40, method="inclusive")  # 2.5% ... 97.5%
+        widths.append(cuts[-1] - cuts[0])
+    return sum(widths) / len(widths)
+
+
+def test_the_bootstrap_resamples_whole_rounds() -> None:
+    """A three-model round's two outcomes go together (a winner beats both others at
+    once): the intervals match a direct resampling of the rounds, and are wider than a
+    resampling of pairwise outcomes one by one would make them."""
+    votes = simulate(600, seed=21, two_way=0)
+    direct = _interval_widths(votes, resamples=600, seed=21)
+
+    def mean_width(board_votes: list[Vote]) -> float:
+        rows = scoreboard(board_votes, bootstrap=600, anchor="m4", seed=21).models
+        return sum(r.ci_high - r.ci_low for r in rows if r.model != "m4") / (len(rows) - 1)
+
+    assert 0.92 < mean_width(votes) / direct < 1.08
+    one_by_one = [Vote((a, b), a if s == 1 else b, "win", frozenset())
+                  for vote in votes for a, b, s in vote.pairs()]
+    assert mean_width(one_by_one) / direct < 0.9
 
 
 # -- counts and what a vote may be ---------------------------------------------------------

