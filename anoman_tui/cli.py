@@ -260,6 +260,20 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                       help="the best answer's label, tie, or bad (every answer bad)")
     vote.add_argument("--json", action="store_true", help="print the reveal as JSON")
 
+    board = commands.add_parser(
+        "scoreboard",
+        help="per model: the blind votes' rating, wins and what the history knows",
+        description=(
+            "Per model, best first: rounds, wins, ties, losses, win rate and a "
+            "Bradley-Terry rating on the Elo scale with its 95%% bootstrap interval (from "
+            "the blind votes), beside TTFT p50/p95, tokens/s p50, mean cost per answer, "
+            "cost per win and failure rates by kind (from every answer in the history)."
+        ),
+    )
+    board.add_argument("--json", action="store_true", help="one JSON document")
+    board.add_argument("--include-sighted", action="store_true",
+                       help="count votes cast with the names on screen too")
+
     export = commands.add_parser(
         "export",
         help="write a saved comparison as a Markdown, HTML or JSON report",
@@ -457,6 +471,64 @@ def _vote(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scoreboard(args: argparse.Namespace) -> int:
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.report.scoreboard import FAILURE_WORDS, build
+
+    prog = "anoman-tui scoreboard"
+    path = default_path()
+    rows = []
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                rows = build(store.voted_rounds(include_sighted=args.include_sighted),
+                             store.model_numbers())
+        except HistoryUnavailable as exc:
+            print(f"{prog}: {exc.reason}", file=sys.stderr)
+            return 1
+    if args.json:
+        print(json.dumps({"include_sighted": args.include_sighted,
+                          "models": [r.to_json() for r in rows]}, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("No votes yet: run `anoman-tui compare --blind`, then `anoman-tui vote ID`.")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    def money(value: float | None) -> str:
+        return "—" if value is None else f"${value:.6f}"
+
+    def seconds(value: float | None) -> str:
+        return "—" if value is None else f"{value:.2f} s"
+
+    table = Table(title="Scoreboard" + (" (blind and sighted votes)" if args.include_sighted
+                                        else " (blind votes)"), title_justify="left")
+    for name, justify in (("model", "left"), ("rating (95% CI)", "right"),
+                          ("rounds", "right"), ("W/T/L", "right"), ("win rate", "right"),
+                          ("TTFT p50/p95", "right"), ("tok/s p50", "right"),
+                          ("cost/answer", "right"), ("cost/win", "right"),
+                          ("failures", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        failures = ", ".join(f"{FAILURE_WORDS[k]} {v:.0%}" for k, v in r.failure_rates.items()
+                             if v) or "none"
+        table.add_row(
+            r.model + (" (few rounds)" if r.unstable else ""),
+            f"{r.rating:.0f} ({r.ci_low:.0f}–{r.ci_high:.0f})", str(r.rounds),
+            f"{r.wins}/{r.ties}/{r.losses}", f"{r.win_rate:.0%}",
+            f"{seconds(r.ttft_p50)} / {seconds(r.ttft_p95)}",
+            "—" if r.rate_p50 is None else f"{r.rate_p50:.1f}",
+            money(r.mean_cost), money(r.cost_per_win), failures)
+    console = Console(highlight=False)
+    table.columns[0].no_wrap = True  # a cut name is another model
+    if not console.is_terminal:  # a file or a pipe: as wide as it needs, never squeezed
+        unbounded = console.options.update_width(10_000)
+        console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+    console.print(table)
+    return 0
+
+
 def _vote_problem(record: Any, comparison_id: int, choice: str) -> str | None:
     """Why this vote cannot be cast, in one sentence; None if it can."""
     if record is None:
@@ -580,6 +652,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _export(args)
     if args.command == "vote":
         return _vote(args)
+    if args.command == "scoreboard":
+        return _scoreboard(args)
     return _tui(args, parser)
 
 

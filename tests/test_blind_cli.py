@@ -150,3 +150,53 @@ def test_the_arena_pool_from_the_config_file(data_home: Path, gateway: EmbeddedG
     assert sorted(p.model for p in record.panes) == ["anoman-lite", "qwen3-coder"]
     assert [p.label for p in record.panes] == ["A", "B"]
     assert re.search(r"\bA\b", json.dumps(doc))
+
+
+def test_the_scoreboard_ranks_by_the_blind_votes_beside_the_history(
+        data_home: Path) -> None:
+    from anoman_tui.history import ComparisonRecord, PaneRecord
+
+    def pane(n: int, model: str, status: str = "completed", cost: str = "$0.001000",
+             ttft: float = 0.5) -> PaneRecord:
+        failure = {"kind": "truncated", "message": "cut"} if status == "failed" else None
+        return PaneRecord(pane=n, model=model, base_url="http://x", endpoint="openai",
+                          status=status, committed=status == "completed", text="t",
+                          failure=failure, label="ABC"[n - 1], cost_text=cost,
+                          metrics={"ttft_s": ttft, "output_tokens_per_s": 100.0 * n})
+
+    history_file(data_home).parent.mkdir(parents=True)
+    with HistoryStore.open(history_file(data_home)) as store:
+        def round_(winner: int | None, outcome: str = "win", *, blind: bool = True,
+                   third: str = "completed") -> None:
+            record = ComparisonRecord(prompt="p", blind=blind, panes=(
+                pane(1, "strong", cost="$0.002000", ttft=0.2), pane(2, "middle"),
+                pane(3, "weak", status=third)))
+            store.cast_vote(store.save(record), outcome, winner, blind=blind)
+
+        for _ in range(12):
+            round_(1)
+        for _ in range(6):
+            round_(2)
+        round_(None, "tie")
+        round_(None, "bad", third="failed")
+        for _ in range(15):
+            round_(3, blind=False)  # sighted: left out unless asked for
+    result = cli(data_home, "scoreboard", "--json")
+    assert result.returncode == 0, result.stderr
+    board = {m["model"]: m for m in json.loads(result.stdout)["models"]}
+    assert list(board) == ["strong", "middle", "weak"]  # best rating first
+    strong, weak = board["strong"], board["weak"]
+    assert (strong["rounds"], strong["wins"], strong["ties"], strong["losses"]) == (
+        20, 12, 2, 6)
+    assert strong["ci_95"][0] <= strong["rating"] <= strong["ci_95"][1]
+    assert strong["cost_per_win_usd"] == pytest.approx(0.002 * 20 / 12, abs=1e-6)
+    assert weak["wins"] == 0 and weak["cost_per_win_usd"] is None
+    assert weak["failure_rates"]["truncated"] == pytest.approx(1 / 35, abs=1e-4)
+    assert strong["ttft_p50_s"] == 0.2 and board["middle"]["tokens_per_s_p50"] == 200.0
+    sighted = cli(data_home, "scoreboard", "--json", "--include-sighted")
+    with_sighted = {m["model"]: m for m in json.loads(sighted.stdout)["models"]}
+    assert with_sighted["weak"]["wins"] == 15 and with_sighted["weak"]["rounds"] == 35
+    table = cli(data_home, "scoreboard")
+    assert table.returncode == 0 and "strong" in table.stdout and "rating" in table.stdout
+    empty = cli(data_home.parent / "other", "scoreboard")
+    assert empty.returncode == 0 and "No votes yet" in empty.stdout

@@ -108,6 +108,34 @@ class VoteRecord:
     voted_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class VotedRound:
+    """A voted comparison as the scoreboard reads it."""
+
+    id: int
+    models: tuple[str, ...]
+    failed: frozenset[str]
+    """Models whose pane did not complete (a failed pane cannot win)."""
+    outcome: str
+    """win | tie | bad."""
+    winner: str | None
+    blind: bool
+
+
+@dataclass(slots=True)
+class ModelNumbers:
+    """What the history knows of one model over all its answers."""
+
+    answers: int = 0
+    ttfts: list[float] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+    """Dollars per answer, as shown (reported or estimated)."""
+    failures: dict[str, int] = field(default_factory=dict)
+    """By failure kind: http_error (refused before streaming), stream_error, truncated,
+    stalled, protocol_error, transport_error, cancelled."""
+
+
 def _masked_failure(failure: dict[str, Any] | None, model: str, label: str
                     ) -> dict[str, Any] | None:
     # A server's message may name the model ("model X not found"): say the label instead.

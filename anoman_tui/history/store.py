@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 import threading
@@ -29,7 +30,9 @@ from anoman_tui.history.model import (
     ComparisonRecord,
     ListedComparison,
     ListedPane,
+    ModelNumbers,
     PaneRecord,
+    VotedRound,
     VoteRecord,
 )
 
@@ -238,6 +241,15 @@ def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
         target=row["target"],
         label=row["label"],
     )
+
+
+_COST = re.compile(r"\$([0-9]+(?:\.[0-9]+)?(?:[eE]-?[0-9]+)?)")
+
+
+def _cost_value(text: str | None) -> float | None:
+    """The dollars in a cost as shown (`$0.0012`, `~$0.0001 (est.)`), None for `—`."""
+    found = _COST.search(text or "")
+    return float(found[1]) if found else None
 
 
 def _fts_query(search: str) -> str:
@@ -521,6 +533,59 @@ class HistoryStore:
         ]
 
     # -- votes -----------------------------------------------------------------
+
+    def voted_rounds(self, *, include_sighted: bool = False) -> list[VotedRound]:
+        """Every voted comparison, oldest first: its models, which failed, the outcome
+        and the winner's model. Blind votes only unless `include_sighted`."""
+        where = "" if include_sighted else "WHERE v.blind = 1"
+        try:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT v.comparison_id AS id, v.blind, v.outcome, v.winner_pane, "
+                    "group_concat(p.pane || char(31) || p.model || char(31) || p.status, "
+                    "char(30)) AS panes FROM votes v JOIN panes p "
+                    f"ON p.comparison_id = v.comparison_id {where} "
+                    "GROUP BY v.comparison_id ORDER BY v.comparison_id").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        rounds = []
+        for row in rows:
+            panes = sorted((int(n), model, status) for n, model, status in
+                           (part.split("\x1f") for part in row["panes"].split("\x1e")))
+            winner = next((m for n, m, _ in panes if n == row["winner_pane"]), None)
+            rounds.append(VotedRound(
+                row["id"], tuple(m for _, m, _ in panes),
+                frozenset(m for _, m, status in panes if status != "completed"),
+                row["outcome"], winner, bool(row["blind"])))
+        return rounds
+
+    def model_numbers(self) -> dict[str, ModelNumbers]:
+        """What the history knows of each model, over every pane it answered: TTFTs,
+        tokens/s, costs shown and how each ended (JSON read by SQLite, not Python)."""
+        numbers: dict[str, ModelNumbers] = {}
+        try:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT model, status, json_extract(failure, '$.kind') AS kind, "
+                    "json_extract(metrics, '$.ttft_s') AS ttft, "
+                    "json_extract(metrics, '$.output_tokens_per_s') AS rate, cost_text "
+                    "FROM panes").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        for row in rows:
+            n = numbers.setdefault(row["model"], ModelNumbers())
+            n.answers += 1
+            if row["status"] == "failed":
+                kind = row["kind"] if isinstance(row["kind"], str) else "failed"
+                n.failures[kind] = n.failures.get(kind, 0) + 1
+            if isinstance(row["ttft"], int | float):
+                n.ttfts.append(float(row["ttft"]))
+            if isinstance(row["rate"], int | float):
+                n.rates.append(float(row["rate"]))
+            cost = _cost_value(row["cost_text"])
+            if cost is not None:
+                n.costs.append(cost)
+        return numbers
 
     def cast_vote(self, comparison_id: int, outcome: str, winner_pane: int | None, *,
                   blind: bool, voted_at: float | None = None) -> None:
