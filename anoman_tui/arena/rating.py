@@ -175,7 +175,7 @@ class Scoreboard:
     votes: int
     bootstrap: int
     seed: int
-    anchor: str | None  # None: the mean rating is INITIAL
+    anchor: str | None  # None: the mean rating of a pane over the votes is INITIAL
 
 
 def scoreboard(
