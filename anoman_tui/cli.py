@@ -173,6 +173,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                         help="print the version and exit")
     _add_setting_arguments(parser, many_models=False)
     parser.add_argument(
+        "--arena", action="store_true",
+        help="open the blind arena once connected: three models drawn at random from "
+        "arena.pool (else every model the default target lists), shown as A, B and C "
+        "until you vote",
+    )
+    parser.add_argument(
         "--theme", default=argparse.SUPPRESS,
         help="theme name (see themes/; default: $ANOMAN_THEME, then theme in the config file)",
     )
@@ -629,7 +635,7 @@ def _tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     setup_file_logging(secrets=[k for k in dict.fromkeys(keys) if k])
     from anoman_tui.ui.app import AnomanApp
 
-    app = AnomanApp(settings)
+    app = AnomanApp(settings, arena=args.arena)
     app.run()
     return app.return_code or 0
 

@@ -40,6 +40,7 @@ from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
 from anoman_tui.ui.pane_state import PaneParams, PaneState, scenario_choices
+from anoman_tui.ui.screens.arena import LABELS, ArenaScreen
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.record import RecordScreen
@@ -145,6 +146,7 @@ class AnomanApp(App[None]):
         frozen_clock: bool = False,
         gateway_factory: Callable[[], Any] | None = None,
         connect: bool = True,
+        arena: bool = False,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -160,6 +162,7 @@ class AnomanApp(App[None]):
         self.target_models: dict[str, list[ModelInfo]] = {}
         """What each target's models endpoint listed."""
         self._local: tuple[str, str] | None = None  # the local gateway's (URL, key)
+        self.start_in_arena = arena
         self.is_local_gateway = self.default_target.is_local
         self._gateway_factory = gateway_factory
         self._gateway: Any = None
@@ -314,7 +317,9 @@ class AnomanApp(App[None]):
             return compare is not None and compare.unavailable
         if action == "history":
             # Not from a comparison reopened from the history: Esc goes back to it.
-            return not isinstance(self.screen, RecordScreen)
+            return not isinstance(self.screen, RecordScreen | ArenaScreen)
+        if action == "usage" and isinstance(self.screen, ArenaScreen):
+            return not self.screen.hidden  # the ledger names each request's model
         return True
 
     def action_reconnect(self) -> None:
@@ -448,6 +453,10 @@ class AnomanApp(App[None]):
             yield from self._record_commands(screen)
             yield from kept
             return
+        if isinstance(screen, ArenaScreen):
+            yield from self._arena_commands(screen)
+            yield from kept
+            return
         if not isinstance(screen, CompareScreen):
             yield from kept
             return
@@ -494,6 +503,16 @@ class AnomanApp(App[None]):
             else "now using the cache: choose to send Cache-Control: no-cache",
             self.toggle_cache_bypass,
         )
+        yield SystemCommand("Arena mode", "blind rounds: three models drawn at random, "
+                            "shown as A, B, C until you vote", self.action_arena)
+        yield SystemCommand("Scoreboard", "per model: the blind votes' rating, wins, speed, "
+                            "cost and failures", self.action_scoreboard)
+        for pane in self.panes:
+            if pane.last_result is not None and pane.last_result.committed:
+                yield SystemCommand(f"Mark pane {pane.index} as the best answer",
+                                    "a sighted vote (names on screen), kept apart from "
+                                    "blind ones", partial(self.compare.sighted_vote,
+                                                          pane.index))
         yield SystemCommand("History", "every saved comparison: reopen, re-run, continue, "
                             "export", self.action_history)
         yield SystemCommand("Export this comparison",
@@ -515,6 +534,43 @@ class AnomanApp(App[None]):
             self.change_api_key,
         )
         yield from kept
+
+    def _arena_commands(self, screen: ArenaScreen) -> Iterable[SystemCommand]:
+        """The arena's commands: nothing that would name a model before the vote."""
+        if screen.phase == "voting":
+            for choice, words in (("A", "A is best"), ("B", "B is best"), ("C", "C is best"),
+                                  ("tie", "a tie"), ("bad", "every answer is bad")):
+                yield SystemCommand(f"Vote: {words}", "then the names are revealed",
+                                    partial(screen.action_vote, choice))
+        yield SystemCommand("Next round", "a new draw, the same prompt",
+                            screen.action_next_round)
+        for pane in screen.panes:
+            yield SystemCommand(f"Copy answer from pane {LABELS[pane.index - 1]}",
+                                "to the clipboard", partial(screen.copy_answer, pane.index))
+        yield SystemCommand("Diff two panes", "one pane's answer as a word diff against "
+                            "another's", screen.action_diff)
+        yield SystemCommand("Export this round", "Markdown, HTML, JSON or SVG (names hidden "
+                            "until the vote)", screen.action_export)
+        if not screen.hidden:
+            yield SystemCommand("Scoreboard", "per model: the blind votes' rating and more",
+                                self.action_scoreboard)
+        yield SystemCommand("Leave the arena", "back to the compare screen", screen.action_leave)
+
+    def action_arena(self) -> None:
+        """Blind rounds over the compare screen (which stays as it was)."""
+        if self.compare.base_url is None:
+            self.notify("Not connected yet: the arena starts once the gateway answers.",
+                        timeout=4)
+            return
+        self.push_screen(ArenaScreen(self.compare, frozen_clock=self._frozen))
+
+    def action_scoreboard(self) -> None:
+        from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
+
+        if self.history is None:
+            self.notify("No scoreboard: the history is off or not available.", timeout=5)
+            return
+        self.push_screen(ScoreboardScreen(self.history))
 
     def _record_commands(self, screen: RecordScreen) -> Iterable[SystemCommand]:
         """A reopened comparison's commands: what it can do read-only, and its two actions."""

@@ -110,6 +110,18 @@ class PaneState:
     model: str = ""
     target: Target = field(default_factory=lambda: BUILT_IN[LOCAL])
     """Where the pane streams from: its URL, key, paths (`anoman_tui.targets`)."""
+    label: str = ""
+    """In a blind arena round, the pane's only name (`A`, `B`, `C`) until the vote: the
+    model, its target and whatever would tell them apart stay hidden. "" otherwise."""
+
+    tag: str = ""
+    """Shown in the header instead of the pane's number (a revealed arena round keeps
+    its label there)."""
+
+    @property
+    def shown_name(self) -> str:
+        """What the screen calls the pane's model: its label while blind."""
+        return self.label or self.model
     endpoint: EndpointFormat = "openai"
     params: PaneParams = field(default_factory=PaneParams)
     # The demo scenario for the next request. One-shot: the request it applies to clears

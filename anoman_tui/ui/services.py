@@ -44,6 +44,11 @@ class AppServices(Protocol):
 
     async def models_of(self, target: Target) -> list[ModelInfo]: ...
 
+    start_in_arena: bool
+    """Open the arena once connected (`anoman-tui --arena`); cleared when it opens."""
+
+    def action_arena(self) -> None: ...
+
     async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
 
 

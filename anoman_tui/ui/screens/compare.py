@@ -305,7 +305,7 @@ class CompareScreen(Screen[None]):
         tabs = self.query_one(Tabs)
         for pane in self.panes:
             tab = tabs.query_one(f"#tab-{pane.index}", Tab)
-            tab.label = Text(f"{pane.index} {pane.model or '—'} · {pane.status}")
+            tab.label = Text(f"{pane.index} {pane.shown_name or '—'} · {pane.status}")
 
     # -- status ---------------------------------------------------------------
 
@@ -386,6 +386,9 @@ class CompareScreen(Screen[None]):
         if self._pending_prompt is not None:
             prompt, self._pending_prompt = self._pending_prompt, None
             self.send(prompt, self.panes)
+        if self.services.start_in_arena:
+            self.services.start_in_arena = False
+            self.services.action_arena()
 
     @on(GatewayUnavailable)
     def _gateway_unavailable(self, event: GatewayUnavailable) -> None:
@@ -416,8 +419,17 @@ class CompareScreen(Screen[None]):
 
     # -- sending --------------------------------------------------------------
 
+    def intercept_prompt(self, prompt: str) -> bool:
+        """A subclass's say before a prompt is sent (the arena's rounds); True: handled."""
+        return False
+
+    def turn_ended(self) -> None:
+        """Called once no pane runs any more, after the turn was handed to the history."""
+
     @on(PromptSubmitted)
     def _submitted(self, event: PromptSubmitted) -> None:
+        if self.intercept_prompt(event.prompt):
+            return
         if self.base_url is None:
             if self.target_label.startswith("unavailable"):
                 self.notify("No gateway to send to: see the status line.",
@@ -511,7 +523,10 @@ class CompareScreen(Screen[None]):
             # this message after all of them have ended.
             self._turn_saved = True
             self._save_turn(event.prompt)  # before a queued prompt starts the next turn
-        self._mark_verdict()
+            self._mark_verdict()
+            self.turn_ended()
+        else:
+            self._mark_verdict()
         self._send_if_settled()
 
     def turn_record(self, prompt: str | None = None) -> ComparisonRecord | None:
@@ -677,6 +692,35 @@ class CompareScreen(Screen[None]):
         # The screen as it is now, before a dialog covers it.
         svg = self.app.export_screenshot(title=f"{self.app.title} · {self.export_title()}")
         export_comparison(self.app, self.export_record(), svg=svg)
+
+    def sighted_vote(self, index: int) -> None:
+        """Mark pane `index`'s answer of the latest turn as the best: a sighted vote (the
+        names were on screen), kept apart from the blind arena's."""
+        saved = next(iter(self._saved.values()), None)
+        store = self.services.history
+        if saved is None or saved.id is None or store is None:
+            self.notify("Only a saved comparison can be voted on (history on, turn ended).",
+                        timeout=4)
+            return
+        pane = next((p for p in saved.panes if p.pane == index), None)
+        if pane is None or not pane.committed:
+            self.notify(f"Pane {index} did not complete: a failed pane cannot win.",
+                        severity="warning", timeout=4)
+            return
+
+        async def cast() -> None:
+            from anoman_tui.history import HistoryUnavailable, VoteRefused
+
+            assert store is not None and saved.id is not None
+            try:
+                await asyncio.to_thread(store.cast_vote, saved.id, "win", index, blind=False)
+            except (VoteRefused, HistoryUnavailable) as exc:
+                self.notify(f"Not recorded: {exc.reason}.", severity="warning", timeout=5)
+                return
+            self.notify(f"Pane {index} ({pane.model}) marked as the best answer: a sighted "
+                        "vote, counted apart from blind ones.", timeout=5)
+
+        self.run_worker(cast(), group="vote", exit_on_error=False)
 
     def export_record(self) -> ComparisonRecord | None:
         """What Export writes: the latest turn on screen."""

@@ -390,10 +390,14 @@ class ComparePane(Vertical):
         # The state comes right after the model so that narrow panes never cut it off.
         state = self.state
         who = Text()
-        who.append(f" {state.index} ", style="bold reverse")
-        who.append(" ")
-        who.append(state.model or "(no model)", style="bold")
-        who.append(f" @{state.target.name}", style="dim")  # where it streams from
+        if state.label:  # a blind round: the label alone, until the vote
+            who.append(f" {state.label} ", style="bold reverse")
+            who.append(" blind", style="dim italic")
+        else:
+            who.append(f" {state.tag or state.index} ", style="bold reverse")
+            who.append(" ")
+            who.append(state.model or "(no model)", style="bold")
+            who.append(f" @{state.target.name}", style="dim")  # where it streams from
         label = STATE_LABELS.get(self.status, self.status)
         if self.status == "done" and self._result is not None and self._result.cut_at_max_tokens:
             label = "done ✂ cut at max tokens"
@@ -440,7 +444,7 @@ class ComparePane(Vertical):
         block = self._anoman
         weighted = "—"
         if block is not None and block.weighted_tokens is not None:
-            weighted = str(block.weighted_tokens)
+            weighted = "hidden" if self.state.label else str(block.weighted_tokens)
         routing = "—"
         if block is not None and block.routing is not None:
             routing = f"{block.routing.mode or '?'}/{block.routing.region or '?'}"
@@ -481,7 +485,10 @@ class ComparePane(Vertical):
         badge.display = True
 
     def cost_shown(self) -> str:
-        """The cost as the footer shows it."""
+        """The cost as the footer shows it (hidden in a blind round: a price can be unique
+        to one model)."""
+        if self.state.label:
+            return "hidden until the vote"
         result = self._result
         info = self.model_info(self.state) if self.model_info else None
         return self._cost_shown or cost_text(
@@ -496,6 +503,9 @@ class ComparePane(Vertical):
         result = self._result
         if result is None:
             return PaneFigures(self.state.index, completed=False)
+        if self.state.label:  # no "cheapest" in a blind round: it would tell the price
+            return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
+                               result.metrics.output_tokens_per_s, None)
         cost = self._anoman.cost_usd if self._anoman is not None else None
         if cost is None:
             cost = result.provider_cost
@@ -740,7 +750,10 @@ class ComparePane(Vertical):
         self.state.last_result = result
         self.state.status = OUTCOME_STATUS[result.status]
         if result.failure is not None:
-            self._show_badge(*failure_badge(result.failure))
+            text, severity = failure_badge(result.failure)
+            if self.state.label and self.state.model:  # a server's words may name it
+                text = text.replace(self.state.model, self.state.label)
+            self._show_badge(text, severity)
         elif cut is not None:
             self._show_badge(cut, "-warning")
         elif result.cache_hit:

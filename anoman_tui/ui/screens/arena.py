@@ -1,0 +1,300 @@
+"""The blind arena: three models drawn at random, shown as A, B and C until the vote.
+
+A round draws three distinct models from the pool (the config's `arena.pool`, else
+every model the default target lists), shuffles them into the panes and names the
+panes A, B, C only: headers, tabs, footers (cost and weighted tokens, which can be
+unique to a model), badges, marks (no "cheapest"), exports and the history all hide
+the models until the vote. TTFT, tokens/s and token counts stay visible.
+
+Once every pane has ended: A, B, C vote for a pane, T for a tie, X for "all bad" (a
+failed pane cannot win; a round where every pane failed asks for no vote). The vote is
+stored with the round in the history, marked blind, and the names are revealed in
+place with each pane's cost. Ctrl+N starts the next round with a new draw and the same
+prompt; typing a new prompt starts it with that one. Esc leaves the arena when nothing
+streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from typing import TYPE_CHECKING, Literal
+
+from textual.binding import Binding
+
+from anoman_tui.streaming import GatewayRequestError
+from anoman_tui.targets import Target, split_model
+from anoman_tui.ui.pane_state import PaneParams, PaneState
+from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine
+from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import pack_fields
+from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+if TYPE_CHECKING:
+    from anoman_tui.history import ComparisonRecord
+
+LABELS = ("A", "B", "C")
+Phase = Literal["drawing", "ready", "streaming", "voting", "no_vote", "revealed"]
+_VOTES = {"a": "A", "b": "B", "c": "C", "t": "tie", "x": "bad"}
+
+
+class ArenaScreen(CompareScreen):
+    """Blind rounds and their votes; the compare screen stays as it was underneath."""
+
+    BINDINGS = [
+        # Voting keys: single letters, live only while a round waits for its vote (the
+        # prompt box is locked then, so they cannot be typing).
+        Binding("a", "vote('A')", "A best", id="arena.vote_a", priority=True),
+        Binding("b", "vote('B')", "B best", id="arena.vote_b", priority=True),
+        Binding("c", "vote('C')", "C best", id="arena.vote_c", priority=True),
+        Binding("t", "vote('tie')", "Tie", id="arena.vote_tie", priority=True),
+        Binding("x", "vote('bad')", "All bad", id="arena.vote_bad", priority=True),
+        Binding("ctrl+n", "next_round", "Next round", id="arena.next", priority=True),
+        Binding("escape", "leave", "Abort / leave", id="arena.leave", priority=True),
+    ]
+
+    def __init__(self, live: CompareScreen, *, frozen_clock: bool = False) -> None:
+        panes = [PaneState(index=i + 1, label=LABELS[i]) for i in range(3)]
+        super().__init__(panes, frozen_clock=frozen_clock, id="arena")
+        self.live = live
+        self.base_url = live.base_url  # connected as the compare screen is
+        self.target_label = live.target_label
+        self.models = live.models
+        self.phase: Phase = "drawing"
+        self.round = 0
+        self.last_prompt: str | None = None
+        self.voted: str | None = None
+        self._pool: list[tuple[Target, str]] = []
+
+    # -- the screen -------------------------------------------------------------------
+
+    def key_bar(self) -> KeyBar:
+        return KeyBar(shed=("scroll_pane", "copy_answer", "export", "diff", "zoom", "abort",
+                            "next_pane"))
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.run_worker(self._start(), group="arena", exclusive=True, exit_on_error=False)
+
+    @property
+    def hidden(self) -> bool:
+        """The models are not to be shown: a round not yet revealed."""
+        return self.phase != "revealed"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "vote":
+            return self.phase == "voting"
+        # A round is one prompt, drawn afresh: no retry of a drawn model, no new comparison.
+        return action not in ("new_comparison", "retry", "history")
+
+    def update_status(self) -> None:
+        if self.phase == "revealed":
+            names = " · ".join(f"{LABELS[p.index - 1]} {p.model}" for p in self.panes
+                               if p.model)
+            vote = {"tie": "a tie", "bad": "all bad"}.get(self.voted or "", self.voted or "")
+            what = ("revealed:", f"{names} · your vote: {vote}", True)
+        elif self.phase == "voting":
+            what = ("vote:", "A, B or C for the best answer · T tie · X all bad", True)
+        elif self.phase == "no_vote":
+            what = ("", "every pane failed: no vote · Ctrl+N next round", True)
+        elif self.phase == "drawing":
+            what = ("", "drawing three models…", True)
+        else:
+            what = ("blind round:", "the models are hidden until you vote", True)
+        fields = [("", APP_BADGE, True), ("arena", f"round {max(1, self.round)}", True), what]
+        line = pack_fields(fields, max(20, self.size.width))
+        line.stylize("reverse", 0, len(APP_BADGE))
+        lines = line.plain.count("\n") + 1
+        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
+        self._status_lines = lines
+        if self._narrow:
+            self._update_tabs()
+
+    # -- rounds -------------------------------------------------------------------------
+
+    async def _start(self) -> None:
+        services = self.services
+        if services.history is None:
+            self.app.notify("The arena keeps its votes in the history, which is "
+                            f"{'off' if not services.settings.history else 'not available'}"
+                            " this session.", title="No arena", severity="error", timeout=8)
+            self.dismiss()
+            return
+        targets = services.targets
+        pool = [split_model(spec, targets) for spec in services.settings.arena.pool]
+        default = services.default_target
+        if pool:
+            self._pool = list(dict.fromkeys(
+                (targets[name] if name else default, model) for name, model in pool))
+        else:
+            try:
+                listed = await services.models_of(default)
+            except GatewayRequestError as exc:
+                self.app.notify(f"No pool to draw from: {exc}", title="No arena",
+                                severity="error", timeout=8)
+                self.dismiss()
+                return
+            self._pool = [(default, m.id) for m in listed]
+        if len(self._pool) < 2:
+            self.app.notify("The arena needs at least two models in its pool "
+                            "(arena.pool in the config file).", title="No arena",
+                            severity="error", timeout=8)
+            self.dismiss()
+            return
+        self.draw()
+
+    def draw(self) -> None:
+        """A new round: distinct models at random, shuffled into the panes, blind."""
+        chosen = random.sample(self._pool, min(3, len(self._pool)))
+        self.round += 1
+        self.voted = None
+        self._saved = {}
+        for state in self.panes:
+            pane = self.pane(state.index)
+            pane.abort()
+            pane.clear()
+            state.reset()
+            state.label, state.tag = LABELS[state.index - 1], ""
+            if state.index <= len(chosen):
+                state.target, state.model = chosen[state.index - 1]
+            else:
+                state.model = ""
+            state.endpoint = state.target.default_endpoint(self.services.settings.endpoint)
+            state.params = PaneParams(self.services.settings.temperature,
+                                      self.services.settings.max_tokens)
+            pane.refresh_chrome()
+        self.phase = "ready"
+        self._lock_prompt(False)
+        self.update_status()
+        self.app.refresh_bindings()
+
+    def intercept_prompt(self, prompt: str) -> bool:
+        if self.phase in ("drawing", "voting"):
+            self.notify("Vote first: A, B or C for the best answer, T tie, X all bad."
+                        if self.phase == "voting" else "Drawing the round's models…",
+                        timeout=3)
+            return True
+        if self.phase in ("revealed", "no_vote"):
+            self.draw()  # a new prompt starts the next round, with a new draw
+        self.phase = "streaming"
+        self.last_prompt = prompt
+        self.update_status()
+        return False
+
+    def turn_ended(self) -> None:
+        drawn = [p for p in self.panes if p.model]
+        if not any(p.last_result is not None and p.last_result.committed for p in drawn):
+            self.phase = "no_vote"  # every pane failed: nothing to vote on
+        else:
+            self.phase = "voting"
+            self._lock_prompt(True)
+        self.update_status()
+        self.app.refresh_bindings()
+
+    def _lock_prompt(self, locked: bool) -> None:
+        # While a vote is due the letters are votes, not typing.
+        prompt = self.query_one(PromptBox)
+        prompt.disabled = locked
+        if locked:
+            self.pane(self._active_pane).answer.focus()
+        else:
+            prompt.focus()
+
+    def turn_record(self, prompt: str | None = None) -> ComparisonRecord | None:
+        record = super().turn_record(prompt)
+        if record is None or record.blind:
+            return record
+        labels = {p.index: p.label for p in self.panes}
+        return dataclasses.replace(record, blind=True, panes=tuple(
+            dataclasses.replace(p, label=labels.get(p.pane, "") or LABELS[p.pane - 1])
+            for p in record.panes))
+
+    def export_record(self) -> ComparisonRecord | None:
+        record = self.turn_record()
+        return record.masked() if record is not None else None
+
+    def export_title(self) -> str:
+        return f"arena round {self.round}"
+
+    # -- voting -------------------------------------------------------------------------
+
+    def action_vote(self, choice: str) -> None:
+        if self.phase != "voting":
+            return
+        if choice in LABELS:
+            state = self.panes[LABELS.index(choice)]
+            result = state.last_result
+            if not state.model or result is None or not result.committed:
+                self.notify(f"{choice} did not complete: a failed pane cannot win.",
+                            severity="warning", timeout=4)
+                return
+        saved = self._saved.get(self.last_prompt or "")
+        store = self.services.history
+        if saved is None or saved.id is None or store is None:
+            self.notify("The round is still being saved; vote again in a moment.", timeout=3)
+            return
+        outcome = choice if choice in ("tie", "bad") else "win"
+        winner = LABELS.index(choice) + 1 if outcome == "win" else None
+        self.run_worker(self._cast(saved, outcome, winner, choice), group="vote",
+                        exclusive=True, exit_on_error=False)
+
+    async def _cast(self, saved: ComparisonRecord, outcome: str, winner: int | None,
+                    choice: str) -> None:
+        from anoman_tui.history import HistoryUnavailable, VoteRecord, VoteRefused
+
+        store = self.services.history
+        assert store is not None and saved.id is not None
+        try:
+            await asyncio.to_thread(store.cast_vote, saved.id, outcome, winner, blind=True)
+        except (VoteRefused, HistoryUnavailable) as exc:
+            self.notify(f"The vote was not recorded: {exc.reason}.", severity="error",
+                        timeout=6)
+            return
+        self._saved = {self.last_prompt or "": dataclasses.replace(
+            saved, vote=VoteRecord(True, outcome, winner, time.time()))}
+        self.voted = choice
+        self.reveal()
+
+    def reveal(self) -> None:
+        """The names, in place: headers, costs, weighted tokens and the cheapest mark."""
+        self.phase = "revealed"
+        for state in self.panes:
+            state.label, state.tag = "", state.label  # the label stays in the header
+            self.pane(state.index).refresh_chrome()
+        self._mark_verdict()
+        self._lock_prompt(False)
+        prompt = self.query_one(PromptBox)
+        if self.last_prompt and not prompt.text:
+            prompt.load_text(self.last_prompt)  # Enter: the same prompt, a new draw
+            prompt.move_cursor(prompt.document.end)
+        self.update_status()
+        self.app.refresh_bindings()
+        names = ", ".join(f"{LABELS[p.index - 1]} was {p.model}" for p in self.panes if p.model)
+        self.notify(f"{names}.", title="Revealed", timeout=6)
+
+    def action_next_round(self) -> None:
+        if any(p.running for p in self.panes):
+            self.notify("A round is streaming: Esc aborts it first.", timeout=3)
+            return
+        if self.phase == "voting":
+            self.notify("Vote first: A, B or C for the best answer, T tie, X all bad.",
+                        timeout=3)
+            return
+        prompt = self.last_prompt
+        self.draw()
+        self.query_one(PromptBox).clear()
+        if prompt:
+            self.phase = "streaming"
+            self.update_status()
+            self.send(prompt, self.panes)
+
+    def action_leave(self) -> None:
+        if any(p.running for p in self.panes):
+            self.action_abort_all()
+            return
+        if self._zoomed:
+            self.action_zoom()
+            return
+        self.dismiss()

@@ -1,0 +1,167 @@
+"""The blind arena against the real local gateway: nothing names a model before the vote
+(screen, notifications, title, palette, exports), single-key votes, the reveal, failed
+panes, the next round, `--arena`, sighted votes and the scoreboard screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from anoman_tui.gateway.catalogue import CATALOGUE
+from anoman_tui.history import HistoryStore, default_path
+from anoman_tui.report import export
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.screens.arena import ArenaScreen
+from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
+from anoman_tui.ui.widgets.pane import ComparePane
+from tests.pilot import ready, submit, until
+from tests.ui.screen_text import screen_lines
+
+POOL = list(CATALOGUE)
+SIZES = [(80, 24), (200, 50)]
+
+
+def everything_shown(app: AnomanApp) -> str:
+    """The whole screen, every notification, the title and the palette's commands."""
+    commands = list(app.get_system_commands(app.screen))
+    return "\n".join([
+        *screen_lines(app), app.title, str(app.sub_title),
+        *(str(n.message) + str(n.title) for n in app._notifications),
+        *(c.title + " " + c.help for c in commands),
+    ])
+
+
+def names_in(text: str) -> list[str]:
+    return [name for name in POOL if name in text]
+
+
+async def open_arena(pilot: Pilot) -> ArenaScreen:
+    app = await ready(pilot)
+    await until(pilot, lambda: app.history is not None)
+    app.action_arena()
+    await until(pilot, lambda: isinstance(app.screen, ArenaScreen)
+                and app.screen.phase == "ready")
+    assert isinstance(app.screen, ArenaScreen)
+    return app.screen
+
+
+def saved() -> list:
+    with HistoryStore.open(default_path()) as store:
+        return store.recent(20)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_blind_round_names_no_model_until_the_vote(make_app, size) -> None:
+    app = make_app()
+    async with app.run_test(size=size, notifications=True) as pilot:
+        arena = await open_arena(pilot)
+        drawn = [p.model for p in arena.panes]
+        assert len(set(drawn)) == 3 and set(drawn) <= set(POOL)
+        assert names_in(everything_shown(app)) == []
+        await submit(pilot, "explain mutexes")
+        await until(pilot, lambda: arena.phase == "voting")
+        assert names_in(everything_shown(app)) == []
+        assert not app.check_action("usage", ()) and not app.check_action("history", ())
+        # While the round is hidden, its export names no model either.
+        record = arena.export_record()
+        assert record is not None
+        for fmt in ("md", "html", "json"):
+            assert names_in(export(record, fmt)) == [], fmt
+        await until(pilot, lambda: saved() and saved()[0].blind)
+        assert saved()[0].hidden
+        await pilot.press("b")
+        await until(pilot, lambda: arena.phase == "revealed")
+        shown = everything_shown(app)
+        for model in drawn:
+            assert model in shown, model
+        record = saved()[0]
+        assert record.vote is not None and (record.vote.blind, record.vote.winner_pane) == (
+            True, 2)
+        assert [p.model for p in record.panes] == drawn
+        assert app.check_action("usage", ())
+
+
+async def test_a_failed_pane_cannot_win_and_all_failed_asks_no_vote(make_app) -> None:
+    app = make_app(arena={"pool": ["anoman-lite", "no-such-model", "qwen3-coder"]})
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        arena = await open_arena(pilot)
+        await submit(pilot, "explain queues")
+        await until(pilot, lambda: arena.phase == "voting")
+        failed = next(p for p in arena.panes if p.model == "no-such-model")
+        label = "ABC"[failed.index - 1]
+        assert "no-such-model" not in everything_shown(app)  # its 404 says the label
+        await until(pilot, lambda: saved() and saved()[0].blind)
+        await pilot.press(label.lower())
+        await pilot.pause()
+        assert arena.phase == "voting"
+        assert "a failed pane cannot win" in everything_shown(app)
+        await pilot.press("t")
+        await until(pilot, lambda: arena.phase == "revealed")
+        assert saved()[0].vote.outcome == "tie"  # type: ignore[union-attr]
+
+    app = make_app(arena={"pool": ["nope-1", "nope-2"]})
+    async with app.run_test(size=(120, 40)) as pilot:
+        arena = await open_arena(pilot)
+        await submit(pilot, "anyone")
+        await until(pilot, lambda: arena.phase == "no_vote")
+        assert not arena.check_action("vote", ("A",))
+        await pilot.press("ctrl+n")  # the next round: a new draw, the same prompt
+        await until(pilot, lambda: arena.round == 2)
+
+
+async def test_next_round_draws_again_and_typing_a_prompt_starts_one(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        arena = await open_arena(pilot)
+        await submit(pilot, "explain caches")
+        await until(pilot, lambda: arena.phase == "voting")
+        await pilot.press("ctrl+n")  # refused: vote first
+        assert arena.round == 1
+        await until(pilot, lambda: saved() and saved()[0].blind)
+        await pilot.press("x")
+        await until(pilot, lambda: arena.phase == "revealed")
+        assert saved()[0].vote.outcome == "bad"  # type: ignore[union-attr]
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: arena.round == 2 and arena.phase == "voting")
+        assert all(p.label for p in arena.panes)  # blind again
+        assert arena.last_prompt == "explain caches"
+        await until(pilot, lambda: len(saved()) == 2)
+        await pilot.press("a")
+        await until(pilot, lambda: arena.phase == "revealed")
+        await submit(pilot, "explain queues")  # a new prompt starts round 3
+        await until(pilot, lambda: arena.round == 3 and arena.phase == "voting")
+        await pilot.press("escape")  # leaves the arena when nothing streams
+        await until(pilot, lambda: app.screen is app.compare)
+
+
+async def test_the_arena_flag_opens_it_once_connected(make_app) -> None:
+    app = make_app()
+    app.start_in_arena = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ArenaScreen))
+
+
+async def test_a_sighted_vote_and_the_scoreboard_screen(make_app, tmp_path: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        await submit(pilot, "explain sockets")
+        await until(pilot, lambda: saved() and all(
+            p.status == "done" for p in app.compare.query(ComparePane))
+            and app.compare._saved)
+        app.compare.sighted_vote(2)
+        await until(pilot, lambda: saved()[0].vote is not None)
+        vote = saved()[0].vote
+        assert vote is not None and (vote.blind, vote.winner_pane) == (False, 2)
+        app.action_scoreboard()
+        await until(pilot, lambda: isinstance(app.screen, ScoreboardScreen))
+        board = app.screen
+        assert isinstance(board, ScoreboardScreen)
+        await pilot.pause(0.5)
+        assert board.rows == []  # blind votes only: none yet
+        await pilot.press("s")  # blind and sighted
+        await until(pilot, lambda: len(board.rows) == 3)
+        assert app.panes[1].model in "\n".join(screen_lines(app))
