@@ -186,7 +186,8 @@ def scoreboard(
     anchor: str | None = None,
     prior: float = PRIOR_GAMES,
 ) -> Scoreboard:
-    """The scoreboard of `votes` (see the module's docstring for every rule)."""
+    """The scoreboard of `votes` (see the module's docstring for every rule): votes one
+    by one, or a mapping of each distinct vote to how many times it was cast."""
     if bootstrap < 1:
         raise ValueError(f"bootstrap must be at least 1 resample, got {bootstrap}")
     if not prior > 0:

@@ -110,9 +110,8 @@ class VoteRecord:
 
 @dataclass(frozen=True, slots=True)
 class VotedRound:
-    """A voted comparison as the scoreboard reads it."""
+    """A kind of voted round as the scoreboard reads it, with how many there were."""
 
-    id: int
     models: tuple[str, ...]
     failed: frozenset[str]
     """Models whose pane did not complete (a failed pane cannot win)."""
@@ -120,6 +119,7 @@ class VotedRound:
     """win | tie | bad."""
     winner: str | None
     blind: bool
+    count: int = 1
 
 
 @dataclass(slots=True)
@@ -127,10 +127,10 @@ class ModelNumbers:
     """What the history knows of one model over all its answers."""
 
     answers: int = 0
-    ttfts: list[float] = field(default_factory=list)
-    rates: list[float] = field(default_factory=list)
-    costs: list[float] = field(default_factory=list)
-    """Dollars per answer, as shown (reported or estimated)."""
+    percentiles: dict[tuple[str, float], float] = field(default_factory=dict)
+    """(column, q) -> the q-th percentile: ("ttft_s", 50.0), ("tokens_per_s", 95.0)..."""
+    mean_cost: float | None = None
+    """Dollars per answer, as shown (reported or estimated), over those with a cost."""
     failures: dict[str, int] = field(default_factory=dict)
     """By failure kind: http_error (refused before streaming), stream_error, truncated,
     stalled, protocol_error, transport_error, cancelled."""

@@ -66,37 +66,31 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = q / 100 * (len(ordered) - 1)
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
 def build(rounds: list[VotedRound], numbers: dict[str, ModelNumbers], *,
           bootstrap: int = 100, seed: int = 0) -> list[ScoreRow]:
     """The scoreboard rows, best rating first. A round where every pane failed is not a
     vote and is left out."""
-    votes = [Vote(r.models, r.winner if r.outcome == "win" else None,
-                  r.outcome, r.failed)  # type: ignore[arg-type]
-             for r in rounds if set(r.models) - r.failed]
+    votes: dict[Vote, int] = {}
+    for r in rounds:
+        if set(r.models) - r.failed:
+            vote = Vote(r.models, r.winner if r.outcome == "win" else None,
+                        r.outcome, r.failed)  # type: ignore[arg-type]
+            votes[vote] = votes.get(vote, 0) + r.count
     if not votes:
         return []
     board: Scoreboard = scoreboard(votes, bootstrap=bootstrap, seed=seed)
     rows = []
     for score in board.models:
         known = numbers.get(score.model, ModelNumbers())
-        mean_cost = sum(known.costs) / len(known.costs) if known.costs else None
+        mean_cost = known.mean_cost
         rows.append(ScoreRow(
             model=score.model, rounds=score.rounds, wins=score.wins, ties=score.ties,
             losses=score.losses, win_rate=score.win_rate, rating=score.rating,
             ci_low=score.ci_low, ci_high=score.ci_high, unstable=score.unstable,
             answers=known.answers,
-            ttft_p50=_percentile(known.ttfts, 50), ttft_p95=_percentile(known.ttfts, 95),
-            rate_p50=_percentile(known.rates, 50),
+            ttft_p50=known.percentiles.get(("ttft_s", 50.0)),
+            ttft_p95=known.percentiles.get(("ttft_s", 95.0)),
+            rate_p50=known.percentiles.get(("tokens_per_s", 50.0)),
             mean_cost=mean_cost,
             cost_per_win=(mean_cost * score.rounds / score.wins
                           if mean_cost is not None and score.wins else None),
