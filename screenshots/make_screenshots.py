@@ -3,7 +3,7 @@
     python screenshots/make_screenshots.py
 
 Writes idle.svg, streaming.svg, diff.svg, mixed-outcomes.svg, guardrail-block.svg,
-history.svg and light-theme.svg next to this file. The app runs headless (`App.run_test`) with an
+history.svg, arena.svg, scoreboard.svg and light-theme.svg next to this file. The app runs headless (`App.run_test`) with an
 embedded gateway whose models run at their normal speed, a temporary config (so
 your own is not touched); every prompt is typed into the prompt box and sent with
 Enter, as a user would. The guardrail block is the gateway's own injection check
@@ -33,7 +33,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SIZE = (150, 42)
 NAMES = ("idle.svg", "streaming.svg", "diff.svg", "mixed-outcomes.svg",
-         "guardrail-block.svg", "history.svg", "light-theme.svg")
+         "guardrail-block.svg", "history.svg", "arena.svg", "scoreboard.svg",
+         "light-theme.svg")
 FONT_STACK = '"DejaVu Sans Mono", "Menlo", "Consolas", "Liberation Mono", monospace'
 
 # Rich's SVG geometry (rich.console.Console.export_svg): a cell is 0.61 em wide, a line
@@ -252,6 +253,34 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                             and getattr(app.screen, "shown_at", None) is not None)
                 await pilot.pause(0.3)
                 save(app, out / "history.svg")
+                await pilot.press("escape")
+                await until(pilot, lambda: app.screen is app.compare)
+
+                # The blind arena: a round waiting for its vote, then a few more voted,
+                # and the scoreboard they make.
+                app.action_arena()
+                await until(pilot, lambda: getattr(app.screen, "phase", "") == "ready")
+                arena = app.screen
+                prompts = ["Explain what a mutex protects", "What is a B-tree for?",
+                           "Explain TCP slow start", "When should I use a queue?"]
+                for n, prompt in enumerate(prompts):
+                    box = arena.query_one("#prompt")
+                    box.text = prompt
+                    box.move_cursor(box.document.end)
+                    await pilot.press("enter")
+                    await until(pilot, lambda: getattr(arena, "phase", "") == "voting")
+                    await until(pilot, lambda: bool(arena._saved))
+                    if n == 0:
+                        await pilot.pause(0.5)
+                        save(app, out / "arena.svg")
+                    await pilot.press("abc"[n % 3])
+                    await until(pilot, lambda: getattr(arena, "phase", "") == "revealed")
+                    box.text = ""
+                app.action_scoreboard()
+                await until(pilot, lambda: bool(getattr(app.screen, "rows", None)))
+                await pilot.pause(0.3)
+                save(app, out / "scoreboard.svg")
+                await pilot.press("escape")
                 await pilot.press("escape")
                 await until(pilot, lambda: app.screen is app.compare)
 

@@ -45,7 +45,9 @@ def test_each_python_example_runs_as_printed(gateway: EmbeddedGateway, tmp_path:
     script.write_text(BLOCKS[index], encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
     env.update(ANOMAN_BASE_URL=gateway.base_url, ANOMAN_API_KEY=gateway.api_key,
-               ANOMAN_CONFIG=os.devnull)
+               ANOMAN_CONFIG=os.devnull, XDG_DATA_HOME=str(tmp_path / "data"),
+               # `anoman-tui` as installed beside this interpreter
+               PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, f"{BLOCKS[index]}\n{done.stderr}"

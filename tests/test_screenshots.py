@@ -44,6 +44,10 @@ async def test_the_script_writes_self_contained_screenshots(tmp_path: Path) -> N
     assert "STREAM INTERRUPTED" in mixed
     diff = _shown_text(svgs["diff.svg"])
     assert "Diff against pane 1" in diff and "{+" in diff and "[-" in diff
+    arena = _shown_text(svgs["arena.svg"])
+    assert "vote:" in arena and "blind" in arena
+    assert not any(m in arena for m in ("claude-sonnet-4-6", "anoman-lite", "deepseek-r1"))
+    assert "rating" in _shown_text(svgs["scoreboard.svg"])
     history = _shown_text(svgs["history.svg"])
     assert "3 comparisons" in history and "How should I size a Postgres" in history
 

@@ -80,6 +80,7 @@ async def test_a_blind_round_names_no_model_until_the_vote(make_app, size) -> No
         assert record.vote is not None and (record.vote.blind, record.vote.winner_pane) == (
             True, 2)
         assert [p.model for p in record.panes] == drawn
+        assert all(p.cost_text.startswith("$") for p in record.panes)  # kept, not "hidden"
         assert app.check_action("usage", ())
 
 

@@ -561,7 +561,7 @@ class CompareScreen(Screen[None]):
                 scenario=state.applied_scenario,
                 # What the footer shows: its sparkline (the last cell is partial) and cost.
                 rate_series=tuple(pane._buckets[:-1]),
-                cost_text=pane.cost_shown(),
+                cost_text=pane.cost_shown(even_blind=True),  # the record masks it itself
                 conversation=tuple((t.role, t.content) for t in earlier(state)),
             ))
         record = ComparisonRecord(

@@ -484,10 +484,10 @@ class ComparePane(Vertical):
         badge.update(Text(text))
         badge.display = True
 
-    def cost_shown(self) -> str:
+    def cost_shown(self, *, even_blind: bool = False) -> str:
         """The cost as the footer shows it (hidden in a blind round: a price can be unique
-        to one model)."""
-        if self.state.label:
+        to one model); `even_blind`: the cost itself, for the history."""
+        if self.state.label and not even_blind:
             return "hidden until the vote"
         result = self._result
         info = self.model_info(self.state) if self.model_info else None
