@@ -3,10 +3,10 @@
     python screenshots/make_screenshots.py
 
 Writes idle.svg, streaming.svg, diff.svg, mixed-outcomes.svg, guardrail-block.svg,
-history.svg, arena.svg, scoreboard.svg and light-theme.svg next to this file. The app runs headless (`App.run_test`) with an
-embedded gateway whose models run at their normal speed, a temporary config (so
-your own is not touched); every prompt is typed into the prompt box and sent with
-Enter, as a user would. The guardrail block is the gateway's own injection check
+history.svg, arena.svg, scoreboard.svg and light-theme.svg next to this file. The app
+runs headless (`App.run_test`) with an embedded gateway whose models run at their
+normal speed, a temporary config (so your own is not touched); every prompt is typed
+into the prompt box and sent with Enter, as a user would. The guardrail block is the gateway's own injection check
 on a real injection attempt, not a simulated 403.
 
 Each SVG is made self-contained: Textual's export loads Fira Code from a CDN, and
