@@ -6,8 +6,8 @@ Writes idle.svg, streaming.svg, diff.svg, mixed-outcomes.svg, guardrail-block.sv
 history.svg, arena.svg, scoreboard.svg and light-theme.svg next to this file. The app
 runs headless (`App.run_test`) with an embedded gateway whose models run at their
 normal speed, a temporary config (so your own is not touched); every prompt is typed
-into the prompt box and sent with Enter, as a user would. The guardrail block is the gateway's own injection check
-on a real injection attempt, not a simulated 403.
+into the prompt box and sent with Enter, as a user would. The guardrail block is the
+gateway's own injection check on a real injection attempt, not a simulated 403.
 
 Each SVG is made self-contained: Textual's export loads Fira Code from a CDN, and
 where a viewer cannot fetch it (offline, or an image proxy that blocks fonts) the
