@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 LABELS = ("A", "B", "C")
 Phase = Literal["drawing", "ready", "streaming", "voting", "no_vote", "revealed"]
-_VOTES = {"a": "A", "b": "B", "c": "C", "t": "tie", "x": "bad"}
+_VOTE = Binding.Group("Vote")
 
 
 class ArenaScreen(CompareScreen):
@@ -46,11 +46,14 @@ class ArenaScreen(CompareScreen):
     BINDINGS = [
         # Voting keys: single letters, live only while a round waits for its vote (the
         # prompt box is locked then, so they cannot be typing).
-        Binding("a", "vote('A')", "A best", id="arena.vote_a", priority=True),
-        Binding("b", "vote('B')", "B best", id="arena.vote_b", priority=True),
-        Binding("c", "vote('C')", "C best", id="arena.vote_c", priority=True),
-        Binding("t", "vote('tie')", "Tie", id="arena.vote_tie", priority=True),
-        Binding("x", "vote('bad')", "All bad", id="arena.vote_bad", priority=True),
+        # One footer entry for the five ("a b c t x Vote"): it fits 80 columns; the status
+        # line says what each key means.
+        Binding("a", "vote('A')", "A best", id="arena.vote_a", priority=True, group=_VOTE),
+        Binding("b", "vote('B')", "B best", id="arena.vote_b", priority=True, group=_VOTE),
+        Binding("c", "vote('C')", "C best", id="arena.vote_c", priority=True, group=_VOTE),
+        Binding("t", "vote('tie')", "Tie", id="arena.vote_tie", priority=True, group=_VOTE),
+        Binding("x", "vote('bad')", "All bad", id="arena.vote_bad", priority=True,
+                group=_VOTE),
         Binding("ctrl+n", "next_round", "Next round", id="arena.next", priority=True),
         Binding("escape", "leave", "Abort / leave", id="arena.leave", priority=True),
     ]
@@ -72,7 +75,7 @@ class ArenaScreen(CompareScreen):
 
     def key_bar(self) -> KeyBar:
         return KeyBar(shed=("scroll_pane", "copy_answer", "export", "diff", "zoom", "abort",
-                            "next_pane"))
+                            "next_pane", "next_round", "leave"))
 
     def on_mount(self) -> None:
         super().on_mount()
