@@ -246,7 +246,7 @@ async def test_identical_answers_say_so(make_app) -> None:
 async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
     make_app, monkeypatch, size
 ) -> None:
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=30")
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
