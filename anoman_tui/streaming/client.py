@@ -50,6 +50,11 @@ from anoman_tui.streaming.failures import (
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
 from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
 from anoman_tui.streaming.recorder import ResultRecorder
+from anoman_tui.streaming.recording import (
+    REPLAY_PANE_EXTENSION,
+    RecordingCapture,
+    RecordingEnding,
+)
 from anoman_tui.streaming.request import StreamRequest
 from anoman_tui.streaming.sse import SSEDecoder
 from anoman_tui.streaming.vocabulary import StreamFailure
@@ -131,6 +136,8 @@ class ModelStream:
         self.sent_at: float | None = None  # monotonic instant the request went out
         self._terminated_at: float | None = None  # arrival of the terminator frame
         self._body: AsyncIterator[bytes] | None = None  # the response body being read
+        # Keeps every read when the request asks for a recording; None costs nothing.
+        self._capture: RecordingCapture | None = None
 
     def start(self) -> None:
         """Send the request now (iteration starts it too)."""
@@ -222,6 +229,11 @@ class ModelStream:
                 self.sent_at = recorder.sent_at = time.monotonic()
         opened = False
         completed = False
+        ending: RecordingEnding = "completed"
+        capture = self._capture = RecordingCapture(request) if request.record else None
+        extensions: dict[str, object] = {"trace": trace}
+        if request.pane is not None:
+            extensions[REPLAY_PANE_EXTENSION] = request.pane
         queue = self._queue
 
         def emit(events: list[StreamEvent]) -> None:
@@ -258,12 +270,14 @@ class ModelStream:
                 json=request.body(),
                 headers=request.headers(),
                 timeout=timeout,
-                extensions={"trace": trace},
+                extensions=extensions,
             ) as response:
                 at = time.monotonic()
                 headers = {k.lower(): v for k, v in response.headers.items()}
+                if capture is not None:
+                    capture.opened(at, response.status_code, headers)
                 if not 200 <= response.status_code < 300:
-                    body = await _read_limited(response, _MAX_ERROR_BODY)
+                    body = await _read_limited(response, _MAX_ERROR_BODY, capture)
                     recorder.http_status = response.status_code
                     route = f"POST {request.request_path}"
                     fail(http_failure(response.status_code, headers, body, route=route,
@@ -275,7 +289,7 @@ class ModelStream:
                 opened = True
                 media = content_type.split(";", 1)[0].strip().lower()
                 if media == "application/json":
-                    body = await _read_limited(response, _MAX_JSON_BODY)
+                    body = await _read_limited(response, _MAX_JSON_BODY, capture)
                     emit(whole_body_events(body, time.monotonic()))
                     completed = True
                     return
@@ -289,6 +303,7 @@ class ModelStream:
                 if not completed and recorder.failure is None:
                     fail(truncated_failure(recorder.text_chunks))
         except (asyncio.CancelledError, Exception) as exc:  # a bug ends this stream, not the app
+            ending = _ending(exc)
             if not isinstance(exc, (asyncio.CancelledError, ProtocolViolation, httpx.HTTPError)):
                 log.exception("stream for model %s failed unexpectedly", request.model)
             fail(
@@ -304,6 +319,9 @@ class ModelStream:
         finally:
             ended = self._terminated_at if completed and self._terminated_at else time.monotonic()
             result = recorder.result(ended, completed)
+            if capture is not None:
+                recording = capture.finish(self.sent_at, time.monotonic(), ending)
+                result = replace(result, recording=recording)
             queue.put_nowait([StreamDone(ended, result)])
             if result.failure is not None:
                 # The same words as the pane's badge and `compare` (vocabulary.py).
@@ -316,9 +334,12 @@ class ModelStream:
         reader = frame_reader(self.request.endpoint)
         monotonic = time.monotonic
         read = reader.read
+        capture = self._capture
         self._body = body = response.aiter_bytes()
         async for chunk in body:
             at = monotonic()
+            if capture is not None:
+                capture.read(at, chunk)
             batch: list[StreamEvent] = []
             for sse in decoder.feed(chunk):
                 events = read(sse, at)
@@ -352,6 +373,8 @@ class ModelStream:
         try:
             async with asyncio.timeout(_DRAIN_TIMEOUT_S):
                 async for chunk in body:
+                    if self._capture is not None:
+                        self._capture.read(time.monotonic(), chunk)
                     drained += len(chunk)
                     if drained > _DRAIN_LIMIT_BYTES:
                         break
@@ -361,15 +384,32 @@ class ModelStream:
             pass  # the answer is complete: an abort now only closes the connection
 
 
-async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+async def _read_limited(
+    response: httpx.Response, limit: int, capture: RecordingCapture | None
+) -> bytes:
     parts: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
+        if capture is not None:
+            capture.read(time.monotonic(), chunk)
         parts.append(chunk)
         size += len(chunk)
         if size >= limit:
             break
     return b"".join(parts)[:limit]
+
+
+def _ending(exc: BaseException) -> RecordingEnding:
+    """How the body ended, for a recording, when reading it raised `exc`."""
+    if isinstance(exc, asyncio.CancelledError):
+        return "cancelled"
+    if isinstance(exc, httpx.ReadTimeout):
+        return "stalled"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "closed"
+    if isinstance(exc, httpx.HTTPError):
+        return "reset"
+    return "completed"  # the core stopped reading on its own (a malformed frame)
 
 
 def _host(request: StreamRequest) -> str:

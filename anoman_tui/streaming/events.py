@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from anoman_tui.streaming.vocabulary import StreamFailure
 from anoman_tui.wire import AnomanBlock, Usage
+
+if TYPE_CHECKING:
+    from anoman_tui.streaming.recording import StreamRecording
 
 ResultStatus = Literal["completed", "failed", "cancelled"]
 
@@ -124,6 +127,8 @@ class StreamResult:
     # What the server itself says the call cost, in US dollars (`usage.cost` of LiteLLM
     # and OpenRouter); None when it did not say. Not the Anoman block's `cost_usd`.
     provider_cost: Decimal | None = None
+    # The stream as it came off the socket, when the request asked for it (`record`).
+    recording: StreamRecording | None = field(default=None, compare=False, repr=False)
 
     @property
     def committed(self) -> bool:

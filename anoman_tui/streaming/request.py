@@ -73,6 +73,8 @@ class StreamRequest(BaseModel):
     include_usage: bool = True
     # The environment variable its key comes from: what a 401 tells the user to check.
     key_env: str | None = "ANOMAN_API_KEY"
+    # Keep the response byte-exact with its arrival times (`StreamResult.recording`).
+    record: bool = False
 
     @field_validator("base_url")
     @classmethod
