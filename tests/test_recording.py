@@ -334,6 +334,9 @@ async def test_panes_asking_for_the_same_model_replay_their_own_recordings(
     missing = await play({"other": first})
     assert missing.failure is not None and missing.failure.kind == "http_error"
     assert missing.failure.status == 404
+    elsewhere = await play({0: first}, pane=0, endpoint="anthropic")
+    assert elsewhere.failure is not None and elsewhere.failure.status == 404
+    assert "recording is of POST /v1/chat/completions" in elsewhere.failure.message
 
 
 def valid_document() -> dict[str, Any]:
@@ -410,3 +413,13 @@ def test_version_constant_and_valid_document() -> None:
     recording = StreamRecording.from_json(document)
     assert recording.reads[1] == (0.03, b"data: [DONE]\n\n")
     assert recording.to_json() == document
+
+
+async def test_a_slowed_replay_keeps_long_gaps_without_stalling(replay: ReplayServer) -> None:
+    replay.scripts["m"] = Script(body=[*opening("openai"), 0.15, *token_frames("openai", 2),
+                                       *closing("openai", 2)])
+    recorded = await record(replay, idle_timeout=0.25)
+    assert recorded.status == "completed" and recorded.recording is not None
+    # At half speed the 0.15 s gap lasts 0.3 s, longer than the idle timeout: still no stall.
+    replayed = await play({"m": recorded.recording}, speed=0.5, idle_timeout=0.25)
+    assert_same(replayed, recorded)

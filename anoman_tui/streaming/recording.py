@@ -377,8 +377,9 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     A recording is chosen by the request's pane (an int key, from the request's
     `anoman_pane` extension) else by its model (a str key, from the JSON body); a
     request with neither answers 404. Times run from when the request reaches the
-    transport. The request's read timeout is honoured as a socket's would be: a gap
-    longer than it raises `httpx.ReadTimeout`, which is how a recorded stall replays.
+    transport; a recording answers only a request to the path it was made on. A
+    recorded stall sends nothing more and raises `httpx.ReadTimeout` after the
+    request's read timeout, as a silent socket would, so the core reports it stalled.
     """
 
     def __init__(self, recordings: Mapping[str | int, StreamRecording], speed: float = 1.0) -> None:
@@ -405,9 +406,12 @@ class ReplayTransport(httpx.AsyncBaseTransport):
             await trace("http11.send_request_headers.started", {"request": request})
         start = time.monotonic()
         recording = self._find(request)
-        if recording is None:
-            body = json.dumps({"error": {"type": "not_found_error",
-                                         "message": "no recording for this request"}}).encode()
+        if recording is None or not request.url.path.endswith(recording.path):
+            # A recording only answers the endpoint it was made on: an Anthropic stream
+            # read as OpenAI frames would fail for a reason that never happened.
+            said = ("no recording for this request" if recording is None
+                    else f"the recording is of POST {recording.path}")
+            body = json.dumps({"error": {"type": "not_found_error", "message": said}}).encode()
             return httpx.Response(404, headers={"content-type": "application/json"},
                                   content=body, request=request)
         timeouts = request.extensions.get("timeout") or {}
@@ -435,7 +439,7 @@ class _ReplayClock:
         self.request = request
 
     async def until(self, at: float, *, stalls: bool = False) -> None:
-        """Wait until recorded instant `at`; as a socket, give up after the read timeout."""
+        """Wait until recorded instant `at`; a stall waits out the read timeout instead."""
         delay = self.start + at / self.speed - time.monotonic()
         timeout = self.read_timeout
         if stalls:
@@ -444,9 +448,8 @@ class _ReplayClock:
                 await asyncio.Event().wait()
             await asyncio.sleep(timeout or 0)
             raise httpx.ReadTimeout("no bytes within the read timeout", request=self.request)
-        if timeout is not None and delay > timeout:
-            await asyncio.sleep(timeout)
-            raise httpx.ReadTimeout("no bytes within the read timeout", request=self.request)
+        # A recorded gap is replayed whole even when slowed past the read timeout: the
+        # replay shows what happened, and only a recorded stall stalls.
         if delay > 0:
             await asyncio.sleep(delay)
 
