@@ -6,6 +6,7 @@ import asyncio
 import base64
 import json
 import math
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -169,6 +170,23 @@ async def test_round_trip_per_endpoint_format(replay: ReplayServer, endpoint) ->
     replayed = await play({"m": again}, endpoint=endpoint)
     assert_same(replayed, recorded)
     assert replayed.committed
+    # The recording rides along without changing what a result is or shows.
+    assert replayed.recording is None and replayed == replace(replayed, recording=recording)
+    assert "recording" not in repr(recorded)
+
+
+@pytest.mark.parametrize("endpoint", ["anthropic", "playground"])
+@pytest.mark.parametrize(("ending", "kind"),
+                         [("truncate", "truncated"), ("reset", "truncated"), ("hang", "stalled")])
+async def test_broken_streams_replay_the_same_in_every_format(
+    replay: ReplayServer, endpoint: EndpointFormat, ending: Any, kind: str
+) -> None:
+    replay.scripts["m"] = Script(
+        body=[*opening(endpoint), *paced(token_frames(endpoint, 4), 0.005)], ending=ending)
+    recorded = await record(replay, endpoint, idle_timeout=0.2)
+    assert recorded.failure is not None and recorded.failure.kind == kind
+    assert recorded.recording is not None
+    assert_same(await replay_of(recorded.recording, idle_timeout=0.2), recorded)
 
 
 FAILURES: dict[str, tuple[Script, dict[str, Any], str]] = {
