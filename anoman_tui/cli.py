@@ -479,7 +479,7 @@ def _vote(args: argparse.Namespace) -> int:
 
 def _scoreboard(args: argparse.Namespace) -> int:
     from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
-    from anoman_tui.report.scoreboard import FAILURE_WORDS, build
+    from anoman_tui.report.scoreboard import build
 
     prog = "anoman-tui scoreboard"
     path = default_path()
@@ -502,30 +502,15 @@ def _scoreboard(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    def money(value: float | None) -> str:
-        return "—" if value is None else f"${value:.6f}"
-
-    def seconds(value: float | None) -> str:
-        return "—" if value is None else f"{value:.2f} s"
+    from anoman_tui.report.scoreboard import COLUMNS, cells
 
     table = Table(title="Scoreboard" + (" (blind and sighted votes)" if args.include_sighted
                                         else " (blind votes)"), title_justify="left")
-    for name, justify in (("model", "left"), ("rating (95% CI)", "right"),
-                          ("rounds", "right"), ("W/T/L", "right"), ("win rate", "right"),
-                          ("TTFT p50/p95", "right"), ("tok/s p50", "right"),
-                          ("cost/answer", "right"), ("cost/win", "right"),
-                          ("failures", "left")):
+    for name, justify in COLUMNS:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in rows:
-        failures = ", ".join(f"{FAILURE_WORDS[k]} {v:.0%}" for k, v in r.failure_rates.items()
-                             if v) or "none"
-        table.add_row(
-            r.model + (" (few rounds)" if r.unstable else ""),
-            f"{r.rating:.0f} ({r.ci_low:.0f}–{r.ci_high:.0f})", str(r.rounds),
-            f"{r.wins}/{r.ties}/{r.losses}", f"{r.win_rate:.0%}",
-            f"{seconds(r.ttft_p50)} / {seconds(r.ttft_p95)}",
-            "—" if r.rate_p50 is None else f"{r.rate_p50:.1f}",
-            money(r.mean_cost), money(r.cost_per_win), failures)
+        name, *rest = cells(r)
+        table.add_row(name + (" (few rounds)" if r.unstable else ""), *rest)
     console = Console(highlight=False)
     table.columns[0].no_wrap = True  # a cut name is another model
     if not console.is_terminal:  # a file or a pipe: as wide as it needs, never squeezed

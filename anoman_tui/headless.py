@@ -256,26 +256,19 @@ def blind_failure(pane: PaneProgress) -> StreamFailure:
     return replace(failure, detail=failure.detail.replace(pane.model, pane.label))
 
 
+# What a blind round's pane leaves out of `pane_json`: all that names or prices a model.
+_IDENTIFYING = ("model", "target", "endpoint", "anoman", "provider_cost_usd")
+
+
 def blind_pane_json(pane: PaneProgress) -> dict[str, Any]:
     """A blind round's pane: its label, never its model, target, Anoman block or cost
     (a price can be unique to one model); its text, status and measured numbers."""
-    result = pane.result
-    assert result is not None
-    failure = None
-    if result.failure is not None:
-        failure = {k: v for k, v in blind_failure(pane).to_json().items()
-                   if k not in ("route", "key_env")}
-    return {
-        "panel": pane.label,
-        "status": result.status,
-        "text": result.text,
-        "committed": result.committed,
-        "finish_reason": result.finish_reason,
-        "failure": failure,
-        "usage": result.usage.model_dump(include={"prompt_tokens", "completion_tokens",
-                                                  "total_tokens"}) if result.usage else None,
-        "metrics": result.metrics.to_json(),
-    }
+    shown = {k: v for k, v in pane_json(pane).items() if k not in _IDENTIFYING}
+    shown["panel"] = pane.label
+    if pane.result is not None and pane.result.failure is not None:
+        shown["failure"] = {k: v for k, v in blind_failure(pane).to_json().items()
+                            if k not in ("route", "key_env")}
+    return shown
 
 
 def compare_json(spec: CompareSpec, run: CompareRun,

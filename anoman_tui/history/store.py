@@ -14,6 +14,7 @@ as it was found: nothing is written to it before it has been read and judged.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -22,7 +23,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -440,6 +441,18 @@ class HistoryStore:
 
     # -- reading ---------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """One read, under the lock; what SQLite raises becomes `HistoryUnavailable`
+        (an FTS5 query error goes up as it is: the caller falls back to LIKE)."""
+        try:
+            with self._lock:
+                yield self._conn
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
+                raise
+            raise HistoryUnavailable(_reason(exc, self.path)) from None
+
     def get(self, comparison_id: int) -> ComparisonRecord | None:
         found = self._load(
             "SELECT * FROM comparisons WHERE id = ?", (comparison_id,)
@@ -498,31 +511,26 @@ class HistoryStore:
         )
 
     def _list(self, sql: str, params: Iterable[Any]) -> list[ListedComparison]:
-        try:
-            with self._lock:
-                rows = self._conn.execute(sql, tuple(params)).fetchall()
-                if not rows:
-                    return []
-                ids = [row["id"] for row in rows]
-                panes: dict[int, list[ListedPane]] = {i: [] for i in ids}
-                marks = ", ".join("?" for _ in ids)
-                voted = self._voted(ids, marks)
-                hidden = {row["id"] for row in rows if row["blind"] and row["id"] not in voted}
-                for row in self._conn.execute(
-                    "SELECT comparison_id, pane, model, status, cost_text, label FROM panes "
-                    f"WHERE comparison_id IN ({marks}) ORDER BY comparison_id, pane", ids,
-                ):
-                    if row["comparison_id"] in hidden:  # a blind round: its labels only
-                        panes[row["comparison_id"]].append(ListedPane(
-                            row["pane"], row["label"] or f"pane {row['pane']}", row["status"],
-                            "hidden until the vote"))
-                        continue
+        with self._reading() as conn:
+            rows = conn.execute(sql, tuple(params)).fetchall()
+            if not rows:
+                return []
+            ids = [row["id"] for row in rows]
+            panes: dict[int, list[ListedPane]] = {i: [] for i in ids}
+            marks = ", ".join("?" for _ in ids)
+            voted = self._voted(ids, marks)
+            hidden = {row["id"] for row in rows if row["blind"] and row["id"] not in voted}
+            for row in conn.execute(
+                "SELECT comparison_id, pane, model, status, cost_text, label FROM panes "
+                f"WHERE comparison_id IN ({marks}) ORDER BY comparison_id, pane", ids,
+            ):
+                if row["comparison_id"] in hidden:  # a blind round: its labels only
                     panes[row["comparison_id"]].append(ListedPane(
-                        row["pane"], row["model"], row["status"], row["cost_text"]))
-        except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
-                raise
-            raise HistoryUnavailable(_reason(exc, self.path)) from None
+                        row["pane"], row["label"] or f"pane {row['pane']}", row["status"],
+                        "hidden until the vote"))
+                    continue
+                panes[row["comparison_id"]].append(ListedPane(
+                    row["pane"], row["model"], row["status"], row["cost_text"]))
         return [ListedComparison(row["id"], row["created_at"], row["prompt"],
                                  bool(row["follow_up"]), tuple(panes[row["id"]]),
                                  blind=bool(row["blind"]), hidden=row["id"] in hidden)
@@ -537,24 +545,19 @@ class HistoryStore:
         }
 
     def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
-        try:
-            with self._lock:
-                rows = self._conn.execute(sql, tuple(params)).fetchall()
-                if not rows:
-                    return []
-                ids = [row["id"] for row in rows]
-                panes: dict[int, list[PaneRecord]] = {i: [] for i in ids}
-                marks = ", ".join("?" for _ in ids)
-                for pane_row in self._conn.execute(
-                    f"SELECT * FROM panes WHERE comparison_id IN ({marks}) "
-                    "ORDER BY comparison_id, pane", ids,
-                ):
-                    panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
-                votes = self._voted(ids, marks)
-        except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
-                raise
-            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        with self._reading() as conn:
+            rows = conn.execute(sql, tuple(params)).fetchall()
+            if not rows:
+                return []
+            ids = [row["id"] for row in rows]
+            panes: dict[int, list[PaneRecord]] = {i: [] for i in ids}
+            marks = ", ".join("?" for _ in ids)
+            for pane_row in conn.execute(
+                f"SELECT * FROM panes WHERE comparison_id IN ({marks}) "
+                "ORDER BY comparison_id, pane", ids,
+            ):
+                panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
+            votes = self._voted(ids, marks)
         return [
             ComparisonRecord(
                 prompt=row["prompt"],
@@ -578,18 +581,15 @@ class HistoryStore:
         `include_sighted`. Grouped by SQLite, so 100,000 votes come back as the few
         thousand patterns a scoreboard needs."""
         where = "" if include_sighted else "WHERE v.blind = 1"
-        try:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT p.pattern, v.blind, v.outcome, v.winner_pane, COUNT(*) AS n "
-                    "FROM votes v JOIN (SELECT comparison_id, group_concat(pane || char(31) "
-                    "|| model || char(31) || status, char(30)) AS pattern FROM panes "
-                    "WHERE comparison_id IN (SELECT comparison_id FROM votes) "
-                    "GROUP BY comparison_id) p ON p.comparison_id = v.comparison_id "
-                    f"{where} GROUP BY p.pattern, v.blind, v.outcome, v.winner_pane"
-                ).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT p.pattern, v.blind, v.outcome, v.winner_pane, COUNT(*) AS n "
+                "FROM votes v JOIN (SELECT comparison_id, group_concat(pane || char(31) "
+                "|| model || char(31) || status, char(30)) AS pattern FROM panes "
+                "WHERE comparison_id IN (SELECT comparison_id FROM votes) "
+                "GROUP BY comparison_id) p ON p.comparison_id = v.comparison_id "
+                f"{where} GROUP BY p.pattern, v.blind, v.outcome, v.winner_pane"
+            ).fetchall()
         counts: dict[VotedRound, int] = {}
         for row in rows:
             # (concatenation order is SQLite's: sorted here, so equal rounds merge)
@@ -608,30 +608,26 @@ class HistoryStore:
         and tokens/s (sorted), mean cost shown, and how each answer ended. Aggregated by
         SQLite over columns kept for it (schema 6), not JSON read in Python."""
         numbers: dict[str, ModelNumbers] = {}
-        try:
-            with self._lock:
-                conn = self._conn
-                for row in conn.execute(
-                        "SELECT model, COUNT(*) AS n, AVG(cost_usd) AS cost FROM panes "
-                        "GROUP BY model"):
-                    numbers[row["model"]] = ModelNumbers(answers=row["n"],
-                                                         mean_cost=row["cost"])
-                for row in conn.execute(
-                        "SELECT model, failure_kind, COUNT(*) AS n FROM panes "
-                        "WHERE status = 'failed' GROUP BY model, failure_kind"):
-                    kind = row["failure_kind"] or "failed"
-                    numbers[row["model"]].failures[kind] = row["n"]
-                # Each model's values as one string from SQLite, split in C: a Python
-                # loop over 300,000 rows took half a second.
-                values: dict[str, tuple[list[float], list[float]]] = {}
-                for row in conn.execute(
-                        "SELECT model, group_concat(ttft_s) AS t, "
-                        "group_concat(tokens_per_s) AS r FROM panes GROUP BY model"):
-                    values[row["model"]] = (
-                        list(map(float, row["t"].split(","))) if row["t"] else [],
-                        list(map(float, row["r"].split(","))) if row["r"] else [])
-        except sqlite3.DatabaseError as exc:
-            raise HistoryUnavailable(_reason(exc, self.path)) from None
+        with self._reading() as conn:
+            for row in conn.execute(
+                    "SELECT model, COUNT(*) AS n, AVG(cost_usd) AS cost FROM panes "
+                    "GROUP BY model"):
+                numbers[row["model"]] = ModelNumbers(answers=row["n"],
+                                                     mean_cost=row["cost"])
+            for row in conn.execute(
+                    "SELECT model, failure_kind, COUNT(*) AS n FROM panes "
+                    "WHERE status = 'failed' GROUP BY model, failure_kind"):
+                kind = row["failure_kind"] or "failed"
+                numbers[row["model"]].failures[kind] = row["n"]
+            # Each model's values as one string from SQLite, split in C: a Python
+            # loop over 300,000 rows took half a second.
+            values: dict[str, tuple[list[float], list[float]]] = {}
+            for row in conn.execute(
+                    "SELECT model, group_concat(ttft_s) AS t, "
+                    "group_concat(tokens_per_s) AS r FROM panes GROUP BY model"):
+                values[row["model"]] = (
+                    list(map(float, row["t"].split(","))) if row["t"] else [],
+                    list(map(float, row["r"].split(","))) if row["r"] else [])
         for model, (ttfts, rates) in values.items():
             found = numbers[model].percentiles
             for column, series in (("ttft_s", ttfts), ("tokens_per_s", rates)):

@@ -62,6 +62,33 @@ class ScoreRow:
         }
 
 
+# The scoreboard's columns, as `anoman-tui scoreboard` and the scoreboard screen show them.
+COLUMNS = (("model", "left"), ("rating (95% CI)", "right"), ("rounds", "right"),
+           ("W/T/L", "right"), ("win rate", "right"), ("TTFT p50/p95", "right"),
+           ("tok/s p50", "right"), ("cost/answer", "right"), ("cost/win", "right"),
+           ("failures", "left"))
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"${value:.6f}"
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f} s"
+
+
+def cells(row: ScoreRow) -> tuple[str, ...]:
+    """A row's cells in `COLUMNS` order; the model's name is the first, without its
+    "(few rounds)" mark (each view marks `row.unstable` its own way)."""
+    failures = ", ".join(f"{FAILURE_WORDS[k]} {v:.0%}" for k, v in row.failure_rates.items()
+                         if v) or "none"
+    return (row.model, f"{row.rating:.0f} ({row.ci_low:.0f}–{row.ci_high:.0f})",
+            str(row.rounds), f"{row.wins}/{row.ties}/{row.losses}", f"{row.win_rate:.0%}",
+            f"{_seconds(row.ttft_p50)} / {_seconds(row.ttft_p95)}",
+            "—" if row.rate_p50 is None else f"{row.rate_p50:.1f}", _money(row.mean_cost),
+            _money(row.cost_per_win), failures)
+
+
 def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 

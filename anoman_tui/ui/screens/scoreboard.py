@@ -21,31 +21,16 @@ if TYPE_CHECKING:
     from anoman_tui.history import HistoryStore
     from anoman_tui.report.scoreboard import ScoreRow
 
-COLUMNS = ("model", "rating (95% CI)", "rounds", "W/T/L", "win rate", "TTFT p50/p95",
-           "tok/s p50", "cost/answer", "cost/win", "failures")
-
-
-def _money(value: float | None) -> str:
-    return "—" if value is None else f"${value:.6f}"
-
-
-def _seconds(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f} s"
-
-
 def row_cells(row: ScoreRow) -> tuple[Text | str, ...]:
-    from anoman_tui.report.scoreboard import FAILURE_WORDS
+    """The shared cells (`report.scoreboard.cells`), the model bold and marked when its
+    place is not stable yet."""
+    from anoman_tui.report.scoreboard import cells
 
-    failures = ", ".join(f"{FAILURE_WORDS[k]} {v:.0%}" for k, v in row.failure_rates.items()
-                         if v) or "none"
-    name = Text(row.model, style="bold")
+    model, *rest = cells(row)
+    name = Text(model, style="bold")
     if row.unstable:
         name.append(" (few rounds)", style="dim italic")
-    return (name, f"{row.rating:.0f} ({row.ci_low:.0f}–{row.ci_high:.0f})", str(row.rounds),
-            f"{row.wins}/{row.ties}/{row.losses}", f"{row.win_rate:.0%}",
-            f"{_seconds(row.ttft_p50)} / {_seconds(row.ttft_p95)}",
-            "—" if row.rate_p50 is None else f"{row.rate_p50:.1f}", _money(row.mean_cost),
-            _money(row.cost_per_win), failures)
+    return (name, *rest)
 
 
 class ScoreboardScreen(Screen[None]):
@@ -69,8 +54,10 @@ class ScoreboardScreen(Screen[None]):
         yield KeyBar(shed=())
 
     def on_mount(self) -> None:
+        from anoman_tui.report.scoreboard import COLUMNS
+
         table = self.query_one(DataTable)
-        for column in COLUMNS:
+        for column, _ in COLUMNS:
             table.add_column(column, key=column)
         self._load()
 
