@@ -29,7 +29,7 @@ SETTING_FLAGS = {
     "base_url": "base_url", "api_key": "api_key", "models": "models", "endpoint": "endpoint",
     "theme": "theme", "system": "system_prompt", "temperature": "temperature",
     "max_tokens": "max_tokens", "idle_timeout": "idle_timeout", "history": "history",
-    "target": "target",
+    "record": "record", "target": "target",
 }
 
 
@@ -141,6 +141,12 @@ def _add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool
         "--no-history", dest="history", action="store_const", const=False, default=unset,
         help="save nothing to the history (default: $ANOMAN_HISTORY, then history in the "
         "config file, then save every comparison)",
+    )
+    parser.add_argument(
+        "--no-record", dest="record", action="store_const", const=False, default=unset,
+        help="save comparisons without recording their streams for replay (default: "
+        "$ANOMAN_RECORD, then record in the config file, then record every comparison "
+        "up to record_limit_mb)",
     )
 
 

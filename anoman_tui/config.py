@@ -96,6 +96,12 @@ class Settings(BaseSettings):
     max_tokens: int | None = Field(default=None, ge=1)
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     history: bool = Field(default=True, description="save every comparison to the history")
+    record: bool = Field(default=True, description="record each comparison's streams with "
+                         "their timing in the history, to replay them")
+    record_limit_mb: float = Field(
+        default=16.0, gt=0, allow_inf_nan=False,
+        description="a comparison whose streams hold more than this many megabytes is "
+                    "saved without its recording")
     target: str | None = Field(
         default=None, description="the target a plain MODEL goes to (default: local, or "
                                   "the gateway at base_url)")
@@ -116,6 +122,11 @@ class Settings(BaseSettings):
             if name == LOCAL:
                 raise ValueError("'local' is the embedded gateway and cannot be redefined")
         return value
+
+    def recording_limit(self) -> int | None:
+        """The most bytes of streams a saved comparison keeps recorded; None: recording
+        is off."""
+        return int(self.record_limit_mb * 1_000_000) if self.record else None
 
     def all_targets(self) -> dict[str, Target]:
         """Every target by name: built in, `gateway` (when base_url is set), the file's."""
@@ -232,6 +243,7 @@ FLAG_NAMES = {
     "max_tokens": "--max-tokens",
     "idle_timeout": "--idle-timeout",
     "history": "--no-history",
+    "record": "--no-record",
     "target": "--target",
 }
 

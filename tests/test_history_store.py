@@ -16,6 +16,7 @@ import pytest
 
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable, PaneRecord
 from anoman_tui.history.store import SCHEMA_VERSION
+from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -362,3 +363,71 @@ def test_votes_are_one_per_comparison_and_blind_rounds_hide_their_models(
             "win", 2)
         assert sorted(r.id for r in store.recent(10, "claude")) == [round_id, plain_id]
         assert not store.listing(10)[-1].hidden
+
+
+def _recording(model: str, pane: int, body: bytes = b"data: {}\n\n") -> StreamRecording:
+    half = len(body) // 2
+    return StreamRecording(
+        endpoint="openai", path="/v1/chat/completions", model=model, status=200,
+        headers=(("content-type", "text/event-stream"),), headers_at=0.05,
+        reads=((0.1, body[:half]), (0.2, body[half:])), ending="completed", ended_at=0.25,
+        pane=pane)
+
+
+def _recorded(rec: ComparisonRecord) -> ComparisonRecord:
+    return dataclasses.replace(rec, panes=tuple(
+        dataclasses.replace(p, recording=_recording(p.model, p.pane, f"data: {p.pane}\n\n"
+                                                    .encode() * 50))
+        for p in rec.panes if p.pane != 2) + tuple(p for p in rec.panes if p.pane == 2))
+
+
+def test_recordings_are_kept_apart_and_read_back_byte_exact(tmp_path: Path) -> None:
+    rec = _recorded(record())
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        new_id = store.save(rec)
+        plain = store.save(record("not recorded"))
+        got = store.get(new_id)
+        assert got is not None and got.recorded and all(p.recording is None for p in got.panes)
+        back = store.recordings(new_id)
+        assert sorted(back) == [1, 3]
+        for p in rec.panes:
+            if p.recording is not None:
+                assert back[p.pane] == p.recording
+        assert store.recording_sizes(new_id) == {1: 450, 3: 450}
+        assert store.recordings(plain) == {}
+        listed = {c.id: c.recorded for c in store.listing()}
+        assert listed == {new_id: True, plain: False}
+        # SSE compresses: the stored blob is far smaller than the stream.
+        size = store._conn.execute("SELECT SUM(length(data)) FROM recordings").fetchone()[0]
+        assert size < 1000
+
+
+def test_a_damaged_recording_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        new_id = store.save(_recorded(record()))
+        store._conn.execute("UPDATE recordings SET data = ? WHERE pane = 3", (b"\x78junk",))
+        with pytest.raises(RecordingError) as caught:
+            store.recordings(new_id)
+    assert caught.value.reason.startswith("pane 3: ") and "\n" not in caught.value.reason
+
+
+def test_the_recording_limit_drops_recordings_not_the_comparison() -> None:
+    rec = _recorded(record())
+    assert rec.recording_bytes == 900
+    assert rec.within_recording_limit(900) == (rec, False)
+    kept, dropped = rec.within_recording_limit(899)
+    assert dropped and all(p.recording is None for p in kept.panes)
+    assert [p.text for p in kept.panes] == [p.text for p in rec.panes]
+    off, dropped = rec.within_recording_limit(None)
+    assert not dropped and all(p.recording is None for p in off.panes)
+    # A blind round's mask drops the recording too: its bytes name the model.
+    blind = dataclasses.replace(rec, blind=True)
+    assert all(p.recording is None for p in blind.masked().panes)
+
+
+def test_a_rerun_remembers_what_it_repeats(tmp_path: Path) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        first = store.save(record())
+        again = store.save(dataclasses.replace(record(), rerun_of=first))
+        assert store.get(again).rerun_of == first  # type: ignore[union-attr]
+        assert store.get(first).rerun_of is None  # type: ignore[union-attr]

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult
+from anoman_tui.streaming.recording import StreamRecording
 from anoman_tui.wire import AnomanBlock, Usage
 
 
@@ -56,6 +57,9 @@ class PaneRecord:
     """The target's name (`local`, `openai`, a config file's): "" when not recorded."""
     label: str = ""
     """In a blind round, the only name shown until the vote: `A`, `B`, `C`."""
+    recording: StreamRecording | None = field(default=None, compare=False, repr=False)
+    """The stream byte-exact with its timing, to be replayed (None: not recorded). Kept
+    apart in the store: `HistoryStore.get` leaves it None, `recordings()` reads them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,30 @@ class ComparisonRecord:
     """A blind arena round: its panes are `A`, `B`, `C` until it is voted on."""
     vote: VoteRecord | None = None
     """The vote cast on it, if any."""
+    rerun_of: int | None = None
+    """The history id of the comparison whose prompt it sent again, if it is a rerun."""
+    recorded: bool = False
+    """Its streams were recorded (`HistoryStore.recordings` replays them)."""
+
+    @property
+    def recording_bytes(self) -> int:
+        """The bytes of its panes' recordings as they came off the socket."""
+        return sum(len(p.recording.body) for p in self.panes if p.recording is not None)
+
+    def without_recordings(self) -> ComparisonRecord:
+        return replace(self, panes=tuple(replace(p, recording=None) for p in self.panes),
+                       recorded=False)
+
+    def within_recording_limit(self, limit_bytes: int | None) -> tuple[ComparisonRecord, bool]:
+        """Itself, or without its recordings when they hold more than `limit_bytes`
+        (None: recording is off); and whether recordings were dropped for their size."""
+        if not any(p.recording is not None for p in self.panes):
+            return self, False
+        if limit_bytes is None:
+            return self.without_recordings(), False
+        if self.recording_bytes > limit_bytes:
+            return self.without_recordings(), True
+        return self, False
 
     @property
     def hidden(self) -> bool:
@@ -91,7 +119,7 @@ class ComparisonRecord:
             return self
         return replace(self, panes=tuple(
             replace(p, model=p.label or f"pane {p.pane}", base_url="", target="",
-                    anoman=None, cost_text="hidden until the vote",
+                    anoman=None, cost_text="hidden until the vote", recording=None,
                     failure=_masked_failure(p.failure, p.model, p.label))
             for p in self.panes))
 
@@ -222,6 +250,8 @@ class ListedComparison:
     blind: bool = False
     hidden: bool = False
     """A blind round not voted on yet: `panes` carry labels, not models."""
+    recorded: bool = False
+    """Its streams were recorded: it can be replayed."""
 
 
 def _float(value: Any) -> float | None:

@@ -23,6 +23,7 @@ import sqlite3
 import stat
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from anoman_tui.history.model import (
     VotedRound,
     VoteRecord,
 )
+from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
 FILE_NAME = "history.sqlite3"
 BUSY_TIMEOUT_S = 5.0
@@ -153,6 +155,22 @@ def _add_scoreboard_columns(conn: sqlite3.Connection) -> None:
     )
 
 
+def _add_recordings(conn: sqlite3.Connection) -> None:
+    # Each pane's stream as `StreamRecording.to_json()`, zlib-compressed JSON (SSE text
+    # compresses well); apart from the panes so that lists and the scoreboard never
+    # read them. `body_bytes` is the stream's size as it came off the socket.
+    conn.execute(
+        """CREATE TABLE recordings (
+            comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+            pane INTEGER NOT NULL,
+            body_bytes INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (comparison_id, pane)
+        )"""
+    )
+    conn.execute("ALTER TABLE comparisons ADD COLUMN rerun_of INTEGER")
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
@@ -161,6 +179,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _add_pane_target,  # 3 -> 4: the target (server) each pane streamed from
     _add_blind_rounds_and_votes,  # 4 -> 5: blind arena rounds, pane labels, votes
     _add_scoreboard_columns,  # 5 -> 6: TTFT, tokens/s, cost and failure kind as columns
+    _add_recordings,  # 6 -> 7: streams recorded for replay; which comparison a rerun repeats
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -228,6 +247,19 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
         _cost_value(p.cost_text),
         p.failure.get("kind") if isinstance(p.failure, dict) else None,
     )
+
+
+def _recording_blob(recording: StreamRecording) -> bytes:
+    return zlib.compress(json.dumps(recording.to_json(), separators=(",", ":")).encode(), 6)
+
+
+def _recording_from_blob(data: bytes) -> StreamRecording:
+    """A stored recording, read as strictly as an imported one: a file may be edited."""
+    try:
+        text = zlib.decompressobj().decompress(data, 4 * 64 * 1024 * 1024)
+    except zlib.error:
+        raise RecordingError("the stored recording is not readable (corrupt).") from None
+    return StreamRecording.from_json(text)
 
 
 def _number(value: Any) -> float | None:
@@ -415,13 +447,19 @@ class HistoryStore:
             try:
                 cursor = conn.execute(
                     "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                    "conversation, blind) VALUES (?, ?, ?, ?, ?, ?)",
+                    "conversation, blind, rerun_of) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (created, record.source, record.prompt, record.system_prompt,
-                     _turns_json(record.conversation), int(record.blind)),
+                     _turns_json(record.conversation), int(record.blind), record.rerun_of),
                 )
                 comparison_id = int(cursor.lastrowid or 0)
                 conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p)
                                                 for p in record.panes])
+                conn.executemany(
+                    "INSERT INTO recordings (comparison_id, pane, body_bytes, data) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(comparison_id, p.pane, len(p.recording.body),
+                      _recording_blob(p.recording))
+                     for p in record.panes if p.recording is not None])
                 if self.fts:
                     conn.execute(
                         "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
@@ -459,6 +497,31 @@ class HistoryStore:
         )
         return found[0] if found else None
 
+    def recordings(self, comparison_id: int) -> dict[int, StreamRecording]:
+        """Pane number -> its recorded stream, for the panes that were recorded.
+
+        Raises `RecordingError` when a stored recording cannot be read back (an edited
+        or damaged file), naming the pane.
+        """
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT pane, data FROM recordings WHERE comparison_id = ? ORDER BY pane",
+                (comparison_id,)).fetchall()
+        found = {}
+        for row in rows:
+            try:
+                found[row["pane"]] = _recording_from_blob(row["data"])
+            except RecordingError as exc:
+                raise RecordingError(f"pane {row['pane']}: {exc.reason}") from None
+        return found
+
+    def recording_sizes(self, comparison_id: int) -> dict[int, int]:
+        """Pane number -> its recorded stream's size in bytes (as received)."""
+        with self._reading() as conn:
+            return {row["pane"]: row["body_bytes"] for row in conn.execute(
+                "SELECT pane, body_bytes FROM recordings WHERE comparison_id = ?",
+                (comparison_id,))}
+
     def recent(self, limit: int = 50, search: str | None = None, *,
                before: int | None = None) -> list[ComparisonRecord]:
         """Newest first; `search` keeps those whose prompt or a model matches every word.
@@ -473,7 +536,8 @@ class HistoryStore:
         typing a filter. `get` reads one whole."""
         return self._matching(
             limit, search, before,
-            "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up, c.blind",
+            "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up, c.blind, "
+            "EXISTS (SELECT 1 FROM recordings r WHERE r.comparison_id = c.id) AS recorded",
             self._list)
 
     def _matching(self, limit: int, search: str | None, before: int | None, columns: str,
@@ -533,7 +597,8 @@ class HistoryStore:
                     row["pane"], row["model"], row["status"], row["cost_text"]))
         return [ListedComparison(row["id"], row["created_at"], row["prompt"],
                                  bool(row["follow_up"]), tuple(panes[row["id"]]),
-                                 blind=bool(row["blind"]), hidden=row["id"] in hidden)
+                                 blind=bool(row["blind"]), hidden=row["id"] in hidden,
+                                 recorded=bool(row["recorded"]))
                 for row in rows]
 
     def _voted(self, ids: list[int], marks: str) -> dict[int, VoteRecord]:
@@ -558,6 +623,9 @@ class HistoryStore:
             ):
                 panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
             votes = self._voted(ids, marks)
+            recorded = {row[0] for row in conn.execute(
+                f"SELECT DISTINCT comparison_id FROM recordings WHERE comparison_id IN ({marks})",
+                ids)}
         return [
             ComparisonRecord(
                 prompt=row["prompt"],
@@ -569,6 +637,8 @@ class HistoryStore:
                 id=row["id"],
                 blind=bool(row["blind"]),
                 vote=votes.get(row["id"]),
+                rerun_of=row["rerun_of"],
+                recorded=row["id"] in recorded,
             )
             for row in rows
         ]

@@ -246,7 +246,11 @@ async def test_identical_answers_say_so(make_app) -> None:
 async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
     make_app, monkeypatch, size
 ) -> None:
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=30")
+    # The base pane streams far longer than any test step takes (2000 tokens at 30 tok/s),
+    # so that it is still streaming when the diff is chosen however slow the machine;
+    # its abort key ends it, which is the moment the diff must be redone.
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking",
+                        "ttft=0.05,rate=30,tokens=2000")
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
@@ -261,7 +265,8 @@ async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
         shown = two.diff_view.summary_text()
         assert "(so far)" in shown
         assert "Pane 1 is still streaming: the diff updates when it finishes." in shown
-        await until(pilot, lambda: one.status == "done")
+        await pilot.press("f1")
+        await until(pilot, lambda: one.status == "cancelled")
         await pilot.pause()
         shown = two.diff_view.summary_text()
         assert "so far" not in shown and "still streaming" not in shown
@@ -275,6 +280,8 @@ async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
         await pilot.pause()
         assert one.state.running
         assert two.diff_base == 1 and "(so far)" in two.diff_view.summary_text()
+        await until(pilot, lambda: two.status == "done" and one._chunks >= 3)
+        await pilot.press("f1")
         await until(pilot, lambda: settled(app))
         await pilot.pause()
         assert two.diff_view.diff == word_diff(one.answer.text, two.answer.text)
