@@ -224,6 +224,7 @@ def pane_record(
         cost_text=cost_text,
         conversation=conversation,
         target=target,
+        recording=result.recording,
     )
 
 
