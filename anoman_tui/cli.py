@@ -199,7 +199,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             "model completed, 1 otherwise, 2 for bad usage."
         ),
     )
-    compare.add_argument("prompt", help="the user prompt")
+    compare.add_argument("prompt", nargs="?", default=None,
+                         help="the user prompt (not with --replay or --rerun)")
     _add_setting_arguments(compare, many_models=True)
     compare.add_argument(
         "--header", "-H", action="append", type=_header, default=[], dest="headers",
@@ -213,6 +214,21 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="a blind arena round: three distinct models drawn at random from the pool "
         "(--model given, else arena.pool in the config file, else every model the default "
         "target lists), shown as A, B and C only; vote with `anoman-tui vote ID`",
+    )
+    again = compare.add_mutually_exclusive_group()
+    again.add_argument(
+        "--replay", type=_positive_int, metavar="ID", default=None,
+        help="replay saved comparison ID from its recording, at its recorded pace, through "
+        "the same stream core: no network, no key, nothing saved",
+    )
+    again.add_argument(
+        "--rerun", type=_positive_int, metavar="ID", default=None,
+        help="send saved comparison ID's prompt and conversation again (to its models, or "
+        "to --model ...) and show what changed against it",
+    )
+    compare.add_argument(
+        "--speed", type=_positive_float, default=None, metavar="X",
+        help="with --replay: play X times as fast as recorded (default 1)",
     )
 
     serve = commands.add_parser(
@@ -317,12 +333,42 @@ def _key(settings: Settings) -> str:
 
 
 def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    settings = settings_from_args(args, "anoman-tui compare")
+    prog = "anoman-tui compare"
+    problem = _compare_usage(args)
+    if problem:
+        print(f"{prog}: {problem}", file=sys.stderr)
+        return 2
+    settings = settings_from_args(args, prog)
     if settings is None:
         return 2
-    from anoman_tui.headless import CompareSpec, run_compare_with_target
+    from anoman_tui.headless import (
+        CompareSpec,
+        load_saved,
+        replay_spec,
+        rerun_spec,
+        run_compare_with_target,
+        run_replay,
+    )
 
-    warn_inline_keys(settings, "anoman-tui compare")
+    if args.replay is not None:
+        found = load_saved(args.replay, prog, recordings=True)
+        if isinstance(found, int):
+            return found
+        record, recordings = found
+        return run_replay(replay_spec(record, recordings, speed=args.speed or 1.0,
+                                      idle_timeout=settings.idle_timeout), as_json=args.json)
+    original = None
+    if args.rerun is not None:
+        loaded = load_saved(args.rerun, prog, recordings=False)
+        if isinstance(loaded, int):
+            return loaded
+        original = loaded[0]
+        if not hasattr(args, "models"):
+            # Its own models, each on its target with its format and parameters.
+            settings = _saved_panes(settings, original, prog)
+            if settings is None:
+                return 2
+    warn_inline_keys(settings, prog)
     if args.blind:
         if not settings.history:
             print("anoman-tui compare: --blind needs the history (a round is voted on by its "
@@ -355,8 +401,51 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         idle_timeout=settings.idle_timeout,
         headers=tuple(args.headers),
         blind=args.blind,
+        record_limit=settings.recording_limit(),
     )
+    if original is not None:
+        spec = rerun_spec(original, spec)
     return run_compare_with_target(spec, as_json=args.json, history=settings.history)
+
+
+def _compare_usage(args: argparse.Namespace) -> str | None:
+    """Why this `compare` command line cannot run, or None."""
+    again = "--replay" if args.replay is not None else "--rerun" if args.rerun else None
+    if again and args.prompt is not None:
+        return f"{again} sends the saved comparison's prompt: drop the prompt argument"
+    if not again and args.prompt is None:
+        return "a prompt is needed (or --replay ID / --rerun ID)"
+    if args.speed is not None and args.replay is None:
+        return "--speed is for --replay"
+    if again and args.blind:
+        return f"--blind draws a new round: it does not go with {again}"
+    if args.replay is not None:
+        given = [flag for flag, dest in (("--model", "models"), ("--target", "target"),
+                                         ("--base-url", "base_url"), ("--endpoint", "endpoint"),
+                                         ("--system", "system"))
+                 if hasattr(args, dest)]
+        if given:
+            return (f"--replay plays what was recorded: {', '.join(given)} cannot change it "
+                    "(--rerun sends the prompt again to other models)")
+    return None
+
+
+def _saved_panes(settings: Settings, record: Any, prog: str) -> Settings | None:
+    """`settings` with the saved comparison's panes: each model on its target (the
+    default one for a comparison saved before targets), format and parameters."""
+    from anoman_tui.config import PaneConfig
+
+    known = settings.all_targets()
+    panes = []
+    for p in record.panes:
+        if p.target and p.target not in known:
+            print(f"{prog}: pane {p.pane}'s target {p.target!r} is not configured here; "
+                  "give the models with -m TARGET:MODEL", file=sys.stderr)
+            return None
+        panes.append(PaneConfig(model=f"{p.target}:{p.model}" if p.target else p.model,
+                                endpoint=p.endpoint, temperature=p.temperature,
+                                max_tokens=p.max_tokens))
+    return settings.model_copy(update={"models": [], "panes": panes})
 
 
 def _usage(args: argparse.Namespace) -> int:

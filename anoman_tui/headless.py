@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
+import httpx
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
@@ -34,6 +35,7 @@ from anoman_tui.history import (
     HistoryUnavailable,
     pane_record,
 )
+from anoman_tui.report.rerun import rerun_deltas
 from anoman_tui.safe_text import terminal_safe
 from anoman_tui.streaming import (
     ChatTurn,
@@ -53,6 +55,7 @@ from anoman_tui.streaming import (
     cost_text,
     describe_failure,
 )
+from anoman_tui.streaming.recording import ReplayTransport, StreamRecording
 from anoman_tui.targets import Connection, Target, connect
 
 BLIND_LABELS = ("A", "B", "C")
@@ -84,6 +87,17 @@ class CompareSpec:
     pane_params: tuple[tuple[EndpointFormat, float | None, int | None], ...] = ()
     """One per model when they differ (`[[panes]]`): endpoint format, temperature and
     max tokens (empty: `endpoint`, `temperature`, `max_tokens` for all)."""
+    record_limit: int | None = None
+    """Record the streams for replay, kept when they total at most this many bytes
+    (None: not recorded)."""
+    conversations: tuple[tuple[tuple[str, str], ...], ...] = ()
+    """Per model, the (role, content) turns sent before the prompt (a rerun's)."""
+    original: ComparisonRecord | None = None
+    """The saved comparison this run repeats (`--rerun`) or replays (`--replay`)."""
+    replay: dict[int, StreamRecording] | None = None
+    """Pane number -> recording: streamed from these, not from any server."""
+    speed: float = 1.0
+    """A replay's pace: 2 plays twice as fast as recorded."""
 
     def params_for(self, index: int) -> tuple[float | None, int | None]:
         """Model `index`'s (0-based) temperature and max tokens."""
@@ -127,6 +141,11 @@ class PaneProgress:
     result: StreamResult | None = None
 
 
+REPLAY_BASE_URL = "http://replay.invalid"
+"""Where a replay's requests claim to go: nowhere (`.invalid` never resolves); the
+replay transport answers them."""
+
+
 def _requests(spec: CompareSpec) -> list[StreamRequest]:
     compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
     requests = []
@@ -141,11 +160,18 @@ def _requests(spec: CompareSpec) -> list[StreamRequest]:
                      "extra_headers": (*target.headers, *spec.headers),
                      "path": target.path_for(endpoint),
                      "include_usage": target.include_usage, "key_env": target.key_source}
+        if spec.replay is not None and i in spec.replay:
+            # The recorded path: the replay answers only the request it recorded.
+            where = {"base_url": REPLAY_BASE_URL, "path": spec.replay[i].path}
         temperature, max_tokens = spec.params_for(i - 1)
+        earlier = spec.conversations[i - 1] if i - 1 < len(spec.conversations) else ()
         requests.append(StreamRequest(
             endpoint=endpoint,
             model=model,
-            messages=(ChatTurn(role="user", content=spec.prompt),),
+            messages=(*(ChatTurn(role=role, content=content) for role, content in earlier
+                        if role in ("user", "assistant")),
+                      ChatTurn(role="user", content=spec.prompt)),
+            record=spec.record_limit is not None and spec.replay is None,
             system=spec.system,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -166,6 +192,10 @@ class CompareRun:
                                    spec.endpoint_for(i - 1),
                                    BLIND_LABELS[i - 1] if spec.blind else "")
                       for i, m in enumerate(spec.models, start=1)]
+        if spec.replay is not None and spec.original is not None:
+            # A replay streams from no target: each pane keeps the one it was recorded from.
+            for pane, was in zip(self.panes, spec.original.panes, strict=False):
+                pane.target = was.target
         self._on_change = on_change or (lambda pane, what: None)
         self._streams: list[ModelStream] = []
         # What each target lists about its models: prices for an estimated cost.
@@ -178,8 +208,14 @@ class CompareRun:
         assert r is not None
         index = pane.pane - 1
         connection = self.spec.connection(index)
-        return cost_text(r.anoman, r.usage, self.info(pane), r.provider_cost, model=pane.model,
-                         provider=connection.target.price_provider if connection else None)
+        shown = cost_text(r.anoman, r.usage, self.info(pane), r.provider_cost, model=pane.model,
+                          provider=connection.target.price_provider if connection else None)
+        original = self.spec.original
+        if self.spec.replay is not None and original is not None and shown == "—":
+            # A replay has no model list to price from: the cost shown when it was recorded.
+            was = next((p for p in original.panes if p.pane == pane.pane), None)
+            return was.cost_text if was is not None else shown
+        return shown
 
     def info(self, pane: PaneProgress) -> ModelInfo | None:
         """What pane's target listed about its model (prices), if anything."""
@@ -191,7 +227,11 @@ class CompareRun:
             stream.cancel()
 
     async def run(self) -> list[StreamResult]:
-        async with StreamClient() as client:
+        http = None
+        if self.spec.replay is not None:
+            http = httpx.AsyncClient(transport=ReplayTransport(self.spec.replay,
+                                                               self.spec.speed))
+        async with StreamClient(http) as client:
             self._streams = [client.stream(r) for r in _requests(self.spec)]
             await asyncio.gather(
                 *(self._follow(p, s) for p, s in zip(self.panes, self._streams, strict=True))
@@ -276,12 +316,28 @@ def compare_json(spec: CompareSpec, run: CompareRun,
     if spec.blind:
         return {"id": history_id, "blind": True, "prompt": spec.prompt,
                 "endpoint": spec.endpoint, "panels": [blind_pane_json(p) for p in run.panes]}
-    return {
+    document: dict[str, Any] = {
         "id": history_id,  # the history's id; null when not saved
         "prompt": spec.prompt,
         "endpoint": spec.endpoint,
         "panels": [pane_json(p) for p in run.panes],
     }
+    original = spec.original
+    if original is not None and spec.replay is not None:
+        document["replay_of"] = original.id
+        document["speed"] = spec.speed
+        saved = {p.pane: p for p in original.panes}
+        for panel in document["panels"]:
+            was = saved.get(panel["panel"])
+            if was is not None:  # what was measured live, beside what the replay measured
+                panel["recorded"] = {"status": was.status, "metrics": was.metrics}
+    elif original is not None:
+        document["rerun_of"] = original.id
+        deltas = {d.pane: d for d in rerun_deltas(original, comparison_record(spec, run))}
+        for panel in document["panels"]:
+            delta = deltas.get(panel["panel"])
+            panel["vs_original"] = delta.to_json() if delta is not None else None
+    return document
 
 
 def _fmt(value: float | None, unit: str, digits: int = 2) -> str:
@@ -331,6 +387,23 @@ def summary_table(run: CompareRun) -> Table:
             tokens,
             cost,
         )
+    return table
+
+
+def rerun_table(original: ComparisonRecord, new: ComparisonRecord) -> Table:
+    """Per pane, what changed against the comparison it repeats."""
+    table = Table(title=f"Against comparison #{original.id}", title_justify="left",
+                  expand=False)
+    for column, justify in (("#", "right"), ("model", "left"), ("TTFT", "right"),
+                            ("tok/s", "right"), ("cost", "right"), ("outcome", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.columns[1].no_wrap = True
+    for d in rerun_deltas(original, new):
+        model = d.model_now if d.model_now == d.model_was else f"{d.model_was} → {d.model_now}"
+        table.add_row(
+            str(d.pane), Text(model), *d.cells(),
+            Text(f"{d.outcome_was} → {d.outcome_now}" if d.outcome_changed
+                 else f"{d.outcome_now} (unchanged)"))
     return table
 
 
@@ -419,10 +492,17 @@ async def run_compare(
         labels = list(dict.fromkeys(c.label() for c in spec.connections))
         where = ", ".join(labels) if len(labels) > 1 else (spec.gateway_label or spec.base_url)
         count = len(spec.models)
-        console.print(
-            f"Comparing {count} model{'' if count == 1 else 's'} via {escape(where)}"
-            f" ({spec.endpoint} format)"
-        )
+        if spec.replay is not None and spec.original is not None:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(spec.original.created_at))
+            console.print(f"Replaying comparison #{spec.original.id} (recorded {when}) at "
+                          f"{spec.speed:g}×: {count} model{'' if count == 1 else 's'}, "
+                          "no network")
+        else:
+            rerun = f"Rerun of comparison #{spec.original.id}: " if spec.original else ""
+            console.print(
+                f"{rerun}Comparing {count} model{'' if count == 1 else 's'} via "
+                f"{escape(where)} ({spec.endpoint} format)"
+            )
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, run.cancel)
@@ -447,17 +527,30 @@ async def run_compare(
         console.print(answers(run))
         console.print()
         table = summary_table(run)
+        against = rerun_table(spec.original, comparison_record(spec, run)) \
+            if spec.original is not None and spec.replay is None else None
         if as_is:  # as wide as it needs: no column of a file's table is ever squeezed
             unbounded = console.options.update_width(10_000)
-            console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+            console.width = max(console.width, *(
+                console.measure(t, options=unbounded).maximum for t in (table, against) if t))
         console.print(table, soft_wrap=False)
         for line in failure_lines(run):
             console.print(Text(line))
+        if against is not None:
+            console.print()
+            console.print(against, soft_wrap=False)
+            console.print(Text("(new minus original: TTFT − is sooner, tok/s + is faster, "
+                               "cost − is cheaper; est.: an estimated cost)", style="dim"))
     return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
 
 
 def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
-    """The history's record of a finished run (the target is its base URL, never the key)."""
+    """The history's record of a finished run (the target is its base URL, never the key),
+    with its recordings when recording is on (`within_recording_limit` drops them when
+    too big)."""
+    def earlier(index: int) -> tuple[tuple[str, str], ...] | None:
+        return spec.conversations[index] if index < len(spec.conversations) else None
+
     panes = tuple(
         pane_record(
             p.pane, p.model, base_url=spec.base_url_for(p.pane - 1),
@@ -465,13 +558,16 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
             temperature=spec.params_for(p.pane - 1)[0],
             max_tokens=spec.params_for(p.pane - 1)[1],
             cost_text=run.cost(p),
+            conversation=earlier(p.pane - 1),
         )
         for p in run.panes if p.result is not None
     )
     if spec.blind:
         panes = tuple(replace(p, label=BLIND_LABELS[p.pane - 1]) for p in panes)
-    return ComparisonRecord(prompt=spec.prompt, panes=panes, system_prompt=spec.system or "",
-                            created_at=time.time(), source="compare", blind=spec.blind)
+    return ComparisonRecord(
+        prompt=spec.prompt, panes=panes, system_prompt=spec.system or "",
+        conversation=earlier(0) or (), created_at=time.time(), source="compare",
+        blind=spec.blind, rerun_of=spec.original.id if spec.original is not None else None)
 
 
 def save_to_history(history: HistoryStore | None, spec: CompareSpec,
@@ -479,8 +575,15 @@ def save_to_history(history: HistoryStore | None, spec: CompareSpec,
     """Save the run once every model has ended; its id, or None when not saved."""
     if history is None or any(p.result is None for p in run.panes):
         return None
+    full = comparison_record(spec, run)
+    record, dropped = full.within_recording_limit(spec.record_limit)
+    if dropped:
+        print(f"anoman-tui compare: saved without its recording: "
+              f"{full.recording_bytes / 1e6:.1f} MB of "
+              f"streams, over the {(spec.record_limit or 0) / 1e6:g} MB limit "
+              "(record_limit_mb)", file=sys.stderr)
     try:
-        return history.save(comparison_record(spec, run))
+        return history.save(record)
     except HistoryUnavailable as exc:
         print(f"anoman-tui compare: not saved to history: {exc.reason}", file=sys.stderr)
         return None
@@ -584,3 +687,89 @@ async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | 
                            connections=(default,) * len(chosen))
     return await run_compare(spec, as_json=as_json, model_info={m.id: m for m in listed},
                              history=store, target_info=by_target)
+
+
+# -- replay and rerun -----------------------------------------------------------
+
+
+def load_saved(comparison_id: int, prog: str, *, recordings: bool
+               ) -> tuple[ComparisonRecord, dict[int, StreamRecording]] | int:
+    """A comparison from the user's history (and its recordings), or the exit status
+    after one line on stderr: 2 for one that cannot be used, 1 when the history cannot
+    be read."""
+    from anoman_tui.history import default_path
+    from anoman_tui.streaming.recording import RecordingError
+
+    path = default_path()
+    record = None
+    found: dict[int, StreamRecording] = {}
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                record = store.get(comparison_id)
+                if record is not None and recordings and not record.hidden:
+                    found = store.recordings(comparison_id)
+        except HistoryUnavailable as exc:
+            print(f"{prog}: {exc.reason}", file=sys.stderr)
+            return 1
+        except RecordingError as exc:
+            print(f"{prog}: comparison {comparison_id}'s recording cannot be replayed: "
+                  f"{exc.reason}", file=sys.stderr)
+            return 2
+    if record is None:
+        print(f"{prog}: no comparison {comparison_id} in the history ({path}); "
+              "`anoman-tui history` lists the ids", file=sys.stderr)
+        return 2
+    if record.hidden:
+        print(f"{prog}: comparison {comparison_id} is a blind round not voted on yet: vote "
+              f"first (anoman-tui vote {comparison_id} A|B|C|tie|bad)", file=sys.stderr)
+        return 2
+    if recordings:
+        missing = [p.pane for p in record.panes if p.pane not in found]
+        if len(missing) == len(record.panes):
+            print(f"{prog}: comparison {comparison_id} was not recorded (recording was off, "
+                  "its streams were over record_limit_mb, or it was saved before recording "
+                  "existed)", file=sys.stderr)
+            return 2
+        if missing or [p.pane for p in record.panes] != list(range(1, len(record.panes) + 1)):
+            print(f"{prog}: comparison {comparison_id} is not recorded whole (no recording "
+                  f"of pane {', '.join(map(str, missing)) or '?'})", file=sys.stderr)
+            return 2
+    return record, found
+
+
+def _earlier(record: ComparisonRecord) -> tuple[tuple[tuple[str, str], ...], ...]:
+    return tuple(p.conversation if p.conversation is not None else record.conversation
+                 for p in record.panes)
+
+
+def replay_spec(record: ComparisonRecord, recordings: dict[int, StreamRecording], *,
+                speed: float, idle_timeout: float) -> CompareSpec:
+    """`compare --replay`: the saved comparison's requests, answered by its recordings."""
+    return CompareSpec(
+        prompt=record.prompt,
+        models=[p.model for p in record.panes],
+        base_url=REPLAY_BASE_URL,
+        api_key="",
+        endpoint=recordings[record.panes[0].pane].endpoint,
+        system=record.system_prompt or None,
+        idle_timeout=idle_timeout,
+        pane_params=tuple((recordings[p.pane].endpoint, p.temperature, p.max_tokens)
+                          for p in record.panes),
+        conversations=_earlier(record),
+        original=record,
+        replay=recordings,
+        speed=speed,
+    )
+
+
+def rerun_spec(record: ComparisonRecord, spec: CompareSpec) -> CompareSpec:
+    """`compare --rerun`: `spec` (models, targets, settings) sending the saved
+    comparison's prompt, system prompt and each pane's conversation again."""
+    return replace(spec, prompt=record.prompt, system=record.system_prompt or None,
+                   conversations=_earlier(record), original=record)
+
+
+def run_replay(spec: CompareSpec, *, as_json: bool) -> int:
+    """Replay offline: no gateway, no key, nothing saved."""
+    return asyncio.run(run_compare(spec, as_json=as_json))

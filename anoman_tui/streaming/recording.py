@@ -382,10 +382,12 @@ class ReplayTransport(httpx.AsyncBaseTransport):
     request's read timeout, as a silent socket would, so the core reports it stalled.
     """
 
-    def __init__(self, recordings: Mapping[str | int, StreamRecording], speed: float = 1.0) -> None:
+    def __init__(self, recordings: Mapping[int, StreamRecording] | Mapping[str, StreamRecording]
+                 | Mapping[str | int, StreamRecording], speed: float = 1.0) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError("speed must be a positive number")
-        self.recordings = dict(recordings)
+        self.recordings: dict[str | int, StreamRecording] = {
+            key: value for key, value in recordings.items()}
         self.speed = speed
 
     def _find(self, request: httpx.Request) -> StreamRecording | None:
