@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from textual import events
+from textual.keys import _character_to_key
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
@@ -44,8 +46,12 @@ async def ready(pilot: Pilot) -> AnomanApp:
 async def send(pilot: Pilot, prompt: str) -> None:
     """Type `prompt` into the prompt box, key by key as a person would, and press Enter."""
     await pilot.click("#prompt")
+    # Each character is its own key event, as from a fast typist: posted at once rather
+    # than through `press`, which waits for the process to go idle after every key
+    # (40-90 ms a character, most of the suite's typing time).
     for ch in prompt:
-        await pilot.press(ch if ch != " " else "space")
+        pilot.app.post_message(events.Key(_character_to_key(ch), ch))
+    await pilot.pause()
     await pilot.press("enter")
 
 

@@ -46,3 +46,12 @@ def make_app(ui_gateway: EmbeddedGateway) -> Callable[..., AnomanApp]:
         )
 
     return make
+
+
+@pytest.fixture
+def fast_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request without a demo scenario streams its whole answer in a blink: for tests
+    about what is on screen once answers are there, not about how they arrive."""
+    from anoman_tui.ui import pane_state
+
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0,rate=4000")

@@ -276,7 +276,8 @@ async def test_a_pane_keeps_its_whole_conversation(
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_scroll_keys_move_the_current_pane(make_app, size: tuple[int, int]) -> None:
+async def test_scroll_keys_move_the_current_pane(make_app, fast_answers,
+                                                size: tuple[int, int]) -> None:
     app = make_app(models=["claude-sonnet-4-6"] * 3)
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
@@ -321,7 +322,7 @@ async def test_scroll_keys_move_the_current_pane(make_app, size: tuple[int, int]
         assert three.answer.scroll_y == 0
 
 
-async def test_the_scroll_keys_can_be_rebound(make_app) -> None:
+async def test_the_scroll_keys_can_be_rebound(make_app, fast_answers) -> None:
     app = make_app(models=["claude-sonnet-4-6"] * 3,
                    keymap={"scroll_pane_up": "f9", "answer_top": "f10"})
     async with app.run_test(size=(200, 50)) as pilot:
