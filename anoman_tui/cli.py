@@ -449,6 +449,22 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _known_keys() -> list[str]:
+    """Every key this user's settings hold (the gateway's, each target's): an exported
+    recording masks them wherever a server echoed one."""
+    import os
+
+    from anoman_tui.config import ConfigError, load_settings
+
+    keys = [os.environ.get("ANOMAN_API_KEY", "")]
+    try:
+        settings = load_settings()
+    except ConfigError:
+        return [k for k in keys if k]  # a broken config file: the variable's key still
+    keys += [_key(settings), *(t.key() for t in settings.all_targets().values())]
+    return [k for k in dict.fromkeys(keys) if k]
+
+
 def _export_recording(args: argparse.Namespace, store: Any, record: Any) -> int:
     """`export --format recording`: the comparison with its streams, as one file."""
     from anoman_tui.history.portable import (
@@ -462,7 +478,7 @@ def _export_recording(args: argparse.Namespace, store: Any, record: Any) -> int:
     prog = "anoman-tui export"
     try:
         recordings = {} if record.hidden else store.recordings(args.id)
-        text = dumps(comparison_document(record, recordings))
+        text = dumps(comparison_document(record, recordings, _known_keys()))
     except PortableRefused as exc:
         print(f"{prog}: comparison {args.id} cannot be exported as a recording: {exc.reason}",
               file=sys.stderr)
@@ -484,35 +500,39 @@ def _export_recording(args: argparse.Namespace, store: Any, record: Any) -> int:
     return 0
 
 
+def _import_bytes(file: str) -> bytes:
+    """The file's bytes ('-': stdin), never more than the limit + 1 of them in memory (a
+    bigger file is refused anyway; a regular one before a byte of it is read)."""
+    import os
+
+    from anoman_tui.history import portable
+
+    limit = portable.MAX_FILE_BYTES
+    if file == "-":
+        return sys.stdin.buffer.read(limit + 1)
+    with open(file, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise portable.too_large()
+        return handle.read(limit + 1)
+
+
 def _import(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from anoman_tui.history import HistoryStore, HistoryUnavailable, VoteRefused
-    from anoman_tui.history.portable import (
-        MAX_FILE_BYTES,
-        PortableRefused,
-        read_comparison_document,
-    )
+    from anoman_tui.history.portable import PortableRefused, read_comparison_document
     from anoman_tui.safe_text import terminal_safe
 
     name = "-" if args.file == "-" else terminal_safe(args.file)
     prog = "anoman-tui import"
     try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-        else:
-            with open(args.file, "rb") as handle:
-                # Never more than the limit into memory: a bigger file is refused anyway.
-                data = handle.read(MAX_FILE_BYTES + 1)
+        record = read_comparison_document(_import_bytes(args.file))
     except OSError as exc:
         print(f"{prog}: {name}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    try:
-        record = read_comparison_document(data)
     except PortableRefused as exc:
         print(f"{prog}: {name}: {exc.reason}", file=sys.stderr)
         return 2
-    del data
     record = replace(record, source="import")
     try:
         with HistoryStore.open() as store:

@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, VoteRecord
-from anoman_tui.streaming.recording import RecordingError, StreamRecording
+
+# (_mask: the one way a recording masks a key in its bytes, even across reads)
+from anoman_tui.streaming.recording import RecordingError, StreamRecording, _mask
 from anoman_tui.streaming.request import ENDPOINT_FORMATS
 from anoman_tui.streaming.vocabulary import FAILURE_KINDS
 
@@ -63,9 +67,17 @@ class PortableRefused(ValueError):
 # -- writing -------------------------------------------------------------------
 
 
-def comparison_document(record: ComparisonRecord,
-                        recordings: dict[int, StreamRecording]) -> dict[str, Any]:
+MIN_SECRET = 8
+"""Shorter `secrets` are not masked: they would mask ordinary words of an answer."""
+
+
+def comparison_document(record: ComparisonRecord, recordings: dict[int, StreamRecording],
+                        secrets: Iterable[str] = ()) -> dict[str, Any]:
     """The portable document of a saved comparison with its panes' recordings.
+
+    `secrets` (the keys the exporter knows) are masked wherever they appear, as a
+    recording masks the key it was made with: a server may echo a key into an answer
+    or an error message, which the history keeps as it came.
 
     Refused (`PortableRefused`) for a blind round not voted on yet (its recordings name
     the models) and for a comparison a pane of which has no recording.
@@ -81,7 +93,8 @@ def comparison_document(record: ComparisonRecord,
         raise PortableRefused(f"pane {missing[0]} has no recording: only a comparison "
                               "recorded whole can be shared.")
     vote = record.vote
-    return {
+    keys = sorted({k for k in secrets if len(k) >= MIN_SECRET}, key=len, reverse=True)
+    return _scrubbed({
         "format": DOCUMENT_FORMAT,
         "version": DOCUMENT_VERSION,
         "prompt": record.prompt,
@@ -94,8 +107,35 @@ def comparison_document(record: ComparisonRecord,
             "blind": vote.blind, "outcome": vote.outcome,
             "winner_pane": vote.winner_pane, "voted_at": vote.voted_at,
         },
-        "panes": [_pane_document(p, recordings[p.pane]) for p in record.panes],
-    }
+        "panes": [_pane_document(p, _masked_recording(recordings[p.pane], keys))
+                  for p in record.panes],
+    }, keys)
+
+
+def _masked_text(key: str) -> str:
+    return "*" * max(len(key) - 4, 0) + key[-4:]
+
+
+def _scrubbed(value: Any, keys: list[str]) -> Any:
+    if not keys:
+        return value
+    if isinstance(value, str):
+        for key in keys:
+            if key in value:
+                value = value.replace(key, _masked_text(key))
+        return value
+    if isinstance(value, dict):
+        return {_scrubbed(k, keys): _scrubbed(v, keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(item, keys) for item in value]
+    return value
+
+
+def _masked_recording(recording: StreamRecording, keys: list[str]) -> StreamRecording:
+    reads = list(recording.reads)
+    for key in keys:
+        reads = _mask(reads, key.encode())
+    return replace(recording, reads=tuple(reads))
 
 
 def _pane_document(p: PaneRecord, recording: StreamRecording) -> dict[str, Any]:
@@ -152,6 +192,11 @@ def read_comparison_document(data: bytes | str) -> ComparisonRecord:
         raise PortableRefused(f"the file cannot be read ({type(exc).__name__}).") from None
 
 
+def too_large() -> PortableRefused:
+    return PortableRefused(f"the file is larger than {MAX_FILE_BYTES:,} bytes, the most a "
+                           "recording may be.")
+
+
 def _refuse_constant(name: str) -> float:
     raise PortableRefused(f"the file holds {name}, which is not a number a recording has.")
 
@@ -165,8 +210,7 @@ def _finite_float(text: str) -> float:
 
 def _read(data: bytes | str) -> ComparisonRecord:
     if len(data) > MAX_FILE_BYTES:
-        raise PortableRefused(f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, "
-                              "the most a recording may be.")
+        raise too_large()
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
