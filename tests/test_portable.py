@@ -289,6 +289,7 @@ def test_a_voted_blind_round_travels_with_its_vote(source: tuple[Path, dict[str,
             zip(hidden.panes, store.recordings(ids["hidden"]).values(), strict=True))))
         store.cast_vote(voted, "win", 2, blind=True, voted_at=1234.5)
         original = store.get(voted)
+    assert original is not None and original.vote is not None and not original.hidden
     path = tmp_path / "voted.json"
     assert run(home, "export", str(voted), "-f", "recording", "-o", str(path))[0] == 0
     elsewhere = tmp_path / "elsewhere"

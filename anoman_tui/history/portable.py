@@ -94,7 +94,7 @@ def comparison_document(record: ComparisonRecord, recordings: dict[int, StreamRe
                               "recorded whole can be shared.")
     vote = record.vote
     keys = sorted({k for k in secrets if len(k) >= MIN_SECRET}, key=len, reverse=True)
-    return _scrubbed({
+    document: dict[str, Any] = _scrubbed({
         "format": DOCUMENT_FORMAT,
         "version": DOCUMENT_VERSION,
         "prompt": record.prompt,
@@ -110,6 +110,7 @@ def comparison_document(record: ComparisonRecord, recordings: dict[int, StreamRe
         "panes": [_pane_document(p, _masked_recording(recordings[p.pane], keys))
                   for p in record.panes],
     }, keys)
+    return document
 
 
 def _masked_text(key: str) -> str:
