@@ -4,6 +4,7 @@ round before its vote), and writes the file `anoman-tui import` reads."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from textual.widgets import Input, OptionList
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, default_path
 from anoman_tui.history.portable import read_comparison_document
 from anoman_tui.streaming.recording import StreamRecording
+from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.export import default_path as export_path
 from anoman_tui.ui.screens.export import format_choices
 from anoman_tui.ui.screens.history import HistoryScreen
@@ -60,7 +62,8 @@ def test_the_recording_is_offered_only_for_a_saved_recorded_comparison() -> None
 
 
 async def test_export_a_recording_from_the_history_list(
-        make_app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        make_app: Callable[..., AnomanApp], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with HistoryStore.open(default_path()) as store:
         recorded = store.save(comparison())
