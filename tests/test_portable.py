@@ -254,6 +254,31 @@ def test_export_to_stdout_and_the_file_is_ascii(source: tuple[Path, dict[str, in
     assert [p["pane"] for p in document["panes"]] == [1, 2, 3]
 
 
+def test_a_gzip_file_is_written_and_read(source: tuple[Path, dict[str, int]],
+                                         tmp_path: Path) -> None:
+    import gzip
+
+    home, ids = source
+    plain = exported(source, "anthropic", tmp_path).read_bytes()
+    packed = tmp_path / "small.anoman-recording.json.gz"
+    assert run(home, "export", str(ids["anthropic"]), "-f", "recording", "-o", str(packed))[0] == 0
+    assert gzip.decompress(packed.read_bytes()) == plain
+    assert len(packed.read_bytes()) * 5 < len(plain)
+    code, out, err = run(tmp_path / "elsewhere", "import", str(packed))
+    assert code == 0 and out.startswith("imported as comparison 1: "), err
+    assert "not valid gzip" in refused(b"\x1f\x8bnot gzip at all")
+    assert "cut short" in refused(packed.read_bytes()[:200])
+
+
+def test_a_gzip_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    monkeypatch.setattr(portable, "MAX_FILE_BYTES", 1_000_000)
+    bomb = gzip.compress(b" " * 5_000_000)
+    assert len(bomb) < 10_000
+    assert "expands to more than 1,000,000 bytes" in refused(bomb)
+
+
 def test_default_file_name(source: tuple[Path, dict[str, int]], tmp_path: Path,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     home, ids = source

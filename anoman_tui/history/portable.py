@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -198,6 +199,25 @@ def too_large() -> PortableRefused:
                            "recording may be.")
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(data: bytes) -> bytes:
+    """A gzip-compressed file's contents, never more than the file limit of them (a small
+    file may expand a thousandfold)."""
+    reader = zlib.decompressobj(wbits=31)
+    try:
+        text = reader.decompress(data, MAX_FILE_BYTES + 1)
+    except zlib.error:
+        raise PortableRefused("the file is not valid gzip.") from None
+    if len(text) > MAX_FILE_BYTES or reader.unconsumed_tail:
+        raise PortableRefused(f"the file expands to more than {MAX_FILE_BYTES:,} bytes, the "
+                              "most a recording may be.")
+    if not reader.eof:
+        raise PortableRefused("the gzip file is cut short.")
+    return text
+
+
 def _refuse_constant(name: str) -> float:
     raise PortableRefused(f"the file holds {name}, which is not a number a recording has.")
 
@@ -212,6 +232,8 @@ def _finite_float(text: str) -> float:
 def _read(data: bytes | str) -> ComparisonRecord:
     if len(data) > MAX_FILE_BYTES:
         raise too_large()
+    if isinstance(data, bytes) and data[:2] == GZIP_MAGIC:
+        data = _gunzip(data)
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
