@@ -304,19 +304,35 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     export = commands.add_parser(
         "export",
-        help="write a saved comparison as a Markdown, HTML or JSON report",
+        help="write a saved comparison as a Markdown, HTML or JSON report, or a recording",
         description=(
             "Write the comparison with this id (see `anoman-tui history`) as a report: "
-            "Markdown, one self-contained HTML file (no scripts, no network), or JSON. "
-            "Exit status 2 for an unknown id."
+            "Markdown, one self-contained HTML file (no scripts, no network), or JSON; or "
+            "with --format recording, as one portable file with its recorded streams that "
+            "`anoman-tui import` adds to another history (docs/recording-format.md). "
+            "Exit status 2 for an unknown id or a comparison that cannot be shared."
         ),
     )
     export.add_argument("id", type=_positive_int, help="the comparison's id")
-    export.add_argument("--format", "-f", choices=("md", "html", "json"), default="md",
-                        help="report format (default: md)")
+    export.add_argument("--format", "-f", choices=("md", "html", "json", "recording"),
+                        default="md", help="report format, or recording (default: md)")
     export.add_argument("-o", "--output", metavar="FILE", default=None,
                         help="where to write it ('-' for stdout; default: "
-                        "comparison-ID.FORMAT in the current directory)")
+                        "comparison-ID.FORMAT in the current directory, "
+                        "comparison-ID.anoman-recording.json for a recording, which a "
+                        "FILE ending in .gz gets gzip-compressed)")
+
+    import_ = commands.add_parser(
+        "import",
+        help="add a comparison recording (from export --format recording) to the history",
+        description=(
+            "Read a file written by `anoman-tui export ID --format recording` (perhaps on "
+            "another machine), check it strictly and add it to the history, from where it "
+            "can be reopened and replayed. Exit status 2 for a file that is refused, 1 "
+            "when the history cannot be used."
+        ),
+    )
+    import_.add_argument("file", metavar="FILE", help="the recording ('-' for stdin)")
     return parser
 
 
@@ -499,6 +515,8 @@ def _export(args: argparse.Namespace) -> int:
         try:
             with HistoryStore.open(path) as store:
                 record = store.get(args.id)
+                if record is not None and args.format == "recording":
+                    return _export_recording(args, store, record)
         except HistoryUnavailable as exc:
             print(f"anoman-tui export: {exc.reason}", file=sys.stderr)
             return 1
@@ -518,6 +536,119 @@ def _export(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     print(f"wrote {target}")
+    return 0
+
+
+def _known_keys() -> list[str]:
+    """Every key this user's settings hold (the gateway's, each target's): an exported
+    recording masks them wherever a server echoed one."""
+    import os
+
+    from anoman_tui.config import ConfigError, load_settings
+
+    keys = [os.environ.get("ANOMAN_API_KEY", "")]
+    try:
+        settings = load_settings()
+    except ConfigError:
+        return [k for k in keys if k]  # a broken config file: the variable's key still
+    keys += [_key(settings), *(t.key() for t in settings.all_targets().values())]
+    return [k for k in dict.fromkeys(keys) if k]
+
+
+def _export_recording(args: argparse.Namespace, store: Any, record: Any) -> int:
+    """`export --format recording`: the comparison with its streams, as one file."""
+    from anoman_tui.history.portable import (
+        FILE_SUFFIX,
+        PortableRefused,
+        comparison_document,
+        dumps,
+    )
+    from anoman_tui.streaming.recording import RecordingError
+
+    prog = "anoman-tui export"
+    try:
+        recordings = {} if record.hidden else store.recordings(args.id)
+        text = dumps(comparison_document(record, recordings, _known_keys()))
+    except PortableRefused as exc:
+        print(f"{prog}: comparison {args.id} cannot be exported as a recording: {exc.reason}",
+              file=sys.stderr)
+        return 2
+    except RecordingError as exc:
+        print(f"{prog}: comparison {args.id}'s recording is damaged: {exc.reason}",
+              file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    target = Path(args.output or f"comparison-{args.id}{FILE_SUFFIX}")
+    try:
+        if target.suffix == ".gz":  # SSE compresses about tenfold; import reads either
+            import gzip
+
+            target.write_bytes(gzip.compress(text.encode("ascii"), mtime=0))
+        else:
+            target.write_text(text, encoding="ascii")
+    except OSError as exc:
+        print(f"{prog}: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {target}")
+    return 0
+
+
+def _import_bytes(file: str) -> bytes:
+    """The file's bytes ('-': stdin), never more than the limit + 1 of them in memory (a
+    bigger file is refused anyway; a regular one before a byte of it is read)."""
+    import os
+
+    from anoman_tui.history import portable
+
+    limit = portable.MAX_FILE_BYTES
+    if file == "-":
+        return sys.stdin.buffer.read(limit + 1)
+    with open(file, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise portable.too_large()
+        return handle.read(limit + 1)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, VoteRefused
+    from anoman_tui.history.portable import PortableRefused, read_comparison_document
+    from anoman_tui.safe_text import terminal_safe
+
+    name = "-" if args.file == "-" else terminal_safe(args.file)
+    prog = "anoman-tui import"
+    try:
+        record = read_comparison_document(_import_bytes(args.file))
+    except OSError as exc:
+        print(f"{prog}: {name}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except PortableRefused as exc:
+        print(f"{prog}: {name}: {exc.reason}", file=sys.stderr)
+        return 2
+    record = replace(record, source="import")
+    try:
+        with HistoryStore.open() as store:
+            new_id = store.save(record)
+            if record.vote is not None:
+                vote = record.vote
+                try:
+                    store.cast_vote(new_id, vote.outcome, vote.winner_pane, blind=vote.blind,
+                                    voted_at=vote.voted_at)
+                except VoteRefused as exc:  # a comparison just saved: not expected
+                    print(f"{prog}: {name}: imported without its vote: {exc.reason}",
+                          file=sys.stderr)
+    except HistoryUnavailable as exc:
+        print(f"{prog}: {exc.reason}", file=sys.stderr)
+        return 1
+    prompt = " ".join(terminal_safe(record.prompt).split())
+    if len(prompt) > 60:
+        prompt = prompt[:59] + "…"
+    count = len(record.panes)
+    print(f"imported as comparison {new_id}: {prompt} ({count} pane{'' if count == 1 else 's'}, "
+          "recorded)")
     return 0
 
 
@@ -736,6 +867,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _history(args)
     if args.command == "export":
         return _export(args)
+    if args.command == "import":
+        return _import(args)
     if args.command == "vote":
         return _vote(args)
     if args.command == "scoreboard":

@@ -691,7 +691,8 @@ class CompareScreen(Screen[None]):
 
         # The screen as it is now, before a dialog covers it.
         svg = self.app.export_screenshot(title=f"{self.app.title} · {self.export_title()}")
-        export_comparison(self.app, self.export_record(), svg=svg)
+        export_comparison(self.app, self.export_record(), svg=svg,
+                          store=self.services.history)
 
     def sighted_vote(self, index: int) -> None:
         """Mark pane `index`'s answer of the latest turn as the best: a sighted vote (the

@@ -4,7 +4,9 @@ The compare screen, a reopened comparison and the history list share this flow. 
 file goes to the current directory under a name that is not taken (or a path the user
 types); a notification says where. Reports are written by `anoman_tui.report` (which
 escapes model output for each format); the SVG is the screen as it was when the export
-began, taken before any dialog covered it.
+began, taken before any dialog covered it. A recording (`anoman_tui.history.portable`)
+is offered for a saved comparison whose streams were recorded, as
+`anoman-tui export ID --format recording` writes it.
 """
 
 from __future__ import annotations
@@ -20,15 +22,29 @@ from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen
 
 if TYPE_CHECKING:
-    from anoman_tui.history import ComparisonRecord
+    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.streaming.recording import StreamRecording
 
-FORMAT_NAMES = {"md": "Markdown", "html": "HTML", "json": "JSON", "svg": "SVG screenshot"}
+FORMAT_NAMES = {"md": "Markdown", "html": "HTML", "json": "JSON", "recording": "Recording",
+                "svg": "SVG screenshot"}
 FORMAT_HELP = {
     "md": "prompt, metrics table, each answer under its model's heading",
     "html": "one self-contained file for a browser: answers side by side",
     "json": "the `compare --json` document with the comparison's id and time",
+    "recording": "the streams as recorded, for `anoman-tui import` and replay elsewhere",
     "svg": "a picture of the screen as it is now",
 }
+FORMAT_SUFFIX = {"recording": "anoman-recording.json"}
+"""A file name's ending when it is not the format's name."""
+
+
+def can_export_recording(record: ComparisonRecord | None, store: HistoryStore | None) -> bool:
+    """A saved comparison whose streams were recorded, not a blind round before its vote
+    (its recordings name the models)."""
+    if record is None or record.id is None or record.hidden:
+        return False
+    return all(p.recording is not None for p in record.panes) or (
+        record.recorded and store is not None)
 
 
 def default_path(record: ComparisonRecord | None, fmt: str, directory: Path | None = None
@@ -41,10 +57,11 @@ def default_path(record: ComparisonRecord | None, fmt: str, directory: Path | No
     else:
         moment = record.created_at if record is not None and record.created_at else time.time()
         stem = "comparison-" + time.strftime("%Y%m%d-%H%M%S", time.localtime(moment))
-    path = directory / f"{stem}.{fmt}"
+    suffix = FORMAT_SUFFIX.get(fmt, fmt)
+    path = directory / f"{stem}.{suffix}"
     n = 2
     while path.exists():
-        path = directory / f"{stem}-{n}.{fmt}"
+        path = directory / f"{stem}-{n}.{suffix}"
         n += 1
     return path
 
@@ -69,21 +86,47 @@ def _write(path: Path, content: str) -> None:
         out.write(content)
 
 
+def format_choices(record: ComparisonRecord | None, *, svg: bool,
+                   store: HistoryStore | None = None) -> list[str]:
+    """The formats the dialog offers: SVG only when a screenshot was taken, a recording
+    only when `can_export_recording`."""
+    return [f for f in FORMAT_NAMES
+            if (f != "svg" or svg) and (f == "svg" or record is not None)
+            and (f != "recording" or can_export_recording(record, store))]
+
+
+def _recording_file(app: App[Any], record: ComparisonRecord,
+                    store: HistoryStore | None) -> str:
+    """The portable file's text (as `anoman-tui export --format recording` writes it)."""
+    from anoman_tui.history.portable import comparison_document, dumps
+
+    recordings: dict[int, StreamRecording] = {
+        p.pane: p.recording for p in record.panes if p.recording is not None}
+    if len(recordings) < len(record.panes) and store is not None and record.id is not None:
+        recordings = store.recordings(record.id)
+    # Every key the app holds is masked, as the command masks its settings' keys.
+    targets = getattr(app, "targets", {})
+    keys = [getattr(app, "api_key", ""), *(t.key() for t in targets.values())]
+    return dumps(comparison_document(record, recordings, [k for k in keys if k]))
+
+
 def export_comparison(
     app: App[Any],
     record: ComparisonRecord | None,
     *,
     svg: str | None = None,
     title: str = "Export this comparison",
+    store: HistoryStore | None = None,
 ) -> None:
-    """Ask for a format (SVG only when `svg` was taken) and a file name, then write it."""
-    formats = [f for f in FORMAT_NAMES if (f != "svg" or svg is not None)
-               and (f == "svg" or record is not None)]
+    """Ask for a format (SVG only when `svg` was taken, a recording only for a recorded
+    comparison `store` keeps) and a file name, then write it."""
+    formats = format_choices(record, svg=svg is not None, store=store)
     if not formats:
         app.notify("Nothing to export yet: send a prompt first.", timeout=3)
         return
     options: list[tuple[str, Any]] = [
-        (f, f"{FORMAT_NAMES[f]} (.{f}) · {FORMAT_HELP[f]}") for f in formats]
+        (f, f"{FORMAT_NAMES[f]} (.{FORMAT_SUFFIX.get(f, f)}) · {FORMAT_HELP[f]}")
+        for f in formats]
 
     def chosen_format(fmt: str | None) -> None:
         if fmt is None:
@@ -102,10 +145,17 @@ def export_comparison(
         path = Path(text).expanduser().resolve()
 
         async def write() -> None:
+            from anoman_tui.history import HistoryUnavailable
+            from anoman_tui.history.portable import PortableRefused
+            from anoman_tui.streaming.recording import RecordingError
+
             try:
                 if fmt == "svg":
                     assert svg is not None
                     content = svg
+                elif fmt == "recording":
+                    assert record is not None
+                    content = await asyncio.to_thread(_recording_file, app, record, store)
                 else:
                     assert record is not None
                     from anoman_tui.report import export  # off the first paint's path
@@ -114,6 +164,10 @@ def export_comparison(
                 await asyncio.to_thread(_write, path, content)
             except OSError as exc:
                 app.notify(f"Could not write {path}: {exc.strerror or exc}.",
+                           title="Export failed", severity="error", timeout=8)
+                return
+            except (PortableRefused, RecordingError, HistoryUnavailable) as exc:
+                app.notify(f"Could not export the recording: {exc.reason}",
                            title="Export failed", severity="error", timeout=8)
                 return
             app.notify(f"Wrote {path}", title=f"Exported {FORMAT_NAMES[fmt]}", timeout=6)

@@ -250,7 +250,8 @@ class HistoryScreen(Screen[None]):
         record = await self.highlighted_record()
         if record is None:
             return
-        export_comparison(self.app, record, title=f"Export comparison #{record.id}")
+        export_comparison(self.app, record, title=f"Export comparison #{record.id}",
+                          store=self.store)
 
     def action_back(self) -> None:
         self.dismiss()
