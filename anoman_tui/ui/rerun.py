@@ -251,11 +251,12 @@ def delta_line(delta: PaneDelta, width: int, styles: DeltaStyles | None = None) 
     """One line, at most `width` cells: the most that fits of
     `vs #12 gpt-4o-mini  TTFT −120 ms ▲ faster  tok/s +12.3 (+15%) ▲ faster  cost ...
     was failed: stalled → now done`, down to `vs #12 gpt-4o… stalled→done TTFT−120ms▲
-    tok/s+15%▲ $+0.000012▼`; cut with an ellipsis only when even that does not fit (in
-    the short forms the outcome comes first, so a cut takes figures, not the outcome)."""
+    tok/s+15%▲ $+0.000012▼` (the model's name shortened last). Cut with an ellipsis
+    only when even that does not fit: the short forms lead with the outcome, so a cut
+    takes figures, not the outcome."""
     styles = styles or DeltaStyles()
     fields = _fields(delta)
-    for level in range(4):
+    for level in range(5):
         text = _line(delta, fields, level, styles, width)
         if text.cell_len <= width:
             return text
@@ -267,7 +268,7 @@ def _line(delta: PaneDelta, fields: list[_Field], level: int, styles: DeltaStyle
           width: int) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     model = delta.original_model
-    room = max(8, width // (4 if level == 2 else 5))
+    room = max(6, width // {2: 4, 3: 5}.get(level, 10))
     if model and level >= 2 and cell_len(model) > room:
         model = model[: room - 1] + "…"
     text.append(f"vs #{delta.original_id}" + (f" {model}" if model else ""), style="bold")
@@ -275,20 +276,20 @@ def _line(delta: PaneDelta, fields: list[_Field], level: int, styles: DeltaStyle
     changed = delta.was is not None and delta.now is not None
     if changed and level >= 2:
         was, now = delta.was or "", delta.now or ""
-        if level == 3:  # "stalled→done": the failure says it failed
+        if level >= 3:  # "stalled→done": the failure says it failed
             was, now = was.removeprefix("failed: "), now.removeprefix("failed: ")
         text.append(gap)
         text.append(f"{was}→{now}", style=styles.outcome)
     for field in fields:
         text.append(gap)
-        if level == 3 and field.name == "cost":
+        if level >= 3 and field.name == "cost":
             if field.short.startswith(DASH):  # "$—", "$— est./rep."
                 value = "$" + field.short.replace("est./reported", "est./rep.")
             else:  # "$+0.000012", "~$−0.00002 est."
                 value = field.short.replace("+$", "$+").replace(f"{MINUS}$", f"${MINUS}")
             text.append(value)
         else:
-            text.append(field.name + ("" if level == 3 else " "), style=styles.label)
+            text.append(field.name + ("" if level >= 3 else " "), style=styles.label)
             text.append(field.long if level < 2 else field.short)
         if field.verdict in ("better", "worse"):
             arrow = BETTER if field.verdict == "better" else WORSE
