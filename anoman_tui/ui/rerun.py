@@ -176,11 +176,11 @@ def _signed(value: float, digits: int = 0) -> str:
 def _usd(value: Decimal) -> str:
     """`+$0.000012`, `−$1.25`: six decimals at most, two at least."""
     size = abs(value).quantize(Decimal("0.000001"))
+    if size == 0:
+        return "±$0"
     digits = format(size, "f").rstrip("0")
     whole, _, cents = digits.partition(".")
     text = f"${whole}.{cents.ljust(2, '0')}"
-    if size == 0:
-        return "±" + text
     return ("+" if value > 0 else MINUS) + text
 
 
@@ -217,7 +217,9 @@ def _fields(delta: PaneDelta) -> list[_Field]:
         fields.append(_Field("tok/s", DASH, DASH, "unknown", ""))
     else:
         change = _signed(delta.rate, 1)
-        pct = _signed(delta.rate_pct) + "%" if delta.rate_pct is not None else None
+        pct = None
+        if delta.rate_pct is not None:  # "+15%", "−0.3%": a small change keeps a decimal
+            pct = _signed(delta.rate_pct, 1 if abs(delta.rate_pct) < 9.95 else 0) + "%"
         same = change.startswith("±") and (pct is None or pct.startswith("±"))
         verdict = "same" if same else _verdict(delta.rate, lower_is_better=False)
         fields.append(_Field("tok/s", f"{change} ({pct})" if pct else change, pct or change,

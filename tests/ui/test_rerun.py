@@ -90,7 +90,12 @@ def check_deltas(screen: CompareScreen, rerun: ComparisonRecord,
         rate_old = old.metrics.get("output_tokens_per_s")
         if rate_new is not None and rate_old:
             assert delta.rate == pytest.approx(rate_new - rate_old)
-            assert signed((rate_new - rate_old) / rate_old * 100, "%") in line, line
+            pct = (rate_new - rate_old) / rate_old * 100
+            digits = 1 if abs(pct) < 9.95 else 0
+            sign = "+" if pct > 0 else MINUS
+            if round(abs(pct), digits) == 0:
+                sign = "±"
+            assert f"{sign}{abs(pct):.{digits}f}%" in line, line
         was, now = expected_outcome(old), expected_outcome(new)
         if was == now:
             assert delta.was is None and "→" not in line

@@ -35,7 +35,7 @@ def test_slower_and_cheaper_reverse_the_arrows() -> None:
 
 def test_no_change_says_so_without_an_arrow() -> None:
     line = delta_plain(pane_delta(OLD, OLD, 1))
-    assert line == "vs #1  TTFT ±0 ms  tok/s ±0.0 (±0%)  cost ±$0.00"
+    assert line == "vs #1  TTFT ±0 ms  tok/s ±0.0 (±0.0%)  cost ±$0"
     assert "▲" not in line and "▼" not in line
 
 
@@ -64,6 +64,11 @@ def test_provider_costs_count_as_reported() -> None:
     assert parse_cost("~$1.5 (est.)") == (Decimal("1.5"), True)
     assert parse_cost("hidden until the vote") == (None, False)
     assert pane_delta(provider, OLD, 1).cost == Decimal("0.000020")
+
+
+def test_a_small_change_in_rate_keeps_a_decimal_in_its_percentage() -> None:
+    near = replace(NEW, metrics={"ttft_s": 0.5, "output_tokens_per_s": 79.8})
+    assert "tok/s −0.2 (−0.3%) ▼ slower" in delta_plain(pane_delta(near, OLD, 1))
 
 
 def test_a_percentage_needs_an_original_rate() -> None:
