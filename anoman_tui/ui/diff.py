@@ -293,18 +293,20 @@ def render_diff(
     return text
 
 
-def summary(diff: WordDiff, base_index: int) -> str:
-    """One line: what changed against pane `base_index`, and where it starts."""
+def summary(diff: WordDiff, base_index: int | str) -> str:
+    """One line: what changed against pane `base_index` (or the answer so named, such as
+    "#12 (gpt-4o-mini)"), and where it starts."""
+    base = f"pane {base_index}" if isinstance(base_index, int) else base_index
     if diff.identical:
         if diff.same_text:
-            return f"identical to pane {base_index}"
-        return f"same words as pane {base_index}; only spacing and line breaks differ"
+            return f"identical to {base}"
+        return f"same words as {base}; only spacing and line breaks differ"
     first = diff.first_divergence
     assert first is not None
     where = f"first difference at line {first.line}, word {first.word}"
     if not diff.inserted_words and not diff.deleted_words:
-        return f"Diff against pane {base_index}: only punctuation differs; {where}"
-    return (f"Diff against pane {base_index}: +{_words(diff.inserted_words)}, "
+        return f"Diff against {base}: only punctuation differs; {where}"
+    return (f"Diff against {base}: +{_words(diff.inserted_words)}, "
             f"−{_words(diff.deleted_words)}; {where}")
 
 

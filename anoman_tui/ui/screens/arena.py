@@ -90,7 +90,7 @@ class ArenaScreen(CompareScreen):
         if action == "vote":
             return self.phase == "voting"
         # A round is one prompt, drawn afresh: no retry of a drawn model, no new comparison.
-        return action not in ("new_comparison", "retry", "history")
+        return action not in ("new_comparison", "retry", "history", "diff_original")
 
     def update_status(self) -> None:
         if self.phase == "revealed":

@@ -41,6 +41,7 @@ from anoman_tui.ui.messages import (
     PromptSubmitted,
 )
 from anoman_tui.ui.pane_state import PaneParams, PaneState
+from anoman_tui.ui.rerun import rerun_deltas
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.verdict import verdict
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 
 NARROW_BELOW = 120
 APP_BADGE = " anoman-tui "
+ORIGINAL = 0
+"""The base of a diff against a rerun's original (the pane in the same position)."""
 
 
 class StatusLine(Static):
@@ -80,6 +83,9 @@ class CompareScreen(Screen[None]):
         # One pane's answer as a word diff against another's (the prompt box gives up its
         # own F7 for it).
         Binding("f7", "diff", "Diff", id="diff"),
+        # A rerun's answer against the original's (the key shows only for a rerun). Not a
+        # letter: typing goes to the prompt box; Ctrl+O means nothing to it.
+        Binding("ctrl+o", "diff_original", "Diff vs original", id="diff_original"),
         # The current pane alone over the whole screen, and back; it keeps streaming.
         Binding("f8", "zoom", "Zoom", id="zoom"),
         # To the clipboard through the terminal (OSC 52): over SSH and in tmux too.
@@ -140,6 +146,9 @@ class CompareScreen(Screen[None]):
         self._turn_saved = False  # the latest turn was handed to the history
         self._diff: tuple[int, int] | None = None  # (base pane, the pane showing the diff)
         self._diff_stale = False  # shown while one of the two streamed: redo when it ends
+        # A rerun from the history: the comparison it repeats, until the next prompt.
+        self._rerun_of: int | None = None
+        self._original: ComparisonRecord | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -155,8 +164,17 @@ class CompareScreen(Screen[None]):
         # palette lists them); History, Quit and the palette always stay. Keys hidden
         # first come back first where room is left.
         return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage",
-                            "new_comparison", "zoom", "abort", "retry", "next_pane",
-                            "abort_all"))
+                            "new_comparison", "zoom", "abort", "retry", "diff_original",
+                            "next_pane", "abort_all"), labels=self.key_labels)
+
+    def key_labels(self) -> dict[str, str]:
+        """Key bar labels that name what they act on (the rerun's original)."""
+        return {"diff_original": f"Diff vs #{self._rerun_of}"} if self._rerun_of else {}
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "diff_original":
+            return self._original is not None
+        return True
 
     def compose_prompt_area(self) -> ComposeResult:
         """The system and prompt boxes; a reopened comparison (read-only) has none."""
@@ -350,6 +368,8 @@ class CompareScreen(Screen[None]):
             # Room is kept while nothing streams: the line never grows when streams start.
             ("", f"{running} streaming" if running else " " * len(streaming), True),
         ]
+        if self._rerun_of is not None:
+            fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
         line = pack_fields(fields, max(20, self.size.width))
         line.stylize("reverse", 0, len(APP_BADGE))
         lines = line.plain.count("\n") + 1
@@ -436,6 +456,7 @@ class CompareScreen(Screen[None]):
                             title="Not connected", severity="error")
                 return
             # Typed before the local gateway finished starting: send it once it is up.
+            self._forget_rerun()
             self._pending_prompt = event.prompt
             self.query_one(PromptBox).clear()
             self.notify("The gateway is starting; your prompt goes out as soon as it is up.",
@@ -446,6 +467,7 @@ class CompareScreen(Screen[None]):
             self._busy(event.prompt, running)
             return
         self._confirm_send = None
+        self._forget_rerun()
         self.query_one(PromptBox).clear()
         self.send(event.prompt, self.panes)
 
@@ -456,6 +478,7 @@ class CompareScreen(Screen[None]):
             time.monotonic() - confirm[1] <= CONFIRM_SEND_S
         ):
             self._confirm_send = None
+            self._forget_rerun()
             self._send_after_abort = prompt
             self.query_one(PromptBox).clear()
             for index in running:
@@ -523,6 +546,8 @@ class CompareScreen(Screen[None]):
             # this message after all of them have ended.
             self._turn_saved = True
             self._save_turn(event.prompt)  # before a queued prompt starts the next turn
+            if self._original is not None:
+                self.show_rerun_deltas(self.turn_record(event.prompt))
             self._mark_verdict()
             self.turn_ended()
         else:
@@ -568,7 +593,7 @@ class CompareScreen(Screen[None]):
             prompt=prompt, panes=tuple(panes),
             system_prompt=self._system_text(),
             conversation=tuple((t.role, t.content) for t in earlier(turn[0])),
-            created_at=time.time(), source="app",
+            created_at=time.time(), source="app", rerun_of=self._rerun_of,
         )
         saved = self._saved.get(prompt)
         if saved is not None and saved.panes == record.panes:
@@ -778,6 +803,10 @@ class CompareScreen(Screen[None]):
             if isinstance(box, Input):
                 box.value = record.system_prompt
         self._saved = {record.prompt: record} if answers else {}
+        self._forget_rerun()
+        if not answers and record.id is not None:
+            self._rerun_of, self._original = record.id, record
+            self.refresh_bindings()
         for pane in self.query(ComparePane):
             pane.refresh_chrome()
         self._mark_verdict()
@@ -822,7 +851,7 @@ class CompareScreen(Screen[None]):
         if not options:
             self.notify("A diff needs two panes with an answer.", timeout=3)
             return
-        if self._diff is not None:
+        if self._diff is not None and self._diff[0] != ORIGINAL:
             current = f"{self._diff[1]}:{self._diff[0]}"
         else:  # the current pane against the first other one
             current = next((key for key, _ in options
@@ -864,14 +893,63 @@ class CompareScreen(Screen[None]):
         if self._diff is None or (only_if_stale and not self._diff_stale):
             return
         base, other = self._diff
-        running = [i for i in (base, other) if self.pane(i).state.running]
+        running = [i for i in (base, other) if i != ORIGINAL and self.pane(i).state.running]
         if only_if_stale and running:
             return
         self._diff_stale = bool(running)
+        if base == ORIGINAL:
+            saved = self.original_pane(other)
+            if saved is None:
+                self.diff_off()
+                return
+            self.pane(other).show_diff(f"#{self._rerun_of} ({saved.model})", saved.text,
+                                       running=running)
+            return
         self.pane(other).show_diff(base, self.pane(base).answer.text, running=running)
+
+    # -- a rerun against its original -------------------------------------------
+
+    def original_pane(self, index: int) -> PaneRecord | None:
+        """The rerun's original pane in position `index`, if there is one."""
+        original = self._original
+        return next((p for p in original.panes if p.pane == index), None) \
+            if original is not None else None
+
+    def action_diff_original(self) -> None:
+        """The current pane's answer as a word diff against the original's, and back."""
+        index = self._active_pane
+        if self._diff == (ORIGINAL, index):
+            self.diff_off()
+        elif self.original_pane(index) is None:
+            self.notify(f"Comparison #{self._rerun_of} had no pane {index}.", timeout=3)
+        else:
+            self.diff_panes(ORIGINAL, index)
+
+    def show_rerun_deltas(self, record: ComparisonRecord | None) -> None:
+        """Under each pane of `record` (a rerun): how it differs from the original's pane
+        in the same position."""
+        original = self._original
+        deltas = {}
+        if record is not None and original is not None and original.id is not None:
+            deltas = rerun_deltas(record.panes, original.panes, original.id)
+        for pane in self.query(ComparePane):
+            pane.rerun_delta.show(deltas.get(pane.state.index))
+
+    def _forget_rerun(self) -> None:
+        """A new prompt, comparison or conversation: no longer a rerun of the original."""
+        if self._rerun_of is None:
+            return
+        if self._diff is not None and self._diff[0] == ORIGINAL:
+            self.diff_off()
+        self._rerun_of = self._original = None
+        for pane in self.query(ComparePane):
+            pane.rerun_delta.show(None)
+        self.update_status()
+        self.refresh_bindings()
 
     def action_new_comparison(self) -> None:
         self._confirm_send = self._send_after_abort = None
+        self._forget_rerun()
         self.diff_off()  # nothing left to compare
         for pane in self.query(ComparePane):
             pane.abort()

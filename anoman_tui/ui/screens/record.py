@@ -9,6 +9,7 @@ its conversation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,7 @@ class RecordScreen(CompareScreen):
         self.live = live
         """The app's compare screen, where re-run and continue take the comparison."""
         self.models = live.models  # estimates read the same prices as the live screen
+        self._original_note = ""  # why a rerun's original cannot be shown beside it
 
     # -- what differs from the live screen --------------------------------------
 
@@ -70,10 +72,10 @@ class RecordScreen(CompareScreen):
 
     def key_bar(self) -> KeyBar:
         return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
-                            "next_pane"))
+                            "diff_original", "next_pane"), labels=self.key_labels)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action not in _LIVE_ONLY
+        return action not in _LIVE_ONLY and super().check_action(action, parameters)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -89,7 +91,31 @@ class RecordScreen(CompareScreen):
         for pane in self.query(ComparePane):
             pane.refresh_chrome()
         self._mark_verdict()
+        if record.rerun_of is not None:
+            self._rerun_of = record.rerun_of
+            self.run_worker(self._load_original(record.rerun_of), group="original",
+                            exit_on_error=False)
         self.update_status()
+
+    async def _load_original(self, comparison_id: int) -> None:
+        """Read the comparison this one reran, to show each pane against it."""
+        from anoman_tui.history import HistoryUnavailable
+
+        store = self.services.history
+        found = None
+        if store is not None:
+            try:
+                found = await asyncio.to_thread(store.get, comparison_id)
+            except HistoryUnavailable as exc:
+                self._original_note = f"original #{comparison_id} unreadable: {exc.reason}"
+        if found is None:
+            self._original_note = self._original_note or \
+                f"original #{comparison_id} not in history"
+        else:
+            self._original = found
+            self.show_rerun_deltas(self.record)
+        self.update_status()
+        self.refresh_bindings()
 
     def update_status(self) -> None:
         record = self.record
@@ -101,6 +127,10 @@ class RecordScreen(CompareScreen):
             ("", "read-only", True),
             ("sent to:", ", ".join(targets) or "—", False),
         ]
+        if self._rerun_of is not None:
+            fields.insert(3, ("", f"rerun of #{self._rerun_of}"
+                              + (f" ({self._original_note})" if self._original_note else ""),
+                              True))
         if earlier:
             fields.append(("", f"turn {earlier + 1} of a conversation", False))
         if record.system_prompt:

@@ -61,9 +61,9 @@ class DiffView(Vertical):
     def diff(self) -> WordDiff | None:
         return self.query_one(DiffBody).diff
 
-    def show(self, diff: WordDiff, base_index: int, running: list[int]) -> None:
-        """Show `diff` (against pane `base_index`); `running`: the panes of the two that
-        still stream, so the diff is of the text so far."""
+    def show(self, diff: WordDiff, base_index: int | str, running: list[int]) -> None:
+        """Show `diff` (against pane `base_index`, or the answer so named); `running`: the
+        panes of the two that still stream, so the diff is of the text so far."""
         line = summary(diff, base_index)
         if running:
             line += " (so far)"

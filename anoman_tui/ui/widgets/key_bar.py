@@ -8,7 +8,7 @@ not named there (Quit, Usage) and the palette key always stay. A hidden key stil
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -29,13 +29,22 @@ def _action_name(widget: Widget) -> str | None:
 class KeyBar(Footer):
     """A compact `Footer` that drops keys, least needed first, until the rest fit."""
 
-    def __init__(self, *, shed: Iterable[str] = (), compact: bool = True) -> None:
+    def __init__(self, *, shed: Iterable[str] = (), compact: bool = True,
+                 labels: Callable[[], dict[str, str]] | None = None) -> None:
         super().__init__(compact=compact)
         self.shed = tuple(shed)
         """Actions whose keys may be hidden, least needed first."""
+        self.labels = labels
+        """Action -> the label to show now, for keys whose label names what they act on."""
 
     async def recompose(self) -> None:
         await super().recompose()  # Textual rebuilds the keys whenever the bindings change
+        if self.labels is not None:
+            labels = self.labels()
+            for key in self.query("FooterKey"):  # by its CSS type: the class is private
+                name = _action_name(key)
+                if name in labels and isinstance(getattr(key, "description", None), str):
+                    key.description = labels[name]  # type: ignore[attr-defined]
         self.fit()
 
     def on_resize(self) -> None:

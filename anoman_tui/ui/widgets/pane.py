@@ -48,6 +48,7 @@ from anoman_tui.ui.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.diff_view import DiffView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
+from anoman_tui.ui.widgets.rerun_delta import RerunDelta
 from anoman_tui.wire import AnomanBlock, Usage
 
 log = logging.getLogger(__name__)
@@ -257,7 +258,8 @@ class ComparePane(Vertical):
         self._spinner_frame = SPINNER[0]
         self._tick: Timer | None = None
         self._skip_delay = asyncio.Event()
-        self._diff_base: int | None = None  # the pane this one is shown as a diff against
+        # The pane (or "#12 (model)": a rerun's original) this one is shown a diff against.
+        self._diff_base: int | str | None = None
         self._answer_scroll_y: float | None = None  # the answer's, when the diff opened
         self._reset_live()
 
@@ -284,6 +286,7 @@ class ComparePane(Vertical):
         yield PaneBadge(classes="badge")
         yield PaneMarks(classes="marks")
         yield PaneFooter(classes="pane-footer")
+        yield RerunDelta(classes="rerun-delta")  # a rerun's pane against the original's
         yield PaneSpark(classes="spark")
 
     def on_resize(self) -> None:
@@ -308,8 +311,9 @@ class ComparePane(Vertical):
     # -- diff -----------------------------------------------------------------
 
     @property
-    def diff_base(self) -> int | None:
-        """The pane this one shows a diff against, or None when it shows its answer."""
+    def diff_base(self) -> int | str | None:
+        """The pane this one shows a diff against (a name: a rerun's original), or None
+        when it shows its answer."""
         return self._diff_base
 
     @property
@@ -321,11 +325,11 @@ class ComparePane(Vertical):
         """What the scroll keys move: the diff while one is shown, else the answer."""
         return self.diff_view.scroller if self._diff_base is not None else self.answer
 
-    def show_diff(self, base_index: int, base_text: str, *, running: list[int] | None = None
-                  ) -> None:
+    def show_diff(self, base_index: int | str, base_text: str, *,
+                  running: list[int] | None = None) -> None:
         """Show this pane's latest answer as a word diff against `base_text` (pane
-        `base_index`'s), in place of the answer; `running`: which of the two panes still
-        stream (the diff is then of the text so far)."""
+        `base_index`'s, or the answer so named), in place of the answer; `running`: which
+        of the two panes still stream (the diff is then of the text so far)."""
         view = self.diff_view
         if self._diff_base is None:
             answer = self.answer
@@ -550,7 +554,12 @@ class ComparePane(Vertical):
         self.set_status("idle")
         self.refresh_chrome()
 
+    @property
+    def rerun_delta(self) -> RerunDelta:
+        return self.query_one(RerunDelta)
+
     def _clear_turn(self) -> None:
+        self.rerun_delta.show(None)  # a new turn: compared again when it ends
         self.reasoning.clear()
         self.query_one(".reasoning", Collapsible).display = False
         self._hide_badge()
