@@ -333,7 +333,8 @@ def compare_json(spec: CompareSpec, run: CompareRun,
                 panel["recorded"] = {"status": was.status, "metrics": was.metrics}
     elif original is not None:
         document["rerun_of"] = original.id
-        deltas = {d.pane: d for d in rerun_deltas(original, comparison_record(spec, run))}
+        deltas = rerun_deltas(comparison_record(spec, run).panes, original.panes,
+                              original.id or 0)
         for panel in document["panels"]:
             delta = deltas.get(panel["panel"])
             panel["vs_original"] = delta.to_json() if delta is not None else None
@@ -398,11 +399,12 @@ def rerun_table(original: ComparisonRecord, new: ComparisonRecord) -> Table:
                             ("tok/s", "right"), ("cost", "right"), ("outcome", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     table.columns[1].no_wrap = True
-    for d in rerun_deltas(original, new):
-        model = d.model_now if d.model_now == d.model_was else f"{d.model_was} → {d.model_now}"
+    for pane, d in rerun_deltas(new.panes, original.panes, original.id or 0).items():
+        now = next(p.model for p in new.panes if p.pane == pane)
+        model = f"{d.original_model} → {now}" if d.original_model else now
         table.add_row(
-            str(d.pane), Text(model), *d.cells(),
-            Text(f"{d.outcome_was} → {d.outcome_now}" if d.outcome_changed
+            str(pane), Text(model), *d.cells(),
+            Text(f"{d.outcome_was} → {d.outcome_now}" if d.was is not None
                  else f"{d.outcome_now} (unchanged)"))
     return table
 
@@ -539,8 +541,9 @@ async def run_compare(
         if against is not None:
             console.print()
             console.print(against, soft_wrap=False)
-            console.print(Text("(new minus original: TTFT − is sooner, tok/s + is faster, "
-                               "cost − is cheaper; est.: an estimated cost)", style="dim"))
+            console.print(Text("(rerun minus original; ▲ better, ▼ worse; est.: both costs "
+                               "estimated; — (est. vs reported): one estimated, one "
+                               "reported, not compared)", style="dim"))
     return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
 
 
@@ -767,7 +770,9 @@ def rerun_spec(record: ComparisonRecord, spec: CompareSpec) -> CompareSpec:
     """`compare --rerun`: `spec` (models, targets, settings) sending the saved
     comparison's prompt, system prompt and each pane's conversation again."""
     return replace(spec, prompt=record.prompt, system=record.system_prompt or None,
-                   conversations=_earlier(record), original=record)
+                   conversations=_earlier(record), original=record,
+                   # Measured again, not answered from a gateway's cache.
+                   headers=(*spec.headers, ("Cache-Control", "no-cache")))
 
 
 def run_replay(spec: CompareSpec, *, as_json: bool) -> int:

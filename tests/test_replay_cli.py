@@ -188,15 +188,16 @@ def test_a_rerun_sends_the_prompt_again_and_says_what_changed(gateway: EmbeddedG
     with HistoryStore.open(history(data_home)) as store:
         original, rerun = store.get(first["id"]), store.get(changed["id"])
     assert original is not None and rerun is not None and rerun.rerun_of == first["id"]
-    expected = rerun_deltas(original, rerun)
-    assert [p["vs_original"] for p in changed["panels"]] == [d.to_json() for d in expected]
+    expected = rerun_deltas(rerun.panes, original.panes, first["id"])
+    assert [p["vs_original"] for p in changed["panels"]] == [expected[1].to_json(),
+                                                             expected[2].to_json()]
     second = changed["panels"][1]["vs_original"]
     assert (second["model_was"], second["outcome_was"], second["outcome"]) == (
-        "anoman-pro", "failed: http_error", "completed")
+        "anoman-pro", "failed: not found", "done")
     # The table says the same in words.
     shown = cli(data_home, *[a for a in args if a != "--json"], "-m", "deepseek-r1", "-m",
                 "anoman-lite", env={"ANOMAN_API_KEY": KEY})
     assert f"Rerun of comparison #{first['id']}" in shown.stdout
     assert f"Against comparison #{first['id']}" in shown.stdout
     assert "anoman-pro → anoman-lite" in shown.stdout
-    assert "failed: http_error → completed" in shown.stdout
+    assert "failed: not found → done" in shown.stdout

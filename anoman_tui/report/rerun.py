@@ -1,154 +1,264 @@
-"""What changed between a comparison and its rerun, pane by pane: pure data and words.
+"""A rerun against its original: what changed, pane by pane, as figures and words.
 
-A rerun sends a saved comparison's prompt (and each pane's conversation) again; pane N
-of the rerun is read against pane N of the original, whatever model each had. TTFT,
-tokens/s and cost are differences (new minus original); a cost difference is given
-only when both costs are known, and is called an estimate when either one was.
-`anoman-tui compare --rerun` prints these; the screens show the same words.
+A comparison sent again from the history (`rerun_of` in its record) is read beside the
+one it repeats: for each pane, the original pane in the same position, and the change
+in time to first token, tokens/s, cost and outcome. Everything here is computed from the
+two saved records (`PaneRecord`), so the live screen and a reopened rerun say the same.
+
+Better and worse are said with ▲ (better) and ▼ (worse), and in words where there is
+room: a lower TTFT and cost are better, a higher tokens/s is. The screens draw the line
+(`anoman_tui.ui.rerun`); `anoman-tui compare --rerun` prints the same figures as a table
+and as JSON (`PaneDelta.to_json`).
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
 
-from anoman_tui.history import ComparisonRecord, PaneRecord
+from anoman_tui.history import PaneRecord
+from anoman_tui.streaming import StreamFailure
 
+MINUS = "−"
+BETTER, WORSE = "▲", "▼"
+DASH = "—"
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
+CostKind = Literal["reported", "estimate", "mixed", "unknown"]
+"""Both figures reported by a server, both estimated from prices, one of each, or a
+figure missing (then no difference is computed)."""
 
+# `cost_text` as every view writes it (`anoman_tui.streaming.cost_text`): `$0.000041`,
+# `$0.000060 (provider)`, `~$0.000038 (est.)`.
+_COST = re.compile(r"^(~)?\$(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
-def cost_of(cost_text: str) -> tuple[float | None, bool]:
-    """(dollars, estimated) from a cost as shown: `$0.0012`, `~$0.0001 (est.)`, `—`."""
-    text = cost_text.strip()
-    estimated = text.startswith("~") or "est." in text
-    digits = text.lstrip("~").split(" ", 1)[0]
-    if not digits.startswith("$"):
-        return None, estimated
-    try:
-        return float(digits[1:]), estimated
-    except ValueError:
-        return None, estimated
-
-
-def outcome(pane: PaneRecord) -> str:
-    """`completed`, `cancelled`, or `failed: KIND`."""
-    if pane.status == "failed":
-        kind = pane.failure.get("kind") if isinstance(pane.failure, dict) else None
-        return f"failed: {kind}" if isinstance(kind, str) and kind else "failed"
-    return pane.status
+DELTA_HELP = (
+    "This rerun against the original comparison, pane by pane:\n"
+    "TTFT: change in time to first token (lower is better).\n"
+    "tok/s: change in output tokens per second (higher is better).\n"
+    "cost: change in USD; — when either is unknown or one is an estimate (est.) and\n"
+    "the other a figure the server reported.\n"
+    "▲ better · ▼ worse · was → now: the outcome, when it changed."
+)
 
 
 @dataclass(frozen=True, slots=True)
 class PaneDelta:
-    """Pane `pane` of a rerun against the same pane of its original."""
+    """One pane of a rerun against the pane in the same position of its original."""
 
-    pane: int
-    model_was: str
-    model_now: str
-    ttft_s: float | None
-    """Seconds, new minus original (negative: the first token came sooner)."""
-    tokens_per_s: float | None
-    tokens_per_s_pct: float | None
-    cost_usd: float | None
-    cost_estimated: bool
-    outcome_was: str
-    outcome_now: str
-
-    @property
-    def outcome_changed(self) -> bool:
-        return self.outcome_was != self.outcome_now
+    original_id: int
+    original_model: str | None
+    """The original pane's model when it is not the rerun's, else None."""
+    ttft_ms: int | None
+    """Rerun minus original, in milliseconds; None when either has no first token."""
+    rate: float | None
+    """Rerun minus original, in output tokens per second; None when either is unknown."""
+    rate_pct: float | None
+    """`rate` as a percentage of the original's rate; None when that was zero or unknown."""
+    cost: Decimal | None
+    """Rerun minus original, in USD; None unless both are reported or both estimated."""
+    cost_kind: CostKind
+    was: str | None
+    """The original's outcome ("failed: stalled"), when the rerun's differs; else None."""
+    now: str | None
+    """The rerun's outcome, when it differs from the original's; else None."""
+    pane: int = 0
+    outcome_was: str = ""
+    outcome_now: str = ""
+    """Both outcomes, changed or not."""
 
     def to_json(self) -> dict[str, Any]:
+        """What `compare --rerun --json` gives each panel as `vs_original`."""
         return {
-            "panel": self.pane,
-            "model_was": self.model_was,
-            "model": self.model_now,
-            "ttft_s": _rounded(self.ttft_s, 4),
-            "output_tokens_per_s": _rounded(self.tokens_per_s, 2),
-            "output_tokens_per_s_pct": _rounded(self.tokens_per_s_pct, 1),
-            "cost_usd": _rounded(self.cost_usd, 8),
-            "cost_estimated": self.cost_estimated,
+            "original_id": self.original_id,
+            "model_was": self.original_model,
+            "ttft_ms": self.ttft_ms,
+            "output_tokens_per_s": None if self.rate is None else round(self.rate, 2),
+            "output_tokens_per_s_pct": None if self.rate_pct is None
+            else round(self.rate_pct, 1),
+            "cost_usd": None if self.cost is None else str(self.cost),
+            "cost_kind": self.cost_kind,
             "outcome_was": self.outcome_was,
             "outcome": self.outcome_now,
         }
 
     def cells(self) -> tuple[str, str, str]:
-        """TTFT, tokens/s and cost differences for a table (`—`: unknown)."""
-        ttft = "—" if self.ttft_s is None else f"{_signed(self.ttft_s * 1000, 0)} ms"
-        rate = "—" if self.tokens_per_s is None else _signed(self.tokens_per_s, 1) + (
-            "" if self.tokens_per_s_pct is None else f" ({_signed(self.tokens_per_s_pct, 0)}%)")
-        cost = "—" if self.cost_usd is None else (
-            _dollars(self.cost_usd) + (" est." if self.cost_estimated else ""))
-        return ttft, rate, cost
-
-    def words(self) -> list[str]:
-        """The changes as short phrases: `TTFT −120 ms (sooner)`, `tok/s +8.2 (+12%)`,
-        `cost +$0.000100`, `was failed: stalled → now completed`."""
-        parts = []
-        if self.ttft_s is not None:
-            ms = self.ttft_s * 1000
-            parts.append(f"TTFT {_signed(ms, 0)} ms" + _judged(-ms, "sooner", "later"))
-        if self.tokens_per_s is not None:
-            pct = "" if self.tokens_per_s_pct is None else f", {_signed(self.tokens_per_s_pct, 0)}%"
-            parts.append(f"tok/s {_signed(self.tokens_per_s, 1)}{pct}"
-                         + _judged(self.tokens_per_s, "faster", "slower"))
-        if self.cost_usd is not None:
-            est = " est." if self.cost_estimated else ""
-            parts.append(f"cost {_dollars(self.cost_usd)}{est}"
-                         + _judged(-self.cost_usd, "cheaper", "dearer"))
-        if self.outcome_changed:
-            parts.append(f"was {self.outcome_was} → now {self.outcome_now}")
-        return parts
+        """TTFT, tokens/s and cost changes as a table shows them, each with ▲/▼ and a word."""
+        return tuple(  # type: ignore[return-value]
+            field.long + (f" {BETTER if field.verdict == 'better' else WORSE} {field.word}"
+                          if field.verdict in ("better", "worse") else "")
+            for field in delta_fields(self))
 
 
-def _rounded(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
-def _signed(value: float, digits: int) -> str:
-    text = f"{abs(value):.{digits}f}"
-    if float(text) == 0:
-        return f"±{text}"
-    return ("−" if value < 0 else "+") + text
+def parse_cost(text: str) -> tuple[Decimal | None, bool]:
+    """(USD, is an estimate) of a cost as shown; (None, False) when none is known."""
+    found = _COST.match(text.strip())
+    if found is None:
+        return None, False
+    try:
+        value = Decimal(found.group(2))
+    except InvalidOperation:
+        return None, False
+    if not value.is_finite():
+        return None, False
+    return value, found.group(1) is not None
 
 
-def _dollars(value: float) -> str:
-    signed = _signed(value, 6)
-    return f"{signed[0]}${signed[1:]}"
+_FAILURE_WORDS = {
+    "stream_error": "interrupted",
+    "truncated": "truncated",
+    "stalled": "stalled",
+    "protocol_error": "protocol error",
+    "transport_error": "unreachable",
+    "cancelled": "cancelled",
+}
+_HTTP_WORDS = {401: "unauthorized", 403: "forbidden", 404: "not found", 413: "too large",
+               429: "rate limit"}
 
 
-def _judged(better_by: float, good: str, bad: str) -> str:
-    if abs(better_by) < 1e-12:
-        return ""
-    return f" ({good})" if better_by > 0 else f" ({bad})"
+def outcome(pane: PaneRecord) -> str:
+    """How a pane ended, in a few words: `done`, `cancelled`, `failed: stalled`."""
+    if pane.status == "completed":
+        hit = isinstance(pane.anoman, dict) and isinstance(pane.anoman.get("cache"), dict) \
+            and pane.anoman["cache"].get("hit") is True
+        return "done (cache hit)" if hit else "done"
+    if pane.status == "cancelled":
+        return "cancelled"
+    failure = StreamFailure.from_json(pane.failure)
+    if failure is None:
+        return "failed"
+    if failure.kind == "http_error":
+        if failure.status == 403 and failure.blocking_guardrail is not None:
+            return "failed: guardrail block"
+        status = failure.status or 0
+        why = _HTTP_WORDS.get(status) or (f"HTTP {status}" if status else "HTTP error")
+        return f"failed: {why}"
+    return f"failed: {_FAILURE_WORDS.get(failure.kind, failure.kind.replace('_', ' '))}"
 
 
-def pane_delta(original: PaneRecord, new: PaneRecord) -> PaneDelta:
-    was_ttft = _number(original.metrics.get("ttft_s"))
-    now_ttft = _number(new.metrics.get("ttft_s"))
-    was_rate = _number(original.metrics.get("output_tokens_per_s"))
-    now_rate = _number(new.metrics.get("output_tokens_per_s"))
-    was_cost, was_est = cost_of(original.cost_text)
-    now_cost, now_est = cost_of(new.cost_text)
-    rate = None if was_rate is None or now_rate is None else now_rate - was_rate
+def pane_delta(new: PaneRecord, old: PaneRecord, original_id: int) -> PaneDelta:
+    """The rerun's pane `new` against the original's pane `old`."""
+    new_ttft, old_ttft = _number(new.metrics.get("ttft_s")), _number(old.metrics.get("ttft_s"))
+    ttft_ms = round((new_ttft - old_ttft) * 1000) if new_ttft is not None \
+        and old_ttft is not None else None
+    new_rate = _number(new.metrics.get("output_tokens_per_s"))
+    old_rate = _number(old.metrics.get("output_tokens_per_s"))
+    rate = rate_pct = None
+    if new_rate is not None and old_rate is not None:
+        rate = new_rate - old_rate
+        rate_pct = rate / old_rate * 100 if old_rate > 0 else None
+    new_cost, new_est = parse_cost(new.cost_text)
+    old_cost, old_est = parse_cost(old.cost_text)
+    cost: Decimal | None = None
+    kind: CostKind = "unknown"
+    if new_cost is not None and old_cost is not None:
+        if new_est != old_est:
+            kind = "mixed"
+        else:
+            kind = "estimate" if new_est else "reported"
+            cost = new_cost - old_cost
+    was, now = outcome(old), outcome(new)
+    changed = was != now
     return PaneDelta(
-        pane=new.pane,
-        model_was=original.model,
-        model_now=new.model,
-        ttft_s=None if was_ttft is None or now_ttft is None else now_ttft - was_ttft,
-        tokens_per_s=rate,
-        tokens_per_s_pct=(rate / was_rate * 100) if rate is not None and was_rate else None,
-        cost_usd=None if was_cost is None or now_cost is None else now_cost - was_cost,
-        cost_estimated=was_est or now_est,
-        outcome_was=outcome(original),
-        outcome_now=outcome(new),
+        original_id=original_id,
+        original_model=old.model if old.model != new.model else None,
+        ttft_ms=ttft_ms, rate=rate, rate_pct=rate_pct, cost=cost, cost_kind=kind,
+        was=was if changed else None, now=now if changed else None,
+        pane=new.pane, outcome_was=was, outcome_now=now,
     )
 
 
-def rerun_deltas(original: ComparisonRecord, new: ComparisonRecord) -> list[PaneDelta]:
-    """One delta per pane of `new` that the original also had (matched by pane number)."""
-    before = {p.pane: p for p in original.panes}
-    return [pane_delta(before[p.pane], p) for p in new.panes if p.pane in before]
+def rerun_deltas(new: Sequence[PaneRecord], old: Sequence[PaneRecord], original_id: int
+                 ) -> dict[int, PaneDelta]:
+    """Pane number -> its delta, for each pane of the rerun with one in the same position
+    in the original."""
+    by_pane = {p.pane: p for p in old}
+    return {p.pane: pane_delta(p, by_pane[p.pane], original_id)
+            for p in new if p.pane in by_pane}
+
+
+# -- words ------------------------------------------------------------------------
+
+Verdict = Literal["better", "worse", "same", "unknown"]
+
+
+def _signed(value: float, digits: int = 0) -> str:
+    text = f"{abs(value):.{digits}f}"
+    if float(text) == 0:
+        return "±" + text
+    return ("+" if value > 0 else MINUS) + text
+
+
+def _usd(value: Decimal) -> str:
+    """`+$0.000012`, `−$1.25`: six decimals at most, two at least."""
+    size = abs(value).quantize(Decimal("0.000001"))
+    if size == 0:
+        return "±$0"
+    digits = format(size, "f").rstrip("0")
+    whole, _, cents = digits.partition(".")
+    text = f"${whole}.{cents.ljust(2, '0')}"
+    return ("+" if value > 0 else MINUS) + text
+
+
+def _verdict(change: float | Decimal | None, lower_is_better: bool) -> Verdict:
+    if change is None:
+        return "unknown"
+    if change == 0:
+        return "same"
+    return "better" if (change < 0) == lower_is_better else "worse"
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaField:
+    name: str
+    long: str  # "−120 ms"
+    short: str  # "−120ms"
+    verdict: Verdict
+    word: str  # "faster", said where there is room
+
+
+def delta_fields(delta: PaneDelta) -> list[DeltaField]:
+    fields = []
+    if delta.ttft_ms is None:
+        fields.append(DeltaField("TTFT", DASH, DASH, "unknown", ""))
+    else:
+        ms = _signed(delta.ttft_ms)
+        if abs(delta.ttft_ms) < 1:
+            verdict: Verdict = "same"
+        else:
+            verdict = _verdict(delta.ttft_ms, lower_is_better=True)
+        fields.append(DeltaField("TTFT", f"{ms} ms", f"{ms}ms", verdict,
+                             {"better": "faster", "worse": "slower"}.get(verdict, "")))
+    if delta.rate is None:
+        fields.append(DeltaField("tok/s", DASH, DASH, "unknown", ""))
+    else:
+        change = _signed(delta.rate, 1)
+        pct = None
+        if delta.rate_pct is not None:  # "+15%", "−0.3%": a small change keeps a decimal
+            pct = _signed(delta.rate_pct, 1 if abs(delta.rate_pct) < 9.95 else 0) + "%"
+        same = change.startswith("±") and (pct is None or pct.startswith("±"))
+        verdict = "same" if same else _verdict(delta.rate, lower_is_better=False)
+        fields.append(DeltaField("tok/s", f"{change} ({pct})" if pct else change, pct or change,
+                             verdict, {"better": "faster", "worse": "slower"}.get(verdict, "")))
+    if delta.cost is not None:
+        money = _usd(delta.cost)
+        verdict = "same" if money.startswith("±") else _verdict(delta.cost, lower_is_better=True)
+        est = delta.cost_kind == "estimate"
+        fields.append(DeltaField("cost", f"~{money} (est.)" if est else money,
+                             f"~{money} est." if est else money, verdict,
+                             {"better": "cheaper", "worse": "dearer"}.get(verdict, "")))
+    elif delta.cost_kind == "mixed":
+        fields.append(DeltaField("cost", f"{DASH} (est. vs reported)", f"{DASH} est./reported",
+                             "unknown", ""))
+    else:
+        fields.append(DeltaField("cost", DASH, DASH, "unknown", ""))
+    return fields

@@ -516,7 +516,8 @@ class CompareScreen(Screen[None]):
                 connection=connection,
                 system=system,
                 idle_timeout=app.settings.idle_timeout,
-                bypass_cache=self.bypass_cache,
+                # A rerun measures the models again: a cached answer would measure nothing.
+                bypass_cache=self.bypass_cache or self._rerun_of is not None,
                 compare_id=compare_id,
             )
             stream = app.network.stream(request)
