@@ -42,10 +42,12 @@ class RecordScreen(CompareScreen):
         Binding("escape", "back", "Back", id="record.back", priority=True),
         Binding("r", "rerun", "Re-run", id="record.rerun"),
         Binding("c", "continue", "Continue", id="record.continue"),
+        # Shown only for a recorded comparison (check_action).
+        Binding("p", "open_replay", "Replay", id="record.replay"),
     ]
 
     def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
-                 frozen_clock: bool = False) -> None:
+                 frozen_clock: bool = False, id: str | None = None) -> None:
         panes = []
         for index, saved in enumerate(record.panes, start=1):
             state = PaneState(index=index, model=saved.model, target=live.saved_target(saved),
@@ -57,7 +59,7 @@ class RecordScreen(CompareScreen):
                 state.applied_scenario = saved.scenario
             panes.append(state)
         super().__init__(panes, frozen_clock=frozen_clock, system_prompt=record.system_prompt,
-                         id=f"record-{record.id}")
+                         id=id or f"record-{record.id}")
         self.record = record
         self.live = live
         """The app's compare screen, where re-run and continue take the comparison."""
@@ -73,10 +75,16 @@ class RecordScreen(CompareScreen):
                             "next_pane"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_replay":
+            return self.record.recorded and not self.record.hidden
         return action not in _LIVE_ONLY
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.show_turn()
+
+    def show_turn(self) -> None:
+        """Show the saved turn in the panes, as it ended."""
         from anoman_tui.history import result_from_record
 
         record = self.record
@@ -134,6 +142,12 @@ class RecordScreen(CompareScreen):
                         title="Blind round", severity="warning", timeout=6)
             return True
         return False
+
+    def action_open_replay(self) -> None:
+        """Stream it again from its recording, at a speed picked first."""
+        from anoman_tui.ui.screens.replay import choose_replay
+
+        choose_replay(self, self.record, self.live)
 
     def action_continue(self) -> None:
         """Back to the compare screen with this comparison on it, to type what follows."""

@@ -11,16 +11,21 @@ goes out on the network, no key is used and nothing is saved to the history.
 
 from __future__ import annotations
 
+import asyncio
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.binding import Binding
+from textual.screen import Screen
 
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
-from anoman_tui.streaming.recording import ReplayTransport, StreamRecording
+from anoman_tui.streaming.recording import RecordingError, ReplayTransport, StreamRecording
 from anoman_tui.ui.pane_state import SCENARIO_IDLE_TIMEOUT
 from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
+from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen, when
+from anoman_tui.ui.services import app_services
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
 
@@ -28,7 +33,7 @@ if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, PaneRecord
 
 # A replay streams and can be aborted; it never sends a prompt of its own.
-_OFF = frozenset({"retry", "new_comparison", "history", "rerun", "continue"})
+_OFF = frozenset({"retry", "new_comparison", "history", "rerun", "continue", "open_replay"})
 # Where a request would have gone when the recording does not say (the transport
 # answers it in memory: nothing is resolved or connected).
 _NOWHERE = "http://replay.invalid"
@@ -57,8 +62,7 @@ class ReplayScreen(RecordScreen):
                  frozen_clock: bool = False) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError("speed must be a positive number")
-        super().__init__(record, live, frozen_clock=frozen_clock)
-        self.id = f"replay-{record.id}"
+        super().__init__(record, live, frozen_clock=frozen_clock, id=f"replay-{record.id}")
         self.recordings = recordings
         self.speed = speed
         self._back = back
@@ -70,9 +74,8 @@ class ReplayScreen(RecordScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action not in _OFF
 
-    def on_mount(self) -> None:
-        CompareScreen.on_mount(self)  # the panes start empty: the replay fills them
-        self.action_replay()
+    def show_turn(self) -> None:
+        self.action_replay()  # the turn streams again instead of being shown ended
 
     def update_status(self) -> None:
         record = self.record
@@ -173,3 +176,53 @@ class ReplayScreen(RecordScreen):
             self.notify("Ctrl+R replays it again; Ctrl+Q quits.", timeout=3)
             return
         self.dismiss()
+
+
+SPEEDS = (0.5, 1.0, 2.0, 4.0)
+
+
+def choose_replay(screen: Screen[Any], record: ComparisonRecord, live: CompareScreen) -> None:
+    """From the history (list or reopened comparison): pick a speed, then replay `record`.
+
+    Refused with a notice when it cannot be: a blind round before its vote (the bytes
+    name the models), no recording, or one that cannot be read back.
+    """
+    if record.hidden:
+        screen.notify("A blind round not voted on yet cannot be replayed: its recording "
+                      "names the models. Vote first (anoman-tui vote ID).",
+                      title="Blind round", severity="warning", timeout=6)
+        return
+    if not record.recorded or record.id is None:
+        screen.notify("This comparison was saved without its recording: nothing to replay.",
+                      timeout=4)
+        return
+    comparison_id = record.id
+    options: list[tuple[str, Text | str]] = [
+        (f"{speed:g}", f"{speed_text(speed)}" + ("  as recorded" if speed == 1 else ""))
+        for speed in SPEEDS]
+
+    async def open_at(speed: float) -> None:
+        from anoman_tui.history import HistoryUnavailable
+
+        store = app_services(screen.app).history
+        if store is None:
+            screen.notify("The history is not available.", severity="error", timeout=4)
+            return
+        try:
+            recordings = await asyncio.to_thread(store.recordings, comparison_id)
+        except (HistoryUnavailable, RecordingError) as exc:
+            screen.notify(f"Cannot replay #{comparison_id}: {exc.reason}", title="Replay",
+                          severity="error", timeout=8)
+            return
+        if not recordings:
+            screen.notify("This comparison was saved without its recording: nothing to "
+                          "replay.", timeout=4)
+            return
+        screen.app.push_screen(ReplayScreen(record, recordings, live, speed=speed))
+
+    def chosen(choice: str | None) -> None:
+        if choice is not None:
+            screen.run_worker(open_at(float(choice)), group="replay", exit_on_error=False)
+
+    screen.app.push_screen(ChoiceScreen(f"Replay comparison #{comparison_id} at", options, "1"),
+                           chosen)
