@@ -461,6 +461,12 @@ class AnomanApp(App[None]):
             return
         self.push_screen(HistoryScreen(self.history, self.compare))
 
+    def open_replay(self, record: ComparisonRecord) -> None:
+        """Pick a speed, then replay saved comparison `record` over the current screen."""
+        from anoman_tui.ui.screens.replay import choose_replay
+
+        choose_replay(self.screen, record, self.compare)
+
     def action_usage(self) -> None:
         self.push_screen(UsageScreen())
 

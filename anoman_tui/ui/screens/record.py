@@ -145,9 +145,7 @@ class RecordScreen(CompareScreen):
 
     def action_open_replay(self) -> None:
         """Stream it again from its recording, at a speed picked first."""
-        from anoman_tui.ui.screens.replay import choose_replay
-
-        choose_replay(self, self.record, self.live)
+        self.services.open_replay(self.record)
 
     def action_continue(self) -> None:
         """Back to the compare screen with this comparison on it, to type what follows."""
