@@ -66,12 +66,15 @@ class ReplayScreen(RecordScreen):
         self.recordings = recordings
         self.speed = speed
         self._back = back
+        self._was_running = False  # the key bar is redrawn when this changes (Esc)
 
     def key_bar(self) -> KeyBar:
         return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
                             "next_pane", "abort"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":  # as the first screen, Esc only stops panes or leaves the zoom
+            return self._back or self._zoomed or any(p.running for p in self.panes)
         return action not in _OFF
 
     def show_turn(self) -> None:
@@ -80,6 +83,9 @@ class ReplayScreen(RecordScreen):
     def update_status(self) -> None:
         record = self.record
         running = sum(p.running for p in self.panes)
+        if bool(running) != self._was_running:
+            self._was_running = bool(running)
+            self.refresh_bindings()
         fields = [
             ("", APP_BADGE, True),
             ("", f"REPLAY of #{record.id} · recorded {when(record.created_at)} · "
@@ -165,6 +171,10 @@ class ReplayScreen(RecordScreen):
             key_env=state.target.key_source,
         )
 
+    def action_zoom(self) -> None:
+        super().action_zoom()
+        self.refresh_bindings()  # Esc leaves the zoom
+
     def action_back(self) -> None:
         if self._zoomed:
             self.action_zoom()  # Esc leaves the zoom first, as elsewhere
@@ -172,10 +182,8 @@ class ReplayScreen(RecordScreen):
         if any(p.running for p in self.panes):
             self.action_abort_all()
             return
-        if not self._back:
-            self.notify("Ctrl+R replays it again; Ctrl+Q quits.", timeout=3)
-            return
-        self.dismiss()
+        if self._back:
+            self.dismiss()
 
 
 SPEEDS = (0.5, 1.0, 2.0, 4.0)
