@@ -20,7 +20,7 @@ from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.replay import ReplayScreen
-from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader
 from tests.pilot import badge_text, ready, settled, submit, until
 from tests.ui.screen_text import screen_lines
 
@@ -50,6 +50,10 @@ def simulate(app: AnomanApp, monkeypatch: pytest.MonkeyPatch,
 def seen(pane: ComparePane) -> tuple[str, str, str]:
     """What a pane shows of its turn: status, answer text and badge."""
     return pane.status, pane.answer.text, badge_text(pane)
+
+
+def header(pane: ComparePane) -> str:
+    return str(pane.query_one(PaneHeader).render())
 
 
 def replay_panes(app: AnomanApp) -> list[ComparePane]:
@@ -100,6 +104,8 @@ async def test_a_live_turn_is_saved_recorded_and_replays_as_it_was(make_app, mon
         await until(pilot, lambda: any(p.running for p in screen.panes))
         await until(pilot, lambda: not any(p.running for p in screen.panes))
         assert [seen(p) for p in replay_panes(app)] == live
+        # The header says the outcome was simulated, as it did live.
+        assert "simulated replay-test-2" in header(replay_panes(app)[1])
         assert "replay ended" in screen_lines(app)[0]
         assert len(saved()) == count  # a replay is not a new comparison
 

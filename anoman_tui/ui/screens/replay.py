@@ -21,7 +21,7 @@ from textual.screen import Screen
 
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
 from anoman_tui.streaming.recording import RecordingError, ReplayTransport, StreamRecording
-from anoman_tui.ui.pane_state import SCENARIO_IDLE_TIMEOUT
+from anoman_tui.ui.pane_state import SCENARIO_HEADERS, SCENARIO_IDLE_TIMEOUT
 from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen, when
@@ -135,6 +135,8 @@ class ReplayScreen(RecordScreen):
             turns = saved.conversation if saved.conversation is not None \
                 else record.conversation
             state.reset()
+            if saved.scenario in SCENARIO_HEADERS:
+                state.applied_scenario = saved.scenario  # the header says it was simulated
             state.history = [ChatTurn(role=r, content=c) for r, c in turns
                              if r in ("user", "assistant")]
             recording = by_pane.get(state.index)
