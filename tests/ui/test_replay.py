@@ -247,3 +247,27 @@ def test_replay_command_refusals(capsys, monkeypatch) -> None:
         assert err.count("\n") == 1 and words in err, err
     with pytest.raises(SystemExit):
         main(["replay", "1", "--speed", "0"])
+
+
+async def test_an_arena_round_is_recorded_but_not_replayable_before_its_vote(make_app
+                                                                           ) -> None:
+    from anoman_tui.ui.screens.arena import ArenaScreen
+
+    app = make_app(max_tokens=20)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        app.action_arena()
+        await until(pilot, lambda: isinstance(app.screen, ArenaScreen)
+                    and app.screen.phase == "ready")
+        arena = app.screen
+        assert isinstance(arena, ArenaScreen)
+        await submit(pilot, "replay: a blind round")
+        await until(pilot, lambda: arena.phase == "voting" and bool(saved()))
+        record = saved()[0]
+        assert record.blind and record.hidden and record.id is not None
+        assert app.history is not None and len(app.history.recordings(record.id)) == 3
+        app.open_replay(record.masked())  # what the history screen hands over
+        await pilot.pause()
+        assert not isinstance(app.screen, ReplayScreen | ChoiceScreen)
+        assert "blind round not voted on yet cannot be replayed" in notes(app)
