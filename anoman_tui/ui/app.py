@@ -51,7 +51,10 @@ from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
-    from anoman_tui.history import HistoryStore
+    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.streaming.recording import StreamRecording
+
+    Replay = tuple[ComparisonRecord, dict[int, StreamRecording], float]
 
 log = logging.getLogger(__name__)
 PANES = 3
@@ -147,7 +150,11 @@ class AnomanApp(App[None]):
         gateway_factory: Callable[[], Any] | None = None,
         connect: bool = True,
         arena: bool = False,
+        replay: Replay | None = None,
     ) -> None:
+        """`replay`: (comparison, its recordings by pane, speed) to replay as the first
+        screen (`anoman-tui replay ID`): then no gateway is started or reached, and the
+        history is not opened."""
         super().__init__()
         self.settings = settings
         # JSON endpoints (models, usage), on the UI loop. Made in a thread after the first
@@ -167,7 +174,8 @@ class AnomanApp(App[None]):
         self._gateway_factory = gateway_factory
         self._gateway: Any = None
         self._frozen = frozen_clock
-        self._connect_on_mount = connect
+        self._replay = replay
+        self._connect_on_mount = connect and replay is None
         self.history: HistoryStore | None = None
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
         self.history_problem = ""
@@ -209,9 +217,16 @@ class AnomanApp(App[None]):
             self.panes, frozen_clock=self._frozen, system_prompt=self.settings.system_prompt
         )
         self.push_screen(self.compare)
+        if self._replay is not None:
+            from anoman_tui.ui.screens.replay import ReplayScreen
+
+            record, recordings, speed = self._replay
+            self.push_screen(ReplayScreen(record, recordings, self.compare, speed=speed,
+                                          back=False, frozen_clock=self._frozen))
         if self._connect_on_mount:
             self.reconnect(announce=False)
-        if self.settings.history:  # like the gateway: opened after the first paint
+        if self.settings.history and self._replay is None:
+            # Like the gateway: opened after the first paint.
             self.call_after_refresh(lambda: self.run_worker(
                 self._open_history(), name="history", exit_on_error=False))
         self.call_after_refresh(_freeze_startup_objects)
@@ -222,8 +237,13 @@ class AnomanApp(App[None]):
         )
         self._watch_for_hangup()
         collector = StreamingCollector()
-        self.set_interval(1.0, lambda: collector.tick(any(p.running for p in self.panes)),
-                          name="streaming-gc")
+        self.set_interval(1.0, lambda: collector.tick(self._streaming()), name="streaming-gc")
+
+    def _streaming(self) -> bool:
+        """A pane streams: the compare screen's, or a replay's on top of it."""
+        screen = self.screen
+        shown = screen.panes if isinstance(screen, CompareScreen) else []
+        return any(p.running for p in (*self.panes, *shown))
 
     def _watch_for_hangup(self) -> None:
         """Exit when the terminal goes away, as a hang-up signal would make us.
@@ -441,6 +461,12 @@ class AnomanApp(App[None]):
             return
         self.push_screen(HistoryScreen(self.history, self.compare))
 
+    def open_replay(self, record: ComparisonRecord) -> None:
+        """Pick a speed, then replay saved comparison `record` over the current screen."""
+        from anoman_tui.ui.screens.replay import choose_replay
+
+        choose_replay(self.screen, record, self.compare)
+
     def action_usage(self) -> None:
         self.push_screen(UsageScreen())
 
@@ -573,12 +599,19 @@ class AnomanApp(App[None]):
         self.push_screen(ScoreboardScreen(self.history))
 
     def _record_commands(self, screen: RecordScreen) -> Iterable[SystemCommand]:
-        """A reopened comparison's commands: what it can do read-only, and its two actions."""
-        yield SystemCommand("Re-run this prompt", "with the same models, or others",
-                            screen.action_rerun)
-        yield SystemCommand("Continue this conversation",
-                            "on the compare screen, each pane with its own conversation",
-                            screen.action_continue)
+        """A reopened comparison's commands: what it can do read-only, and its two actions
+        (a replay's: replay again)."""
+        from anoman_tui.ui.screens.replay import ReplayScreen
+
+        if isinstance(screen, ReplayScreen):
+            yield SystemCommand("Replay again", "stream every recorded pane again from the "
+                                "start", screen.action_replay)
+        else:
+            yield SystemCommand("Re-run this prompt", "with the same models, or others",
+                                screen.action_rerun)
+            yield SystemCommand("Continue this conversation",
+                                "on the compare screen, each pane with its own conversation",
+                                screen.action_continue)
         yield SystemCommand("Export this comparison",
                             "Markdown, HTML, JSON, or an SVG screenshot of the screen",
                             screen.action_export)

@@ -88,10 +88,13 @@ class NetworkThread:
         assert self._loop is not None
         return self._loop
 
-    def stream(self, request: StreamRequest) -> ThreadedStream:
+    def stream(self, request: StreamRequest, client: StreamClient | None = None
+               ) -> ThreadedStream:
+        """`request` streamed by the thread's client, or by `client` (a replay's: its
+        transport answers from recordings) on the same thread."""
         self.start()
         assert self._client is not None
-        return ThreadedStream(self, self._client.stream(request))
+        return ThreadedStream(self, (client or self._client).stream(request))
 
     def stop(self, timeout: float = 2.0) -> None:
         """Cancel what still runs, close the HTTP client and end the thread."""

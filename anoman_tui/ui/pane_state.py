@@ -175,6 +175,7 @@ class PaneState:
         idle_timeout: float,
         bypass_cache: bool,
         compare_id: str,
+        record: bool = False,
     ) -> StreamRequest:
         headers: list[tuple[str, str]] = []
         if bypass_cache:
@@ -206,6 +207,7 @@ class PaneState:
             idle_timeout=idle_timeout,
             compare_id=compare_id,
             pane=self.index,
+            record=record,
         )
 
     def record(self, prompt: str, result: StreamResult) -> None:

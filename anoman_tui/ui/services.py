@@ -18,7 +18,7 @@ from anoman_tui.targets import Connection, Target
 from anoman_tui.ui.network import NetworkThread
 
 if TYPE_CHECKING:
-    from anoman_tui.history import HistoryStore
+    from anoman_tui.history import ComparisonRecord, HistoryStore
 
 
 class AppServices(Protocol):
@@ -48,6 +48,9 @@ class AppServices(Protocol):
     """Open the arena once connected (`anoman-tui --arena`); cleared when it opens."""
 
     def action_arena(self) -> None: ...
+
+    def open_replay(self, record: ComparisonRecord) -> None:
+        """Pick a speed, then replay saved comparison `record` over the current screen."""
 
     async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
 

@@ -288,8 +288,9 @@ async def test_export_from_the_history_list_and_a_reopened_comparison(
         await open_history(pilot)
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
-        assert [o.id for o in app.screen.query_one(OptionList)._options] == ["md", "html",
-                                                                            "json"]
+        # (a comparison made on the screen is recorded: its recording can be exported too)
+        assert [o.id for o in app.screen.query_one(OptionList)._options] == [
+            "md", "html", "json", "recording"]
         await pilot.press("enter", "enter")
         await until(pilot, lambda: (tmp_path / f"comparison-{record_id}.md").exists())
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen))

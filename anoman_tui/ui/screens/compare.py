@@ -519,6 +519,7 @@ class CompareScreen(Screen[None]):
                 # A rerun measures the models again: a cached answer would measure nothing.
                 bypass_cache=self.bypass_cache or self._rerun_of is not None,
                 compare_id=compare_id,
+                record=app.settings.recording_limit() is not None,
             )
             stream = app.network.stream(request)
             self.pane(state.index).start(stream, prompt,
@@ -613,6 +614,14 @@ class CompareScreen(Screen[None]):
         record = self.turn_record(prompt)
         if record is None:
             return
+        settings = self.services.settings
+        streams = record.recording_bytes
+        record, dropped = record.within_recording_limit(settings.recording_limit())
+        if dropped:
+            self.notify(f"This comparison was saved without its recording: "
+                        f"{streams / 1e6:.1f} MB of streams, over the "
+                        f"{settings.record_limit_mb:g} MB limit (record_limit_mb).",
+                        title="History", severity="warning", timeout=8)
 
         async def save() -> None:
             from anoman_tui.history import HistoryUnavailable

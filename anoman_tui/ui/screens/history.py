@@ -3,7 +3,8 @@
 The list reads the history a page at a time (`HistoryStore.recent`, keyset paging by
 id), in a thread so that SQLite never blocks a frame; typing in the filter box runs a
 full-text search by prompt and model (each word a prefix), the newest query winning.
-Enter reopens a comparison read-only (`RecordScreen`); Ctrl+S exports the highlighted one.
+Enter reopens a comparison read-only (`RecordScreen`); Ctrl+S exports the highlighted one;
+Ctrl+R replays a recorded one (marked ⏺).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def record_option(record: ListedComparison, width: int = 200) -> Option:
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(f"#{record.id}", style="bold")
     head.append(f"  {when(record.created_at)}  ", style="dim")
+    if record.recorded:
+        head.append("⏺ ", style="dim")  # recorded: it can be replayed
     if record.follow_up:
         head.append("↳ ", style="dim")  # a follow-up turn of a conversation
     head.append(prompt or "(empty prompt)")
@@ -77,6 +80,9 @@ class HistoryScreen(Screen[None]):
         Binding("escape", "back", "Back", id="history.back", priority=True),
         Binding("enter", "open", "Open", id="history.open", show=True),
         Binding("ctrl+s", "export", "Export", id="history.export", priority=True),
+        # Shown only while the highlighted comparison is recorded (check_action). Not a
+        # letter: typing goes to the filter box.
+        Binding("ctrl+r", "replay", "Replay", id="history.replay", priority=True),
         # From the filter box, the arrows move through the list.
         Binding("down", "move(1)", "Down", show=False),
         Binding("up", "move(-1)", "Up", show=False),
@@ -171,8 +177,22 @@ class HistoryScreen(Screen[None]):
     def _say(self, text: str | Text) -> None:
         self.query_one("#history-status", Label).update(text)
 
+    def _highlighted_listing(self) -> ListedComparison | None:
+        options = self.query_one(OptionList)
+        if options.highlighted is None or not options.option_count:
+            return None
+        option = options.get_option_at_index(options.highlighted)
+        return self._records.get(int(option.id or 0))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "replay":
+            listed = self._highlighted_listing() if self.is_mounted else None
+            return listed is not None and listed.recorded and not listed.hidden
+        return True
+
     @on(OptionList.OptionHighlighted, "#history-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.refresh_bindings()  # Replay: shown for a recorded comparison only
         options = self.query_one(OptionList)
         if (self._more and not self._loading_more and event.option_index is not None
                 and event.option_index >= options.option_count - PAGE_AHEAD):
@@ -242,6 +262,15 @@ class HistoryScreen(Screen[None]):
         record = await self.highlighted_record()
         if record is not None:
             self.app.push_screen(RecordScreen(record, self.live))
+
+    @work(exclusive=True, group="history-open", exit_on_error=False)
+    async def action_replay(self) -> None:
+        """Replay the highlighted comparison from its recording, at a speed picked first."""
+        from anoman_tui.ui.screens.replay import choose_replay
+
+        record = await self.highlighted_record()
+        if record is not None:
+            choose_replay(self, record, self.live)
 
     @work(exclusive=True, group="history-open", exit_on_error=False)
     async def action_export(self) -> None:

@@ -43,10 +43,12 @@ class RecordScreen(CompareScreen):
         Binding("escape", "back", "Back", id="record.back", priority=True),
         Binding("r", "rerun", "Re-run", id="record.rerun"),
         Binding("c", "continue", "Continue", id="record.continue"),
+        # Shown only for a recorded comparison (check_action).
+        Binding("p", "open_replay", "Replay", id="record.replay"),
     ]
 
     def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
-                 frozen_clock: bool = False) -> None:
+                 frozen_clock: bool = False, id: str | None = None) -> None:
         panes = []
         for index, saved in enumerate(record.panes, start=1):
             state = PaneState(index=index, model=saved.model, target=live.saved_target(saved),
@@ -58,7 +60,7 @@ class RecordScreen(CompareScreen):
                 state.applied_scenario = saved.scenario
             panes.append(state)
         super().__init__(panes, frozen_clock=frozen_clock, system_prompt=record.system_prompt,
-                         id=f"record-{record.id}")
+                         id=id or f"record-{record.id}")
         self.record = record
         self.live = live
         """The app's compare screen, where re-run and continue take the comparison."""
@@ -75,10 +77,16 @@ class RecordScreen(CompareScreen):
                             "diff_original", "next_pane"), labels=self.key_labels)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_replay":
+            return self.record.recorded and not self.record.hidden
         return action not in _LIVE_ONLY and super().check_action(action, parameters)
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.show_turn()
+
+    def show_turn(self) -> None:
+        """Show the saved turn in the panes, as it ended."""
         from anoman_tui.history import result_from_record
 
         record = self.record
@@ -164,6 +172,10 @@ class RecordScreen(CompareScreen):
                         title="Blind round", severity="warning", timeout=6)
             return True
         return False
+
+    def action_open_replay(self) -> None:
+        """Stream it again from its recording, at a speed picked first."""
+        self.services.open_replay(self.record)
 
     def action_continue(self) -> None:
         """Back to the compare screen with this comparison on it, to type what follows."""

@@ -705,12 +705,7 @@ class ComparePane(Vertical):
         `cost` the cost as it was shown then (an estimate used the prices of that day).
         """
         self.abort()
-        self.answer.clear()
-        self._clear_turn()
-        for before, answer in earlier:
-            self.answer.begin_turn(before)
-            self.answer.append(answer)
-            self.answer.end_turn()
+        self.show_earlier(earlier)
         self.answer.begin_turn(prompt)
         self._prompt = prompt
         self.answer.append(result.text)
@@ -720,6 +715,15 @@ class ComparePane(Vertical):
         self._cost_shown = cost
         self.state.last_prompt = prompt
         self._conclude(result, drawn=True)
+
+    def show_earlier(self, earlier: tuple[tuple[str, str], ...]) -> None:
+        """Show only these (prompt, answer) turns, as a saved conversation had them."""
+        self.answer.clear()
+        self._clear_turn()
+        for before, answer in earlier:
+            self.answer.begin_turn(before)
+            self.answer.append(answer)
+            self.answer.end_turn()
 
     def _finish(self, result: StreamResult) -> None:
         self._stop_tick()
