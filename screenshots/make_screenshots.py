@@ -33,8 +33,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SIZE = (150, 42)
 NAMES = ("idle.svg", "streaming.svg", "diff.svg", "mixed-outcomes.svg",
-         "guardrail-block.svg", "history.svg", "arena.svg", "scoreboard.svg",
-         "light-theme.svg")
+         "guardrail-block.svg", "history.svg", "replay.svg", "rerun.svg", "arena.svg",
+         "scoreboard.svg", "light-theme.svg")
 FONT_STACK = '"DejaVu Sans Mono", "Menlo", "Consolas", "Liberation Mono", monospace'
 
 # Rich's SVG geometry (rich.console.Console.export_svg): a cell is 0.61 em wide, a line
@@ -253,8 +253,37 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                             and getattr(app.screen, "shown_at", None) is not None)
                 await pilot.pause(0.3)
                 save(app, out / "history.svg")
-                await pilot.press("escape")
+
+                # Ctrl+R on the mixed outcomes (the second row): its replay, mid-way.
+                from anoman_tui.ui.screens.replay import ReplayScreen
+
+                await pilot.press("down", "ctrl+r")
+                await until(pilot, lambda: type(app.screen).__name__ == "ChoiceScreen")
+                await pilot.press("enter")  # at 1×, as recorded
+                await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+                replay = app.screen
+                assert isinstance(replay, ReplayScreen)
+                await until(pilot, lambda: not any(p.running for p in replay.panes) or (
+                    replay.pane(1).answer.text.count("\n") > 8
+                    and replay.pane(2).status == "failed"))
+                await pilot.pause(0.3)
+                save(app, out / "replay.svg")
+                await pilot.press("escape")  # stops the panes
+                await until(pilot, lambda: not any(p.running for p in replay.panes))
+                await pilot.press("escape")  # back to the history
+                await until(pilot, lambda: not isinstance(app.screen, ReplayScreen))
+
+                # Enter, r: the same comparison re-run, each pane against the original.
+                await pilot.press("enter")
+                await until(pilot, lambda: type(app.screen).__name__ == "RecordScreen")
+                await pilot.press("r")
+                await until(pilot, lambda: type(app.screen).__name__ == "ChoiceScreen")
+                await pilot.press("enter")  # the same models
                 await until(pilot, lambda: app.screen is app.compare)
+                await until(pilot, lambda: settled(app) and all(
+                    pane.rerun_delta.display for pane in app.compare.query("ComparePane")))
+                await pilot.pause(0.5)
+                save(app, out / "rerun.svg")
 
                 # The blind arena: a round waiting for its vote, then a few more voted,
                 # and the scoreboard they make.

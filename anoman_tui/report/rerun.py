@@ -245,7 +245,8 @@ def delta_fields(delta: PaneDelta) -> list[DeltaField]:
         pct = None
         if delta.rate_pct is not None:  # "+15%", "−0.3%": a small change keeps a decimal
             pct = _signed(delta.rate_pct, 1 if abs(delta.rate_pct) < 9.95 else 0) + "%"
-        same = change.startswith("±") and (pct is None or pct.startswith("±"))
+        # (judged on what the short form shows: no ▲ beside a change that reads ±0.0%)
+        same = pct.startswith("±") if pct is not None else change.startswith("±")
         verdict = "same" if same else _verdict(delta.rate, lower_is_better=False)
         fields.append(DeltaField("tok/s", f"{change} ({pct})" if pct else change, pct or change,
                              verdict, {"better": "faster", "worse": "slower"}.get(verdict, "")))

@@ -39,6 +39,17 @@ def test_no_change_says_so_without_an_arrow() -> None:
     assert "▲" not in line and "▼" not in line
 
 
+def test_a_change_too_small_to_show_gets_no_arrow() -> None:
+    # +0.09 tok/s on 220 is +0.04%: shown as ±0.0% in the short form, so not "better".
+    old = replace(OLD, metrics={"ttft_s": 0.5, "output_tokens_per_s": 220.0})
+    new = replace(OLD, metrics={"ttft_s": 0.5, "output_tokens_per_s": 220.09})
+    delta = pane_delta(new, old, 2)
+    assert delta.rate == pytest.approx(0.09)
+    for width in (200, 40):
+        line = delta_plain(delta, width)
+        assert "▲" not in line and "▼" not in line, line
+
+
 def test_unknown_figures_are_a_dash_never_a_zero() -> None:
     failed = replace(OLD, status="failed", committed=False, metrics={}, cost_text="—",
                      failure={"kind": "http_error", "status": 429, "message": "slow down"})
