@@ -606,7 +606,7 @@ _POEM_NOTE: dict[Lang, list[str]] = {
 _REASONING: dict[Lang, list[str]] = {
     "en": [
         "The user is asking about {main}. Let me work out what they actually need.",
-        "This is a {kind} request, so the answer should have that shape.",
+        "This is {kind} request, so the answer should have that shape.",
         "They mention {context}, so the answer should connect to it.",
         "Wait, I should check whether scale changes the picture. It might.",
         "A good structure: a short overview, the key points, then something concrete.",
@@ -626,9 +626,10 @@ _REASONING: dict[Lang, list[str]] = {
     ],
 }
 _KIND_NAMES: dict[Lang, dict[Kind, str]] = {
-    "en": {"explain": "an explanation", "steps": "how-to", "compare": "comparison",
-           "code": "code", "poem": "poem", "greeting": "greeting", "thanks": "thank-you",
-           "yesno": "yes/no"},
+    # (with their article: "This is {kind} request")
+    "en": {"explain": "an explanation", "steps": "a how-to", "compare": "a comparison",
+           "code": "a code", "poem": "a poem", "greeting": "a greeting",
+           "thanks": "a thank-you", "yesno": "a yes/no"},
     "id": {"explain": "penjelasan", "steps": "langkah-langkah", "compare": "perbandingan",
            "code": "kode", "poem": "puisi", "greeting": "sapaan", "thanks": "ucapan terima kasih",
            "yesno": "ya/tidak"},

@@ -70,6 +70,9 @@ def test_answer_has_the_kind_and_language_of_the_prompt(name: str, kind: str, la
     if model.thinking:
         r_en, r_id = _counts(answer.reasoning)
         assert (r_id > r_en) if lang == "id" else (r_en > r_id), answer.reasoning
+        # One article, the right one: "an explanation request", "a how-to request".
+        assert not re.search(r"\ba an\b|\ban a\b|\ba a\b|\ba (?=[aeiou])",
+                             answer.reasoning), answer.reasoning
     words = len(re.findall(r"\w+", _prose(text)))
     if kind == "poem":
         assert "```" not in text and "|---" not in text

@@ -166,6 +166,8 @@ async def test_history_marks_recorded_rows_and_replays_from_them(make_app, monke
         first = str(history.query_one(OptionList).get_option_at_index(0).prompt)
         assert first.startswith(f"#{comparison_id}") and "⏺" in first
         assert "^r Replay" in screen_lines(app)[-1]
+        if size[0] >= 200:  # (the line above the list, cut at 80 columns)
+            assert "⏺ recorded: Ctrl+R replay" in "\n".join(screen_lines(app))
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
         await pilot.press("down", "enter")  # from 1× (as recorded) to 2×

@@ -167,8 +167,10 @@ class HistoryScreen(Screen[None]):
         more = "+" if self._more else ""
         if count:
             what = f"{count}{more} comparison{'s' if count != 1 or more else ''}"
+            replay = " · ⏺ recorded: Ctrl+R replay" if any(
+                r.recorded for r in self._records.values()) else ""
             self._say(f"{what}{f' matching “{self.search}”' if self.search else ''}, "
-                      "newest first · Enter open · Ctrl+S export")
+                      f"newest first · Enter open · Ctrl+S export{replay}")
         elif self.search:
             self._say(f"Nothing matches “{self.search}” (a prompt's words or a model's name).")
         else:
