@@ -201,3 +201,26 @@ def test_a_rerun_sends_the_prompt_again_and_says_what_changed(gateway: EmbeddedG
     assert f"Against comparison #{first['id']}" in shown.stdout
     assert "anoman-pro → anoman-lite" in shown.stdout
     assert "failed: not found → done" in shown.stdout
+
+
+def test_record_and_its_limit_come_from_flag_env_and_file(gateway: EmbeddedGateway,
+                                                          data_home: Path) -> None:
+    fast = "X-Anoman-Simulate: ttft=0,rate=4000"
+
+    def recorded(*extra: str, env: dict[str, str] | None = None, config: str = "") -> bool:
+        result = cli(data_home, "compare", "record or not", "--json", "--base-url",
+                     gateway.base_url, "-m", "anoman-lite", "-H", fast, *extra,
+                     env={"ANOMAN_API_KEY": KEY, **(env or {})}, config=config)
+        assert result.returncode == 0, result.stderr
+        with HistoryStore.open(history(data_home)) as store:
+            return bool(store.recordings(json.loads(result.stdout)["id"]))
+
+    assert recorded()  # on by default
+    assert not recorded(config="record = false\n")
+    assert recorded(env={"ANOMAN_RECORD": "true"}, config="record = false\n")
+    assert not recorded("--no-record", env={"ANOMAN_RECORD": "true"})
+    assert not recorded(env={"ANOMAN_RECORD_LIMIT_MB": "0.0001"})
+    assert recorded(env={"ANOMAN_RECORD_LIMIT_MB": "5"}, config="record_limit_mb = 0.0001\n")
+    bad = cli(data_home, "compare", "never sent", config="record_limit_mb = -1\n")
+    assert bad.returncode == 2 and "record_limit_mb" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
