@@ -41,6 +41,21 @@ def median(values: Sequence[float]) -> float:
     return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def probe_ms() -> float:
+    """The machine's speed now: a fixed pure-Python workload (dict and string churn, as
+    parsing and drawing are), the best of 5, in ms. Printed beside app-level figures so
+    that a slow machine, or a busy moment, can be told from a regression."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        table: dict[str, int] = {}
+        for i in range(200_000):
+            key = f"k{i % 5000}"
+            table[key] = table.get(key, 0) + len(key)
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 def verdict(ok: bool) -> str:
     return "MET" if ok else "MISSED"
 

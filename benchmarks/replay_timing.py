@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 import httpx
-from _common import BENCH_KEY, percentile, print_header, start_gateway, verdict
+from _common import BENCH_KEY, percentile, print_header, probe_ms, start_gateway, verdict
 
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamDone, StreamRequest, TextDelta
 from anoman_tui.streaming.recording import ReplayTransport, StreamRecording
@@ -38,19 +38,6 @@ from anoman_tui.streaming.recording import ReplayTransport, StreamRecording
 PANES = 3
 RATE = 300
 TARGET_MS = 10.0
-
-
-def probe_ms() -> float:
-    """A fixed workload (dict and string churn, as parsing is): the best of 5, in ms."""
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        table: dict[str, int] = {}
-        for i in range(200_000):
-            key = f"k{i % 5000}"
-            table[key] = table.get(key, 0) + len(key)
-        best = min(best, time.perf_counter() - start)
-    return best * 1000
 
 
 def requests(base_url: str, tokens: int, path: str | None = None) -> list[StreamRequest]:

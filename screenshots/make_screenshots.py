@@ -268,10 +268,13 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                     and replay.pane(2).status == "failed"))
                 await pilot.pause(0.3)
                 save(app, out / "replay.svg")
-                await pilot.press("escape")  # stops the panes
-                await until(pilot, lambda: not any(p.running for p in replay.panes))
-                await pilot.press("escape")  # back to the history
-                await until(pilot, lambda: not isinstance(app.screen, ReplayScreen))
+                if any(p.running for p in replay.panes):
+                    await pilot.press("escape")  # stops the panes
+                    await until(pilot, lambda: not any(p.running for p in replay.panes))
+                await pilot.pause(0.1)
+                if isinstance(app.screen, ReplayScreen):  # (Esc may have ended it already)
+                    await pilot.press("escape")  # back to the history
+                await until(pilot, lambda: type(app.screen).__name__ == "HistoryScreen")
 
                 # Enter, r: the same comparison re-run, each pane against the original.
                 await pilot.press("enter")
