@@ -238,7 +238,9 @@ async def test_zoom_keeps_the_panes_scroll_position(size: tuple[int, int]) -> No
 async def test_a_zoomed_or_hidden_pane_keeps_streaming(
     make_app, monkeypatch, size: tuple[int, int]
 ) -> None:
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=40")
+    # 80 tokens at 40 tok/s: two seconds, long enough to zoom while both stream.
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking",
+                        "ttft=0.05,rate=40,tokens=80")
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.compare.base_url is not None)
