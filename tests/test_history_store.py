@@ -431,3 +431,16 @@ def test_a_rerun_remembers_what_it_repeats(tmp_path: Path) -> None:
         again = store.save(dataclasses.replace(record(), rerun_of=first))
         assert store.get(again).rerun_of == first  # type: ignore[union-attr]
         assert store.get(first).rerun_of is None  # type: ignore[union-attr]
+
+
+def test_times_are_kept_finely_enough_to_round_as_the_live_footer_did() -> None:
+    from anoman_tui.history import pane_record
+    from anoman_tui.streaming import StreamMetrics, StreamResult
+
+    result = StreamResult(status="completed", text="x", reasoning="", failure=None, usage=None,
+                          anoman=None, anoman_raw=None, metrics=StreamMetrics(
+        ttft_s=0.0150341, e2e_s=1.2049991, output_tokens_per_s=1428.15491, chunks=3))
+    saved = pane_record(1, "m", base_url="", endpoint="openai", result=result).metrics
+    # The footer shows 2 places: 0.02 s live, so 0.02 s reopened (0.015 would show 0.01).
+    assert f"{saved['ttft_s']:.2f}" == f"{0.0150341:.2f}" == "0.02"
+    assert f"{saved['e2e_s']:.2f}" == "1.20" and f"{saved['output_tokens_per_s']:.1f}" == "1428.2"
