@@ -180,11 +180,6 @@ def _metrics(result: StreamResult) -> dict[str, Any]:
         # To 4 places, not 2: a reopened footer rounds it to 1 place exactly as the live
         # one did (1428.1549 read back as 1428.15 would show 1428.1, not 1428.2).
         metrics["output_tokens_per_s"] = round(rate, 4)
-    # The same for the times, to 6 places: a TTFT of 0.01503 s kept as 0.015 showed
-    # 0.01 s reopened where the live footer had shown 0.02 s.
-    for name, value in (("ttft_s", result.metrics.ttft_s), ("e2e_s", result.metrics.e2e_s)):
-        if value is not None:
-            metrics[name] = round(value, 6)
     return metrics
 
 
