@@ -250,7 +250,9 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
 
 
 def _recording_blob(recording: StreamRecording) -> bytes:
-    return zlib.compress(json.dumps(recording.to_json(), separators=(",", ":")).encode(), 6)
+    # Level 1: a 5,000-token stream compresses in 6 ms instead of 15 (at the end of a turn,
+    # beside three panes still drawing) for a blob ~10% larger.
+    return zlib.compress(json.dumps(recording.to_json(), separators=(",", ":")).encode(), 1)
 
 
 def _recording_from_blob(data: bytes) -> StreamRecording:
