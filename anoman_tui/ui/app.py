@@ -340,7 +340,8 @@ class AnomanApp(App[None]):
             return not isinstance(self.screen, RecordScreen | ArenaScreen)
         if action == "usage" and isinstance(self.screen, ArenaScreen):
             return not self.screen.hidden  # the ledger names each request's model
-        return True
+        # `anoman-tui replay` runs offline: there is no gateway whose ledger to show.
+        return not (action == "usage" and self._replay is not None)
 
     def action_reconnect(self) -> None:
         self.reconnect()

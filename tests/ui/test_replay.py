@@ -228,6 +228,11 @@ async def test_replay_command_opens_without_gateway_or_key(make_app, monkeypatch
         assert offline.history is None and offline.compare.base_url is None
         await pilot.press("escape")  # the first screen: Esc does not leave it
         assert offline.screen is screen
+        # No gateway, so no usage ledger: F5 is not offered and does nothing.
+        assert "Usage" not in screen_lines(offline)[-1]
+        await pilot.press("f5")
+        await pilot.pause()
+        assert offline.screen is screen
     assert len(saved()) == count
 
 
