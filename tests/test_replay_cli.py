@@ -5,10 +5,7 @@ CLI through the stream core, and sent again to compare against."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +16,8 @@ from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
 from anoman_tui.report.rerun import rerun_deltas
+from tests.test_history_cli import cli, history_file
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "anm-sk-replay-secret-7d6c5b4a3f2e"
 PACED = "X-Anoman-Simulate: ttft=0.15,rate=120,tokens=40"
 
@@ -37,17 +34,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGatewa
 @pytest.fixture
 def data_home(tmp_path: Path) -> Path:
     return tmp_path / "data"
-
-
-def cli(data_home: Path, *args: str, env: dict[str, str] | None = None,
-        config: str = "") -> subprocess.CompletedProcess[str]:
-    config_path = data_home.parent / "config.toml"
-    config_path.write_text(config)
-    full = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
-    full.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
-                ANOMAN_CONFIG=str(config_path), COLUMNS="200", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "anoman_tui.cli", *args], capture_output=True,
-                          text=True, env=full, cwd=ROOT, timeout=120)
 
 
 def live(data_home: Path, gateway: EmbeddedGateway, prompt: str, *extra: str,
@@ -72,14 +58,10 @@ def replay(data_home: Path, comparison_id: int, *extra: str) -> dict[str, Any]:
     return document
 
 
-def history(data_home: Path) -> Path:
-    return data_home / "anoman-tui" / "history.sqlite3"
-
-
 def test_a_replay_gives_the_recorded_texts_and_timing(gateway: EmbeddedGateway,
                                                         data_home: Path) -> None:
     made = live(data_home, gateway, "replay me at the recorded pace")
-    with HistoryStore.open(history(data_home)) as store:
+    with HistoryStore.open(history_file(data_home)) as store:
         assert sorted(store.recordings(made["id"])) == [1, 2, 3]
     again = replay(data_home, made["id"])
     assert again["id"] is None and again["replay_of"] == made["id"] and again["speed"] == 1
@@ -96,7 +78,7 @@ def test_a_replay_gives_the_recorded_texts_and_timing(gateway: EmbeddedGateway,
         assert now["metrics"]["output_tokens_per_s"] == pytest.approx(rate, rel=0.03)
         assert now["metrics"]["chunks"] == was["metrics"]["chunks"]
     # Replays are not comparisons: the history holds the one it replayed, only.
-    with sqlite3.connect(history(data_home)) as conn:
+    with sqlite3.connect(history_file(data_home)) as conn:
         assert conn.execute("SELECT COUNT(*) FROM comparisons").fetchone()[0] == 1
     faster = replay(data_home, made["id"], "--speed", "3")
     for was, now in zip(made["panels"], faster["panels"], strict=True):
@@ -151,7 +133,7 @@ def test_what_cannot_be_replayed_is_refused_in_one_line(gateway: EmbeddedGateway
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0], (args, result.stderr)
     # A damaged recording is named, not a traceback.
-    with sqlite3.connect(history(data_home)) as conn:
+    with sqlite3.connect(history_file(data_home)) as conn:
         conn.execute("INSERT INTO recordings VALUES (?, 1, 3, ?)", (plain["id"], b"junk"))
     result = cli(data_home, "compare", "--replay", str(plain["id"]))
     assert result.returncode == 2 and "recording cannot be replayed: pane 1:" in result.stderr
@@ -165,7 +147,7 @@ def test_recording_is_dropped_over_the_limit_with_a_notice(gateway: EmbeddedGate
                  env={"ANOMAN_API_KEY": KEY}, config="record_limit_mb = 0.0001\n")
     made = json.loads(result.stdout)
     assert "saved without its recording" in result.stderr and "0.0001 MB limit" in result.stderr
-    with HistoryStore.open(history(data_home)) as store:
+    with HistoryStore.open(history_file(data_home)) as store:
         assert store.recordings(made["id"]) == {}
         saved = store.get(made["id"])
         assert saved is not None and saved.panes[0].text == made["panels"][0]["text"]
@@ -185,7 +167,7 @@ def test_a_rerun_sends_the_prompt_again_and_says_what_changed(gateway: EmbeddedG
                 env={"ANOMAN_API_KEY": KEY})
     changed = json.loads(other.stdout)
     assert [p["model"] for p in changed["panels"]] == ["deepseek-r1", "anoman-lite"]
-    with HistoryStore.open(history(data_home)) as store:
+    with HistoryStore.open(history_file(data_home)) as store:
         original, rerun = store.get(first["id"]), store.get(changed["id"])
     assert original is not None and rerun is not None and rerun.rerun_of == first["id"]
     expected = rerun_deltas(rerun.panes, original.panes, first["id"])
@@ -212,7 +194,7 @@ def test_record_and_its_limit_come_from_flag_env_and_file(gateway: EmbeddedGatew
                      gateway.base_url, "-m", "anoman-lite", "-H", fast, *extra,
                      env={"ANOMAN_API_KEY": KEY, **(env or {})}, config=config)
         assert result.returncode == 0, result.stderr
-        with HistoryStore.open(history(data_home)) as store:
+        with HistoryStore.open(history_file(data_home)) as store:
             return bool(store.recordings(json.loads(result.stdout)["id"]))
 
     assert recorded()  # on by default
