@@ -184,8 +184,9 @@ async def main_async(runs: int, flushed_messages: bool, loads: list[tuple[float,
               f"{span(rate, lambda r: ms(r.key_lat, .99), ' ms', 1)}, backlog growing in "
               f"{sum(grows(r) for r in results[rate])}/{runs} runs")
     for row, ok in verdicts.items():
-        print(f"  {row:46} {'MET' if all(ok) else 'MISSED'} in every run "
-              f"({sum(ok)}/{len(ok)})")
+        verdict = ("MET in every run" if all(ok) else
+                   f"MISSED in {len(ok) - sum(ok)} of {len(ok)} runs")
+        print(f"  {row:46} {verdict}")
 
 
 def main() -> None:

@@ -13,6 +13,9 @@
   `AnswerView.Flushed` arrives instead; that message crosses several queues in the app,
   so this does not depend on when it arrives. Both agreed within a few ms here;
   `--flushed-messages` in app_display_lag.py uses that measure.)
+* Terminal output: headless, Textual skips turning each frame into terminal sequences;
+  the app a person runs does that every frame and writes the result. `BenchApp` does it
+  too (`ChopsUpdate.render_segments()` and a write to /dev/null), so its CPU is charged.
 * Schedule lag: the gateway paces token i at `first + i / rate` on the shared monotonic
   clock; with the ledger's `first_token_at` that gives each token's due time, so
   "scheduled -> drawn" also charges any delay in reading the socket.
@@ -38,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual._compositor import CompositorUpdate
 from textual.binding import Binding
+from textual.screen import Screen
 
 from anoman_tui.config import Settings
 from anoman_tui.locations import stylesheet
@@ -182,6 +187,14 @@ class BenchApp(AnomanApp):
         self.last_frame_at = 0.0
         self.key_latencies: list[float] = []
         self._key_sent: float | None = None
+        self._terminal = open(os.devnull, "wb", buffering=0)  # noqa: SIM115 (app-long)
+
+    def _display(self, screen: Screen[Any], renderable: Any) -> None:
+        super()._display(screen, renderable)
+        # What the terminal driver gets in the app a person runs (headless, Textual
+        # skips it): the frame as terminal sequences, written out.
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
+            self._terminal.write(renderable.render_segments(self.console).encode())
 
     # -- set-up ----------------------------------------------------------------------
     async def ready(self) -> None:

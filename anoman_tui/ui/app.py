@@ -15,7 +15,7 @@ import select
 import sys
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import SecretStr
 from rich.text import Text
@@ -109,25 +109,45 @@ class StreamingCollector:
     only walks the last second's objects. Once nothing streams, everything is
     unfrozen and collected in one go (reclaiming any cycles frozen meanwhile), then
     refrozen as after start-up.
+
+    While a stream runs the youngest generation is also collected less often
+    (`STREAMING_GEN0` allocations instead of CPython's 700): a frame allocates
+    thousands of short-lived containers, most freed by reference count before a larger
+    threshold is reached. Measured at 3 x 1,000 tok/s: 978 young collections (347 ms
+    of GC in a 5.2 s stream) fell to 101 (214 ms).
     """
+
+    STREAMING_GEN0: ClassVar[int] = 5_000
 
     def __init__(self) -> None:
         self._frozen_while_streaming = False
         self._idle_ticks = 0
+        self._thresholds: tuple[int, int, int] | None = None  # CPython's, while raised
 
     def tick(self, streaming: bool) -> None:
         if streaming:
             gc.freeze()
             self._frozen_while_streaming = True
             self._idle_ticks = 0
+            if self._thresholds is None:
+                self._thresholds = gc.get_threshold()
+                gen0, *older = self._thresholds
+                gc.set_threshold(max(gen0, self.STREAMING_GEN0), *older)
         elif self._frozen_while_streaming:
             # Not on the first idle tick: the last frames of the answers (finish())
             # may still be on their way, and this collection pauses for ~80 ms.
             self._idle_ticks += 1
             if self._idle_ticks >= 2:
                 self._frozen_while_streaming = False
+                self.restore()
                 gc.unfreeze()
                 _freeze_startup_objects()
+
+    def restore(self) -> None:
+        """CPython's thresholds again (nothing streams, or the app ends)."""
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+            self._thresholds = None
 
 
 class AnomanApp(App[None]):
@@ -161,6 +181,7 @@ class AnomanApp(App[None]):
         # paint: an httpx client builds an SSL context (~85 ms measured).
         self._stream_client: StreamClient | None = None
         self.network = NetworkThread()  # the streams: read and timed off the UI's thread
+        self._collector: StreamingCollector | None = None  # made when mounted
         self.api_key = settings.api_key.get_secret_value() if settings.api_key else ""
         self.targets = settings.all_targets()
         """Every target by name (`anoman_tui.targets`): built in, and the config file's."""
@@ -236,7 +257,7 @@ class AnomanApp(App[None]):
             self.run_worker, self._warm_up, thread=True, name="warm-up", exit_on_error=False
         )
         self._watch_for_hangup()
-        collector = StreamingCollector()
+        collector = self._collector = StreamingCollector()
         self.set_interval(1.0, lambda: collector.tick(self._streaming()), name="streaming-gc")
 
     def _streaming(self) -> bool:
@@ -423,6 +444,8 @@ class AnomanApp(App[None]):
     async def on_unmount(self) -> None:
         for pane in self.query(ComparePane):
             pane.abort()
+        if self._collector is not None:
+            self._collector.restore()
         if self.history is not None:
             # A save still running in its thread finishes first (the store's lock).
             store, self.history = self.history, None

@@ -30,6 +30,23 @@ The internals used (Textual 8.2.8):
   of it lands in one frame: 40% of frames had been for a footer or a scrollbar alone
   (3-10 ms each) and the wait for the update timer was up to 1/60 s (p99 25 ms).
   Benchmark: `benchmarks/app_display_lag.py` (the same change as above).
+* `Widget._repaint_required` and `Screen._dirty_widgets`: `composite_screen_now()` takes
+  the repaints asked for during the clock's tick into the screen's dirty set itself, as
+  the Update message each widget posts when its queue next goes idle would, but before
+  the frame is drawn: that message comes after the tick, so half the answers' repaints
+  (measured at 3 x 300 tok/s: 498 of 1,000) waited for the screen's own update timer,
+  a second composite up to 1/60 s later. Pinned by
+  tests/ui/test_frame_clock.py::test_requests_run_together_in_one_frame.
+* `textual._compositor` (a private module): `Compositor.render_partial_update()`,
+  `._dirty_regions`, `._regions_to_spans()`, `.cuts`, `.visible_widgets` and
+  `ChopsUpdate`: `draw_dirty_lines_only()` makes the compare screen composite a partial
+  update from its dirty lines alone, each chop rendered by the widget that shows it.
+  Textual renders every widget overlapping the bounding box of the dirty regions over
+  its whole height: three answers side by side made every frame re-walk every row of
+  every pane, scrollbar and container (compositor time at 3 x 300 tok/s 1.48 -> 0.99 s
+  for the same 6.8 s stream, with the answer view's text-only repaints). Pinned by
+  tests/ui/test_partial_updates.py (the terminal, fed every update, always equals a
+  full render; a one-row change renders one widget's changed rows).
 * `Widget._vertical_scrollbar` and `App._start_widget()`: `vertical_scrollbar()` and
   `made_vertical_scrollbar()`, as `Widget.vertical_scrollbar` but with a bar of the
   widget's own class (`AnswerView`'s bar repaints only when its thumb moves on screen;
@@ -49,7 +66,8 @@ same comparison of segments as reading `Strip._segments`), a public `on_key` han
 cheaper than an LRU's bookkeeping on that path.
 
 Outside the package, `benchmarks/answer_view_lag.py` and `benchmarks/app_harness.py`
-time frames by wrapping `Screen._compositor_refresh()`; the tests check it exists too.
+time frames by wrapping `Screen._compositor_refresh()`, and app_harness.py also draws each
+frame as terminal output by overriding `App._display()`; the tests check both exist too.
 
 May import: the standard library and `textual`. Nothing from the project.
 """
@@ -57,8 +75,10 @@ May import: the standard library and `textual`. Nothing from the project.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MethodType
 from typing import Any, ClassVar
 
+from textual._compositor import ChopsUpdate, Compositor
 from textual._styles_cache import StylesCache
 from textual.app import App
 from textual.color import Color
@@ -74,6 +94,7 @@ __all__ = [
     "RowStylesCache",
     "StylesCache",
     "composite_screen_now",
+    "draw_dirty_lines_only",
     "is_batching",
     "made_vertical_scrollbar",
     "styles_cache",
@@ -95,7 +116,117 @@ def is_batching(app: App[Any]) -> bool:
 def composite_screen_now(screen: Screen[Any]) -> None:
     """Do what the screen's update timer does on its next beat, now: lay out if needed,
     then composite the dirty widgets (and run callbacks waiting for the refresh)."""
+    # A widget that asked for a repaint joins the screen's dirty set only when its own
+    # message queue next goes idle (an Update message), i.e. after this call: take the
+    # repaints asked for so far in now, as that message would, so they land in this frame.
+    dirty = screen._dirty_widgets
+    for widget in screen._compositor.visible_widgets:
+        if widget._repaint_required and widget is not screen:
+            widget._repaint_required = False
+            dirty.add(widget)
     screen._on_timer_update()
+
+
+# -- partial screen updates (CompareScreen) ------------------------------------------------
+def draw_dirty_lines_only(screen: Screen[Any]) -> None:
+    """Make `screen` composite a partial update from the dirty lines alone, each part of
+    a line rendered only by the widget that shows it (see `_render_dirty_lines`)."""
+    compositor = screen._compositor
+    compositor.render_partial_update = MethodType(  # type: ignore[method-assign]
+        _render_dirty_lines, compositor
+    )
+
+
+def _chop_owners(compositor: Compositor) -> list[dict[int, Widget]]:
+    """For each screen line, the widget that shows each of its chops (cut -> widget):
+    the front-most visible widget covering it. Kept until the layout or scroll changes
+    (Textual makes new `cuts` and `visible_widgets` objects then)."""
+    cuts = compositor.cuts
+    visible = compositor.visible_widgets
+    kept = getattr(compositor, "_anoman_chop_owners", None)
+    if kept is not None and kept[0] is cuts and kept[1] is visible:
+        owners: list[dict[int, Widget]] = kept[2]
+        return owners
+    owners = [{} for _ in cuts]
+    for widget, (region, clip) in visible.items():  # front to back
+        x, y, width, height = region.intersection(clip)
+        if not (width and height):
+            continue
+        right = x + width
+        for line in range(max(0, y), min(len(cuts), y + height)):
+            line_owners = owners[line]
+            for cut in cuts[line][:-1]:
+                if x <= cut < right and cut not in line_owners:
+                    line_owners[cut] = widget
+    compositor._anoman_chop_owners = (cuts, visible, owners)  # type: ignore[attr-defined]
+    return owners
+
+
+def _render_dirty_lines(self: Compositor) -> ChopsUpdate | None:
+    """`Compositor.render_partial_update()`, rendering only what the update shows.
+
+    Textual's version renders every widget that overlaps the bounding box of all dirty
+    regions, each over its whole height, and then keeps only the dirty lines: with three
+    answers streaming side by side, every frame re-walked every row of every pane, its
+    scrollbar and the containers behind them (~10 us a row; profiled at 3 x 100 tok/s,
+    that was most of the compositor's time). Here each chop (a piece of a line between
+    two widget edges) that a dirty span touches is rendered by its owner only, over the
+    owner's dirty lines. The update sent to the terminal is the same.
+    """
+    update_regions = self._dirty_regions.copy()
+    self._dirty_regions.clear()
+    if not update_regions:
+        return None
+    width, height = self.size
+    spans = []
+    for y, x1, x2 in self._regions_to_spans(update_regions):
+        x1, x2 = max(0, x1), min(width, x2)
+        if 0 <= y < height and x1 < x2:
+            spans.append((y, x1, x2))
+    if not spans:
+        return None
+    cuts = self.cuts
+    owners = _chop_owners(self)
+    # widget -> its dirty lines -> the chops on them that it must render
+    wanted: dict[Widget, dict[int, set[int]]] = {}
+    for y, x1, x2 in spans:
+        line_cuts = cuts[y]
+        line_owners = owners[y]
+        for index in range(len(line_cuts) - 1):
+            cut = line_cuts[index]
+            if cut < x2 and line_cuts[index + 1] > x1:
+                widget = line_owners.get(cut)
+                if widget is not None:
+                    wanted.setdefault(widget, {}).setdefault(y, set()).add(cut)
+    chops: list[dict[int, Strip | None]] = [dict.fromkeys(c[:-1]) for c in cuts]
+    visible = self.visible_widgets
+    for widget, lines in wanted.items():
+        region, clip = visible[widget]
+        left, _, render_width, _ = region.intersection(clip)
+        right = left + render_width
+        ys = sorted(lines)
+        start = 0
+        while start < len(ys):
+            end = start
+            while end + 1 < len(ys) and ys[end + 1] - ys[end] <= 3:
+                end += 1  # a short gap is rendered through: one call is cheaper
+            first, last = ys[start], ys[end]
+            strips = widget.render_lines(
+                Region(left - region.x, first - region.y, render_width, last - first + 1)
+            )
+            for y in ys[start : end + 1]:
+                if y - first >= len(strips):
+                    break
+                strip = strips[y - first]
+                own = lines[y]
+                final_cuts = [cut for cut in cuts[y] if right >= cut >= left]
+                pieces = strip.divide([cut - left for cut in final_cuts[1:]])
+                line = chops[y]
+                for cut, piece in zip(final_cuts, pieces, strict=False):
+                    if cut in own:
+                        line[cut] = piece
+            start = end + 1
+    return ChopsUpdate(chops, spans, [c[1:] for c in cuts])
 
 
 # -- scrollbars (AnswerView) ---------------------------------------------------------------

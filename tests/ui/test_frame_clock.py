@@ -25,16 +25,30 @@ class Three(App[None]):
             yield Static("-", id=f"s{index}")
 
 
-def count_frames(app: App[None]) -> list[int]:
-    """Count the screen's composites (Screen._compositor_refresh calls)."""
+def count_frames(app: App[None], in_tick: list[bool] | None = None) -> list[int]:
+    """Count the screen's composites (Screen._compositor_refresh calls); with `in_tick`,
+    also note for each one whether the frame clock drew it (inside its tick)."""
     frames = [0]
     screen = app.screen
     original = screen._compositor_refresh
+    clock = FrameClock.of(app)
+    tick = clock._tick
+    ticking = [False]
+
+    def ticked() -> None:
+        ticking[0] = True
+        try:
+            tick()
+        finally:
+            ticking[0] = False
 
     def counted() -> None:
         frames[0] += 1
+        if in_tick is not None:
+            in_tick.append(ticking[0])
         original()
 
+    clock._tick = ticked  # type: ignore[method-assign]
     screen._compositor_refresh = counted  # type: ignore[method-assign]
     return frames
 
@@ -44,13 +58,15 @@ async def test_requests_run_together_in_one_frame() -> None:
     async with app.run_test(size=(30, 5)) as pilot:
         await pilot.pause(0.1)
         clock = FrameClock.of(app)
-        frames = count_frames(app)
+        drawn_by_clock: list[bool] = []
+        frames = count_frames(app, drawn_by_clock)
         ran: list[str] = []
 
         def updater(index: int) -> Callable[[], None]:
             def update() -> None:
                 ran.append(f"s{index}")
-                app.query_one(f"#s{index}", Static).update(f"new {index}")
+                # Same size: a repaint, no layout (a layout is the screen's own frame).
+                app.query_one(f"#s{index}", Static).update(f"new {index}", layout=False)
 
             return update
 
@@ -59,8 +75,11 @@ async def test_requests_run_together_in_one_frame() -> None:
         clock.request(updater(0), key=0)  # same key: still once
         assert clock._timer is not None
         await until(pilot, lambda: len(ran) == 3, timeout=5)
-        # Drawn by the clock itself, right after the callbacks: no update-timer frame.
+        # Drawn by the clock itself, right after the callbacks (the repaints they asked
+        # for reach the screen only when each widget next goes idle, after the tick): no
+        # update-timer frame.
         assert frames[0] == 1
+        assert drawn_by_clock == [True]
         assert sorted(ran) == ["s0", "s1", "s2"]
         assert clock._timer is None, "an idle clock leaves no timer running"
         await pilot.pause(0.1)

@@ -123,6 +123,29 @@ def test_screen_update_internals() -> None:
     # The benchmarks time frames by wrapping this one.
     shape("Screen._compositor_refresh()",
           parameters(Screen._compositor_refresh) == ["self"])
+    # benchmarks/app_harness.py draws each frame as terminal output through this one.
+    shape("App._display()", parameters(App._display) == ["self", "screen", "renderable"])
+
+
+def test_partial_update_internals() -> None:
+    from textual._compositor import ChopsUpdate, Compositor
+
+    compositor = Compositor()
+    shape("Compositor.render_partial_update()",
+          parameters(Compositor.render_partial_update) == ["self"])
+    shape("Compositor._dirty_regions", isinstance(compositor._dirty_regions, set))
+    shape("Compositor._regions_to_spans()",
+          parameters(Compositor._regions_to_spans) == ["regions"])
+    shape("Compositor.cuts / .visible_widgets",
+          isinstance(Compositor.cuts, property)
+          and isinstance(Compositor.visible_widgets, property))
+    shape("ChopsUpdate()", parameters(ChopsUpdate.__init__) == [
+        "self", "chops", "spans", "chop_ends",
+    ])
+    # The repaints a widget asks for, and the screen's set that composites them.
+    widget = Widget()
+    shape("Widget._repaint_required", widget._repaint_required is False)
+    shape("Screen._dirty_widgets", isinstance(Screen()._dirty_widgets, set))
 
 
 def test_strip_equality_compares_segments() -> None:

@@ -44,6 +44,7 @@ from anoman_tui.ui.pane_state import PaneParams, PaneState
 from anoman_tui.ui.rerun import rerun_deltas
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.verdict import verdict
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
@@ -123,6 +124,9 @@ class CompareScreen(Screen[None]):
         id: str = "compare",
     ) -> None:
         super().__init__(id=id)
+        # Three answers redraw side by side many times a second: composite only what
+        # changed (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
         self.panes = panes
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock

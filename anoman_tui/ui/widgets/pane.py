@@ -604,7 +604,9 @@ class ComparePane(Vertical):
         FrameClock.of(self.app).request(self._on_clock_tick, key=(self, "tick"))
 
     def _on_clock_tick(self) -> None:
-        if self._tick is not None and self.is_mounted:  # not stopped in the meantime
+        # Not stopped in the meantime, and not being removed (an arena's next round
+        # removes the panes: their children go first, while the tick may still wait).
+        if self._tick is not None and self.is_mounted and self.children:
             self._on_tick()
 
     def _stop_tick(self) -> None:

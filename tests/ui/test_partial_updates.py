@@ -1,0 +1,171 @@
+"""The compare screen sends the terminal only what changed, and what it sends is right.
+
+`textual_internals.draw_dirty_lines_only` replaces how the screen composites a partial
+update. These tests replay every update the screen produces onto a grid of terminal
+cells, as a terminal would, and compare the grid with a full render of the screen after
+each one; and they check that a frame renders no more than its dirty lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import pytest
+from rich.segment import Segment
+from rich.style import Style
+from textual._compositor import ChopsUpdate, LayoutUpdate
+from textual.strip import Strip
+from textual.widget import Widget
+
+from anoman_tui.ui import pane_state
+from anoman_tui.ui.app import AnomanApp
+from tests.pilot import ready, settled, submit, until
+
+Cell = tuple[str, Style | None]
+
+
+def cells(segments: Iterable[Segment]) -> list[Cell]:
+    row: list[Cell] = []
+    for text, style, control in segments:
+        if control:
+            continue
+        for char in text:
+            row.append((char, style))
+    return row
+
+
+class Terminal:
+    """A grid of cells that takes the screen's updates as a terminal would."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[Cell]] = []
+        self.partial_updates = 0
+
+    def take(self, update: object) -> None:
+        if isinstance(update, LayoutUpdate):
+            self.rows = [cells(Strip.join(line)) for line in update.strips]
+        elif isinstance(update, ChopsUpdate):
+            self.partial_updates += 1
+            for y, x1, x2 in update.spans:
+                line = update.chops[y]
+                for end, (x, strip) in zip(update.chop_ends[y], line.items(), strict=False):
+                    if strip is None or x > x2 or end <= x1:
+                        continue
+                    if not (x2 > x >= x1 and end <= x2):
+                        strip = strip.crop(0, min(end, x2) - x)
+                    piece = cells(strip)
+                    self.rows[y][x : x + len(piece)] = piece
+
+
+def watch(app: AnomanApp, check: Callable[[Terminal], None]) -> Terminal:
+    screen = app.compare
+    compositor = screen._compositor
+    terminal = Terminal()
+    terminal.rows = [cells(strip) for strip in compositor.render_strips()]  # as drawn so far
+    original = compositor.render_update
+
+    def render_update(full: bool = False, screen_stack: object = None,
+                      simplify: bool = False) -> object:
+        update = original(full=full, screen_stack=screen_stack, simplify=simplify)  # type: ignore[arg-type]
+        if update is not None:
+            terminal.take(update)
+            check(terminal)
+        return update
+
+    compositor.render_update = render_update  # type: ignore[method-assign]
+    return terminal
+
+
+@pytest.fixture
+def steady_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Fast enough for a short test, slow enough for many frames while the panes scroll.
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0,rate=120")
+
+
+@pytest.mark.usefixtures("steady_answers")
+async def test_every_partial_update_leaves_the_terminal_as_a_full_render(
+    make_app: Callable[..., AnomanApp],
+) -> None:
+    app = make_app()
+    mismatches: list[str] = []
+
+    def differences(terminal: Terminal, *, bars: bool) -> Iterable[tuple[int, list[Cell],
+                                                                      list[Cell]]]:
+        compositor = app.compare._compositor
+        full = [cells(strip) for strip in compositor.render_strips()]
+        # Not yet due: a widget that asked for a repaint since this update was made (it
+        # reaches the next one), and an answer's scrollbar, which repaints its thumb at
+        # most 4 times a second while text streams in (answer_view._ThumbScrollBar), so
+        # the terminal may show it a fraction of a cell behind. All checked at the end.
+        masked = [] if bars else [
+            region
+            for widget, (region, _) in compositor.visible_widgets.items()
+            if type(widget).__name__ == "_ThumbScrollBar"
+            or widget._repaint_required or widget._repaint_regions
+        ]
+        for y, (seen, want) in enumerate(zip(terminal.rows, full, strict=True)):
+            if masked:
+                seen, want = list(seen), list(want)
+                for region in masked:
+                    if region.y <= y < region.bottom:
+                        seen[region.x : region.right] = want[region.x : region.right]
+            if seen != want:
+                yield y, seen, want
+
+    def check(terminal: Terminal) -> None:
+        for y, seen, want in differences(terminal, bars=False):
+            if len(mismatches) < 5:
+                mismatches.append(
+                    f"update {terminal.partial_updates}, row {y}:\n"
+                    f"  terminal {''.join(c for c, _ in seen)!r}\n"
+                    f"  screen   {''.join(c for c, _ in want)!r}"
+                )
+
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        terminal = watch(app, check)
+        await submit(pilot, "Explain streaming, with a list, a table and some code.")
+        await until(pilot, lambda: settled(app), timeout=60)
+        await pilot.pause(0.5)
+        assert terminal.partial_updates > 20, "the answers streamed in too few frames"
+        assert not mismatches, "\n".join(mismatches)
+        left = [y for y, _, _ in differences(terminal, bars=True)]
+        assert not left, f"rows {left} differ from the screen once the answers ended"
+
+
+@pytest.mark.usefixtures("steady_answers")
+async def test_a_frame_renders_only_the_widgets_and_lines_it_changes(
+    make_app: Callable[..., AnomanApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        rendered: list[tuple[Widget, int]] = []
+        original = Widget.render_lines
+
+        def counting(self: Widget, crop: object) -> list[Strip]:
+            strips = original(self, crop)  # type: ignore[arg-type]
+            rendered.append((self, len(strips)))
+            return strips
+
+        Widget.render_lines = counting  # type: ignore[method-assign]
+        try:
+            view = app.compare.pane(1).answer
+            view.append("".join(f"paragraph {n}\n\n" for n in range(5)) + "the last")
+            await until(pilot, lambda: "the last" in view.text)
+            await pilot.pause(0.2)
+            rendered.clear()
+            view.append(" one")  # the last paragraph's row changes: no new row, no scroll
+            await until(pilot, lambda: any(w is view for w, _ in rendered), timeout=5)
+            await pilot.pause(0.1)
+        finally:
+            Widget.render_lines = original  # type: ignore[method-assign]
+        widgets = {type(w).__name__ for w, _ in rendered}
+        # Not the screen, the containers behind the answers or the other panes (Textual
+        # renders every widget in the dirty box over its whole height).
+        assert widgets == {"AnswerView"}, widgets
+        height = view.size.height
+        # From the changed row (the tenth) down: not the rows above it.
+        assert all(rows <= height - 9 for _, rows in rendered), (rendered, height)
