@@ -6,12 +6,13 @@ app process's alone (`time.process_time()` over wall time, all threads). Each pa
 by `X-Anoman-Simulate: ttft=0.05,rate=R,tokens=N` (models with Markdown-rich answers:
 headings, lists, tables, code fences). Four loads, each repeated `--runs` times:
 
-* 3 x 300 tok/s x 2,000 tokens: display lag = a token's arrival stamp (taken where its
-  bytes came off the socket) -> the end of the frame that drew it; also from the
-  gateway's schedule (token i due at the ledger's first token + i/rate) -> drawn, which
-  also charges any delay in reading the socket; backlog = median lag of the last third
-  of tokens vs the first third, and how long after the last token everything was drawn.
-  No growing backlog.
+* 3 x 300 tok/s x 2,000 tokens: display lag = the time the gateway sent a token (token i
+  is due at the ledger's first token + i/rate, on the machine's shared monotonic clock)
+  -> the end of the frame that drew it, so any delay in reading the socket counts (the
+  app reads a fast stream every few ms, `anoman_tui.ui.network.READ_GAP_S`); also
+  printed: from the read's own stamp (read->drawn) and the read delay; backlog = median
+  read->drawn lag of the last third of tokens vs the first third, and how long after the
+  last token everything was drawn. No growing backlog.
 * 3 x 1,000 tok/s x 5,000 tokens: lag p99 and CPU; responsiveness = key -> handled
   latency (an F12 key event posted every 100 ms, as the terminal driver posts keys, to a
   priority binding) and event-loop latency (how late a 10 ms sleep wakes up).
@@ -107,9 +108,10 @@ def ms(values: list[float], q: float) -> float:
 
 
 def show(r: LoadResult) -> None:
+    lag = r.sched_lag
     print(f"  3 x {r.rate:g} tok/s x {r.tokens}: lag p50/p95/p99/max "
-          f"{ms(r.lag, .5):.0f}/{ms(r.lag, .95):.0f}/{ms(r.lag, .99):.0f}/{ms(r.lag, 1):.0f} ms;"
-          f" schedule->drawn p99 {ms(r.sched_lag, .99):.0f} ms, read delay p99 "
+          f"{ms(lag, .5):.0f}/{ms(lag, .95):.0f}/{ms(lag, .99):.0f}/{ms(lag, 1):.0f} ms;"
+          f" read->drawn p99 {ms(r.lag, .99):.0f} ms, read delay p99 "
           f"{ms(r.read_delay, .99):.1f} ms; backlog first/last third "
           f"{1000 * r.first_third:.0f}/{1000 * r.last_third:.0f} ms, drained "
           f"{r.drain_ms:.0f} ms after the last token, undrawn {r.undrawn}; key->handled p50/p99 "
@@ -131,13 +133,14 @@ ROWS: list[tuple[str, float, object, str]] = [
     # (row, rate, figure of a run's result, target as text): the figure must be <= 0
     # to be MET (each lambda returns the margin: measured - target).
     ("3 x 100 tok/s: CPU <= 35% of a core", 100.0, lambda r: 100 * r.cpu - 35, "%"),
-    ("3 x 300 tok/s: display lag p99 <= 80 ms", 300.0, lambda r: ms(r.lag, .99) - 80, "ms"),
+    ("3 x 300 tok/s: display lag p99 <= 80 ms", 300.0,
+     lambda r: ms(r.sched_lag, .99) - 80, "ms"),
     ("3 x 300 tok/s: no growing backlog", 300.0, lambda r: float(grows(r)), ""),
     ("3 x 1000 tok/s: CPU <= 70% of a core", 1000.0, lambda r: 100 * r.cpu - 70, "%"),
     ("3 x 1000 tok/s: display lag p99 <= 150 ms", 1000.0,
-     lambda r: ms(r.lag, .99) - 150, "ms"),
+     lambda r: ms(r.sched_lag, .99) - 150, "ms"),
     ("3 x 2000 tok/s: display lag p99 <= 300 ms", 2000.0,
-     lambda r: ms(r.lag, .99) - 300, "ms"),
+     lambda r: ms(r.sched_lag, .99) - 300, "ms"),
     ("3 x 2000 tok/s: no growing backlog", 2000.0, lambda r: float(grows(r)), ""),
     ("3 x 2000 tok/s: keys handled p99 <= 100 ms", 2000.0,
      lambda r: ms(r.key_lat, .99) - 100, "ms"),
@@ -179,7 +182,7 @@ async def main_async(runs: int, flushed_messages: bool, loads: list[tuple[float,
     print(f"\nover {runs} runs (app process only; gateway in its own process); machine probe "
           f"{min(probes):.0f}-{max(probes):.0f} ms")
     for rate, _ in loads:
-        print(f"  3 x {rate:g} tok/s: lag p99 {span(rate, lambda r: ms(r.lag, .99), ' ms')}, "
+        print(f"  3 x {rate:g} tok/s: lag p99 {span(rate, lambda r: ms(r.sched_lag, .99), ' ms')}, "
               f"CPU {span(rate, lambda r: 100 * r.cpu, '%')}, key->handled p99 "
               f"{span(rate, lambda r: ms(r.key_lat, .99), ' ms', 1)}, backlog growing in "
               f"{sum(grows(r) for r in results[rate])}/{runs} runs")

@@ -10,11 +10,17 @@ each read with `time.monotonic()` the moment it returns, parses it and queues
 the events. A consumer that is slow to draw (a busy UI) therefore delays the
 drawing, never the timestamps, so TTFT and tokens/s stay true.
 
+A client made with `read_gap=G` (the app's, whose reads compete with drawing for one
+core) reads a stream's socket at most once every G seconds once its first text has
+arrived (`anoman_tui.streaming.pacing`): the first text is stamped the moment it
+arrives, a later event at most G late.
+
 Cancelling — `ModelStream.cancel()`, leaving `async with`, or cancelling the
 task that iterates — cancels the producer, whose `async with` closes the
 response, which closes the socket (the gateway cancels upstream on close).
 
-May import: httpx, pydantic, the standard library, `anoman_tui.wire`.
+May import: httpx, pydantic, the standard library, `anoman_tui.wire`, and the other
+modules of `anoman_tui.streaming`.
 Never Textual.
 """
 
@@ -33,11 +39,13 @@ from typing import Any
 import httpx
 
 from anoman_tui.streaming.events import (
+    ReasoningDelta,
     StreamDone,
     StreamEvent,
     StreamFailed,
     StreamOpened,
     StreamResult,
+    TextDelta,
 )
 from anoman_tui.streaming.failures import (
     ProtocolViolation,
@@ -49,6 +57,7 @@ from anoman_tui.streaming.failures import (
 )
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
 from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
+from anoman_tui.streaming.pacing import Pacer, pace, paced_transport
 from anoman_tui.streaming.recorder import ResultRecorder
 from anoman_tui.streaming.recording import (
     REPLAY_PANE_EXTENSION,
@@ -64,6 +73,7 @@ log = logging.getLogger(__name__)
 _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "anoman-request-id", "x-anoman-request-id")
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_JSON_BODY = 64 * 1024 * 1024
+_CONTENT = (TextDelta, ReasoningDelta)
 _DRAIN_TIMEOUT_S = 0.05
 _DRAIN_LIMIT_BYTES = 64 * 1024
 # httpcore trace events that mark a request's first bytes leaving (a new connection, or
@@ -81,15 +91,19 @@ Emit = Callable[[list[StreamEvent]], None]
 class StreamClient:
     """Holds the shared HTTP connection pool; make one per app and close it at exit."""
 
-    def __init__(self, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, http: httpx.AsyncClient | None = None, *, read_gap: float = 0.0
+                 ) -> None:
+        self.read_gap = read_gap  # seconds between reads of a stream once it talks
         self._owns_http = http is None
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=32)
         self._http = http or httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+            limits=limits,
             follow_redirects=False,
+            transport=paced_transport(limits) if read_gap > 0 else None,
         )
 
     def stream(self, request: StreamRequest) -> ModelStream:
-        return ModelStream(self._http, request)
+        return ModelStream(self._http, request, read_gap=self.read_gap)
 
     async def list_models(
         self, base_url: str, api_key: str, extra_headers: tuple[tuple[str, str], ...] = (),
@@ -123,9 +137,12 @@ class StreamClient:
 class ModelStream:
     """One model's stream. Iterate it (`async for event in stream`), or `await stream.wait()`."""
 
-    def __init__(self, http: httpx.AsyncClient, request: StreamRequest) -> None:
+    def __init__(self, http: httpx.AsyncClient, request: StreamRequest, *,
+                 read_gap: float = 0.0) -> None:
         self.request = request
         self._http = http
+        self._read_gap = read_gap
+        self.pacer: Pacer | None = None  # once its reads are paced (read_gap)
         self._queue: asyncio.Queue[list[StreamEvent]] = asyncio.Queue()
         self._ready: deque[StreamEvent] = deque()
         self._task: asyncio.Task[None] | None = None
@@ -336,6 +353,8 @@ class ModelStream:
         read = reader.read
         capture = self._capture
         self._body = body = response.aiter_bytes()
+        gap = self._read_gap
+        talking = False  # a text or reasoning delta has arrived: reads may be paced
         async for chunk in body:
             at = monotonic()
             if capture is not None:
@@ -353,6 +372,11 @@ class ModelStream:
                     self._terminated_at = at
                     return True
             emit(batch)
+            if gap and not talking:
+                talking = any(type(e) in _CONTENT for e in batch)
+                if talking:
+                    # The first text is in: read at most every `gap` from now on.
+                    self.pacer = pace(gap)
         # The body ended before the terminator. Nothing is left to decode: an event
         # without its blank line is discarded at the end of a stream (docs/wire-contract.md
         # §10), so the caller reports the stream truncated.

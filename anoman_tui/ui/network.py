@@ -18,6 +18,13 @@ CPU cost in benchmarks/app_display_lag.py). Since the core stamps a request when
 first bytes reach the wire rather than when it starts building it, the error left is
 +1..+5 ms.
 
+Its client reads a stream that has started to talk at most every `READ_GAP_S`
+(`anoman_tui.streaming.pacing`): a fast provider sends an event per token, each read
+costs the same however much it brings, and each wake-up of this thread takes the GIL
+from the one that draws. Measured with benchmarks/app_display_lag.py: at 3 x 1,000 tok/s
+the app's CPU fell from 81-87% to ~55% of a core, at 3 x 300 from 47-50% to ~40%; TTFT
+is still stamped on arrival, later tokens at most 4 ms late (benchmarks/app_metrics_truth.py).
+
 `ThreadedStream` is what a pane iterates on the UI loop: the network thread hands events
 over in batches (at most one pending wake-up of the UI loop per stream, however many reads
 arrive while the UI is busy), so the UI's cost per read does not grow with the rate.
@@ -46,6 +53,9 @@ from anoman_tui.streaming import (
 __all__ = ["NetworkThread", "ThreadedStream"]
 
 SWITCH_INTERVAL_S = 0.0005
+READ_GAP_S = 0.004
+"""Seconds between reads of a talking stream (`StreamClient(read_gap=)`): a later token is
+stamped at most this late, its first one never."""
 
 
 class NetworkThread:
@@ -75,7 +85,7 @@ class NetworkThread:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
-        self._client = StreamClient()
+        self._client = StreamClient(read_gap=READ_GAP_S)
         ready.set()
         try:
             loop.run_forever()

@@ -1,0 +1,141 @@
+"""Paced socket reads: a fast stream is read every few milliseconds, not every token.
+
+Each read of a socket costs the same however many bytes it brings: the event loop's
+selector, the transport's `data_received`, anyio's stream and httpcore's parser (~70 us a
+read, profiled at 3 x 1,000 tok/s, where it was a quarter of the app's CPU), and the
+network thread's every wake-up also takes the GIL from the thread that draws. A fast
+provider sends one event per token. So once a stream has produced its first text, its
+reads are spaced at least `gap` seconds apart: what arrives in between waits in the
+socket and comes in one read. The first text is read the moment it arrives (TTFT stays
+exact); a later event is stamped at most `gap` late.
+
+`paced_transport()` makes an httpx transport whose connections read through
+`PacedBackend`; a `ModelStream` turns pacing on for its own reads with `pace()` (a
+context variable, so only the task reading that stream is paced, whichever pooled
+connection it uses).
+
+The hook into httpx is one private attribute (`AsyncHTTPTransport._pool`, an httpcore
+`AsyncConnectionPool`) and one of httpcore (the pool's `_network_backend`); everything
+else is httpcore's public network-backend API. Should either go away in a new version,
+`paced_transport()` returns the plain transport (reads unpaced, logged once), and
+tests/test_pacing.py fails so that it is noticed.
+
+May import: the standard library, httpx, httpcore (httpx's own transport), anyio (the
+network backend httpcore runs on). Never Textual.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+import typing
+
+import anyio
+import httpcore
+import httpx
+
+__all__ = ["PacedBackend", "Pacer", "pace", "paced_transport"]
+
+log = logging.getLogger(__name__)
+
+
+class Pacer:
+    """The pacing of one stream's reads: at most one read every `gap` seconds."""
+
+    __slots__ = ("gap", "last", "reads")
+
+    def __init__(self, gap: float, last: float) -> None:
+        self.gap = gap
+        self.last = last  # monotonic: when the last read returned
+        self.reads = 0  # reads it paced (for tests and benchmarks)
+
+    async def wait(self) -> None:
+        delay = self.last + self.gap - time.monotonic()
+        if delay > 0:
+            await anyio.sleep(delay)
+
+
+_PACER: contextvars.ContextVar[Pacer | None] = contextvars.ContextVar(
+    "anoman_pacer", default=None
+)
+
+
+def pace(gap: float) -> Pacer:
+    """Pace the current task's reads from now on (its first read is not delayed)."""
+    pacer = Pacer(gap, time.monotonic())
+    _PACER.set(pacer)
+    return pacer
+
+
+class _PacedStream(httpcore.AsyncNetworkStream):
+    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+        self._inner = inner
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        pacer = _PACER.get()
+        if pacer is None:
+            return await self._inner.read(max_bytes, timeout)
+        await pacer.wait()
+        data = await self._inner.read(max_bytes, timeout)
+        pacer.last = time.monotonic()
+        pacer.reads += 1
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self, ssl_context: typing.Any, server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        return _PacedStream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        return self._inner.get_extra_info(info)
+
+
+class PacedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, with streams that pace reads for a `pace()`d task."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkBackend) -> None:
+        self._inner = inner
+
+    async def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None,
+        local_address: str | None = None, socket_options: typing.Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        return _PacedStream(await self._inner.connect_tcp(
+            host, port, timeout=timeout, local_address=local_address,
+            socket_options=socket_options,
+        ))
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: typing.Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        return _PacedStream(await self._inner.connect_unix_socket(
+            path, timeout=timeout, socket_options=socket_options,
+        ))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+_warned = False
+
+
+def paced_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose reads `pace()` can space out (see the module's doc)."""
+    global _warned
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if isinstance(pool, httpcore.AsyncConnectionPool) and backend is not None:
+        pool._network_backend = PacedBackend(backend)
+    elif not _warned:
+        _warned = True
+        log.warning("this httpx/httpcore cannot pace reads: fast streams cost more CPU")
+    return transport
