@@ -41,19 +41,33 @@ def median(values: Sequence[float]) -> float:
     return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def probe_ms() -> float:
-    """The machine's speed now: a fixed pure-Python workload (dict and string churn, as
-    parsing and drawing are), the best of 5, in ms. Printed beside app-level figures so
-    that a slow machine, or a busy moment, can be told from a regression."""
-    best = float("inf")
-    for _ in range(5):
+def probe_times_ms(rounds: int = 5) -> list[float]:
+    """A fixed pure-Python workload (dict and string churn, as parsing and drawing are),
+    timed `rounds` times, in ms."""
+    times = []
+    for _ in range(rounds):
         start = time.perf_counter()
         table: dict[str, int] = {}
         for i in range(200_000):
             key = f"k{i % 5000}"
             table[key] = table.get(key, 0) + len(key)
-        best = min(best, time.perf_counter() - start)
-    return best * 1000
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def probe_ms() -> float:
+    """The machine's speed now: `probe_times_ms()`'s best of 5, in ms. Printed beside
+    app-level figures so that a slow machine, or a busy moment, can be told from a
+    regression."""
+    return min(probe_times_ms())
+
+
+def probe_line() -> tuple[float, str]:
+    """The probe's best of 5 and a line with its best and slowest: on a shared machine
+    speed changes within seconds (seen here: 33 ms, then 60-66 ms for whole seconds,
+    then 33 again), which the best alone hides."""
+    times = probe_times_ms()
+    return min(times), f"{min(times):.0f} ms (slowest of 5: {max(times):.0f} ms)"
 
 
 def verdict(ok: bool) -> str:

@@ -22,8 +22,9 @@ headings, lists, tables, code fences). Four loads, each repeated `--runs` times:
 
 Targets (3 x 300: p99 <= 80 ms; 3 x 1,000: p99 <= 150 ms and CPU <= 70 %) are judged per
 run: each run prints MET/MISSED for every row, with a machine-speed probe (a fixed
-pure-Python workload, ms) measured before it, so a slow machine can be told from a
-regression. The summary gives each figure as its range over the runs.
+pure-Python workload, ms; best and slowest of 5) measured before and after it, so a
+slow machine can be told from a regression. The summary gives each figure as its range
+over the runs.
 
     python benchmarks/app_display_lag.py [--runs 3]
 
@@ -38,7 +39,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from _common import probe_ms
+from _common import probe_line
 from app_harness import (
     BenchApp,
     GatewayProcess,
@@ -157,16 +158,19 @@ async def main_async(runs: int, flushed_messages: bool, loads: list[tuple[float,
     with gateway_process() as gateway:
         print(f"gateway: separate process (pid {gateway.process.pid}) at {gateway.base_url}")
         for run in range(runs):
-            probe = probe_ms()
+            probe, line = probe_line()
             probes.append(probe)
             app = BenchApp(gateway, flushed_messages=flushed_messages)
             async with app.run_test(size=(180, 50)):
                 await app.ready()
-                print(f"run {run + 1}/{runs} (machine probe {probe:.0f} ms)")
+                print(f"run {run + 1}/{runs} (machine probe {line})")
                 for rate, tokens in loads:
                     result = await run_load(app, gateway, rate, tokens)
                     results[rate].append(result)
                     show(result)
+            after, line = probe_line()
+            probes.append(after)
+            print(f"  machine probe after the run {line}")
             for row, rate, figure, _ in ROWS:
                 if rate in results:
                     margin = figure(results[rate][-1])  # type: ignore[operator]
@@ -180,7 +184,7 @@ async def main_async(runs: int, flushed_messages: bool, loads: list[tuple[float,
         return f"{min(values):.{digits}f}-{max(values):.{digits}f}{unit}"
 
     print(f"\nover {runs} runs (app process only; gateway in its own process); machine probe "
-          f"{min(probes):.0f}-{max(probes):.0f} ms")
+          f"{min(probes):.0f}-{max(probes):.0f} ms (best of 5, before and after each run)")
     for rate, _ in loads:
         print(f"  3 x {rate:g} tok/s: lag p99 {span(rate, lambda r: ms(r.sched_lag, .99), ' ms')}, "
               f"CPU {span(rate, lambda r: 100 * r.cpu, '%')}, key->handled p99 "

@@ -95,7 +95,7 @@ async def test_every_partial_update_leaves_the_terminal_as_a_full_render(
         full = [cells(strip) for strip in compositor.render_strips()]
         # Not yet due: a widget that asked for a repaint since this update was made (it
         # reaches the next one), and an answer's scrollbar, which repaints its thumb at
-        # most 4 times a second while text streams in (answer_view._ThumbScrollBar), so
+        # most twice a second while text streams in (answer_view._ThumbScrollBar), so
         # the terminal may show it a fraction of a cell behind. All checked at the end.
         masked = [] if bars else [
             region

@@ -106,7 +106,7 @@ __all__ = ["WARM_LANGUAGES", "AnswerView", "warm_up"]
 SOFT_CHUNK_LINES = 24  # an open code fence is rendered in stable chunks of this size
 MIN_RENDER_WIDTH = 16
 INGEST_CHUNK = 16_384  # characters fed to the splitter between budget checks
-THUMB_REPAINT_INTERVAL = 0.25  # seconds between scrollbar repaints for streaming text
+THUMB_REPAINT_INTERVAL = 0.5  # seconds between scrollbar repaints for streaming text
 KEEP_ROWS = 300  # rendered rows kept above the view; older blocks re-render on demand
 
 
@@ -148,7 +148,7 @@ class _ThumbScrollBar(ScrollBar):
             return
         if self._check_pending:
             return
-        # New text moves the thumb by a fraction of a cell per flush: at most 4 Hz, and
+        # New text moves the thumb by a fraction of a cell per flush: at most 2 Hz, and
         # in a frame the answers draw anyway.
         self._check_pending = True
         FrameClock.of(self.app).request(self._repaint_when_due)
