@@ -197,7 +197,9 @@ def test_installed_tui_first_paint(installed: Path) -> None:
     try:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
         os.kill(pid, signal.SIGWINCH)
-        screen = _read_until(fd, re.compile(r"local gateway"), timeout=60)
+        # The status line and the theme's background can come in different writes.
+        both = re.compile(rf"(?s)(?=.*local gateway)(?=.*{re.escape(DARK_BACKGROUND_SGR)})")
+        screen = _read_until(fd, both, timeout=60)
         assert DARK_BACKGROUND_SGR in screen, "the bundled theme did not load"
         assert "local gateway" in screen, screen[-2000:]
         assert "Traceback" not in screen

@@ -29,7 +29,8 @@ from tests.thirdparty.conftest import (
     LiteLLMProxy,
 )
 
-pytestmark = pytest.mark.thirdparty
+# One proxy for the session: both files run on the same worker.
+pytestmark = [pytest.mark.thirdparty, pytest.mark.xdist_group("litellm")]
 
 PROMPT = (ChatTurn(role="user", content="Say hello in one sentence."),)
 

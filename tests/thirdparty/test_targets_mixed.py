@@ -22,7 +22,8 @@ from anoman_tui.ui.app import AnomanApp
 from tests.pilot import settled, submit, until
 from tests.thirdparty.conftest import OPENAI_MOCK_TEXT, LiteLLMProxy
 
-pytestmark = pytest.mark.thirdparty
+# One proxy for the session: both files run on the same worker.
+pytestmark = [pytest.mark.thirdparty, pytest.mark.xdist_group("litellm")]
 
 KEY_VAR = "ANOMAN_TEST_LITELLM_KEY"
 

@@ -141,7 +141,11 @@ async def test_the_arena_flag_opens_it_once_connected(make_app) -> None:
     app = make_app()
     app.start_in_arena = True
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ArenaScreen))
+        await until(pilot, lambda: isinstance(app.screen, ArenaScreen)
+                    and app.screen.phase == "ready")
+        # A round is drawn: the panes say A, B, C and nothing names a model.
+        assert [p.label for p in app.screen.panes] == ["A", "B", "C"]
+        assert all(p.model for p in app.screen.panes)
 
 
 async def test_a_sighted_vote_and_the_scoreboard_screen(make_app, tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from anoman_tui.ui.markdown_render import (
 )
 
 SAMPLES = {
-    "python": 'def f(x, y=3):\n    """Doc\n    string."""\n    return [x * y for _ in range(9)]  # note\n',
+    "python": ('def f(x, y=3):\n    """Doc\n    string."""\n'
+               "    return [x * y for _ in range(9)]  # note\n"),
     "json": '{"a": [1, 2, {"b": null}], "long": "' + "word " * 30 + '"}',
     "bash": "for f in *.txt; do\n\techo \"$f\" | tr a-z A-Z   \ndone\n\n\n",
     "rust": "fn main() {\n    let s = \"日本語のテキスト\"; // wide characters wrap by cell\n}",
