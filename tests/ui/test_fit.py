@@ -72,7 +72,12 @@ async def test_the_status_line_says_how_many_stream(make_app, monkeypatch, size)
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
-        height_idle = app.compare.query_one("#status-line").size.height
+        line = app.compare.query_one("#status-line")
+        # Connected, the line names the gateway; on a loaded machine its new height is
+        # laid out a frame after `ready`.
+        await until(pilot, lambda: "local gateway" in "\n".join(screen_lines(app)[:2])
+                    and line.size.height == app.compare._status_lines)
+        height_idle = line.size.height
         for pane in app.panes:
             pane.scenario = "slow_thinking"
         await send(pilot, f"Count the streams in {size[0]} columns")
