@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import SecretStr
 from rich.text import Text
-from textual.app import App, SystemCommand
+from textual.app import App, ScreenStackError, SystemCommand, UnknownModeError
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
@@ -262,7 +262,11 @@ class AnomanApp(App[None]):
 
     def _streaming(self) -> bool:
         """A pane streams: the compare screen's, or a replay's on top of it."""
-        screen = self.screen
+        try:
+            screen: Screen[Any] | None = self.screen
+        except (ScreenStackError, UnknownModeError):
+            # The once-a-second tick fired while the app shut down, its screens gone.
+            screen = None
         shown = screen.panes if isinstance(screen, CompareScreen) else []
         return any(p.running for p in (*self.panes, *shown))
 

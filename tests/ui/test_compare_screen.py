@@ -406,3 +406,14 @@ async def test_screen_toggles_redraw_only_the_status_line_through_their_watchers
 
         await pilot.pause()
         assert screen_refreshes == []  # a toggle redraws one line, not the screen
+
+
+async def test_the_once_a_second_streaming_check_outlives_the_screens(make_app) -> None:
+    # Its timer fired during a shutdown on a loaded machine, after the last screen had
+    # gone, and the app ended with a ScreenStackError.
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        assert app._streaming() is False
+    assert not app.screen_stack
+    assert app._streaming() is False
