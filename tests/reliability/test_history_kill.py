@@ -209,7 +209,9 @@ def test_sigkill_mid_stream_keeps_ended_comparisons_and_the_next_start_is_clean(
     app = PtyApp(gateway, data_home)
     apps.append(app)
     app.wait_for_target()
-    pace(gateway, "ttft=0,rate=300")  # ~1 s: long enough for a few sparkline cells
+    # ~3 s: long enough for a few sparkline cells (0.25 s each) also when a loaded
+    # machine delivers a stream in bursts (at ~1 s, CI once saw a pane with none).
+    pace(gateway, "ttft=0,rate=100")
     app.send("why is the sky blue")
     wait_saved(path, ["why is the sky blue"], app)
     before = saved_rows(path)
