@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import httpx
 
-from anoman_tui.streaming import StreamClient, StreamDone, TextDelta
+from anoman_tui.streaming import ReasoningDelta, StreamClient, StreamDone, TextDelta
 from anoman_tui.streaming.pacing import PacedBackend, paced_transport
 from tests.replay_server import ReplayServer, Script
 from tests.test_stream_core import make_request
@@ -76,3 +76,72 @@ async def test_an_unpaced_client_reads_as_events_come(replay: ReplayServer) -> N
     texts = [e for e in events if isinstance(e, TextDelta)]
     assert stream.pacer is None
     assert len({t.at for t in texts}) > WORDS / 4  # many reads: stamps as they came
+
+
+async def test_on_a_grid_a_fast_stream_is_read_just_before_each_frame(
+    replay: ReplayServer,
+) -> None:
+    # The app reads a talking stream `lead` before each of its frames (a multiple of
+    # `grid` on the monotonic clock), so what a read brings is drawn in that frame.
+    replay.scripts["m"] = fast_stream()
+    gap, grid, lead = 0.004, 0.1, 0.02
+    async with StreamClient(read_gap=gap, read_grid=(grid, lead)) as client:
+        stream = client.stream(make_request(replay, "m"))
+        events = [event async for event in stream]
+    texts = [e for e in events if isinstance(e, TextDelta)]
+    assert "".join(t.text for t in texts) == "".join(f"w{n} " for n in range(WORDS))
+    assert stream.pacer is not None
+    # (One read brings many HTTP chunks, each stamped as it is parsed: a few ms apart.)
+    reads = [texts[0].at]
+    for text in texts[1:]:
+        if text.at - reads[-1] > grid / 4:
+            reads.append(text.at)
+    assert len(reads) >= 2
+    for at in reads[1:]:
+        # Never before its slot; late by less than half a grid (a loaded machine).
+        assert (at + lead) % grid < grid / 2, (at, reads)
+    assert all(b - a >= grid / 2 for a, b in pairwise(reads[1:])), reads
+
+
+def test_the_network_thread_reads_on_the_frame_clock_grid() -> None:
+    from anoman_tui.ui.network import FRAME_S, READ_LEAD_S
+    from anoman_tui.ui.widgets.frame_clock import FrameClock
+
+    assert FRAME_S == FrameClock.INTERVAL
+    assert 0 < READ_LEAD_S < FRAME_S / 4
+
+
+async def test_a_thinking_stream_stamps_its_first_answer_text_on_arrival(
+    replay: ReplayServer,
+) -> None:
+    # Reasoning first: reads are paced by `gap` only until the answer's first text, so the
+    # grid (which may hold a read back a whole grid) never delays the TTFT stamp.
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "m"}
+    body: list[bytes | float] = [
+        frame({**chunk, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}),
+    ]
+    for n in range(100):
+        body.append(frame({**chunk, "choices": [
+            {"index": 0, "delta": {"reasoning_content": f"r{n} "}}]}))
+        body.append(0.004)
+    body.append(frame({**chunk, "choices": [{"index": 0, "delta": {"content": "answer"}}]}))
+    body.append(0.05)
+    body.append(frame({**chunk, "choices": [{"index": 0, "delta": {},
+                                             "finish_reason": "stop"}]}))
+    body.append(b"data: [DONE]\n\n")
+    replay.scripts["m"] = Script(body=body)
+    grid = 0.2
+    async with StreamClient(read_gap=0.004, read_grid=(grid, 0.01)) as client:
+        stream = client.stream(make_request(replay, "m"))
+        events = [event async for event in stream]
+    done = events[-1]
+    assert isinstance(done, StreamDone) and done.result.status == "completed"
+    reasoning = [e for e in events if isinstance(e, ReasoningDelta)]
+    text = next(e for e in events if isinstance(e, TextDelta))
+    assert "".join(r.text for r in reasoning) == "".join(f"r{n} " for n in range(100))
+    # While it reasons (~0.4 s), reads are `gap` apart, not a 200 ms grid apart, so the
+    # text sent 4 ms after the last reasoning is read within about a gap of it.
+    stamps = [r.at for r in reasoning]
+    assert max(b - a for a, b in pairwise(stamps)) < 0.08, stamps
+    assert text.at - reasoning[-1].at < 0.05
+    assert stream.pacer is not None and stream.pacer.grid == grid

@@ -13,7 +13,9 @@ drawing, never the timestamps, so TTFT and tokens/s stay true.
 A client made with `read_gap=G` (the app's, whose reads compete with drawing for one
 core) reads a stream's socket at most once every G seconds once its first text has
 arrived (`anoman_tui.streaming.pacing`): the first text is stamped the moment it
-arrives, a later event at most G late.
+arrives, a later event at most G late. With `read_grid=(F, L)` too, those reads happen
+only L seconds before a multiple of F on the monotonic clock (the app draws on that
+grid), so a later event is stamped at most about F late.
 
 Cancelling — `ModelStream.cancel()`, leaving `async with`, or cancelling the
 task that iterates — cancels the producer, whose `async with` closes the
@@ -91,9 +93,10 @@ Emit = Callable[[list[StreamEvent]], None]
 class StreamClient:
     """Holds the shared HTTP connection pool; make one per app and close it at exit."""
 
-    def __init__(self, http: httpx.AsyncClient | None = None, *, read_gap: float = 0.0
-                 ) -> None:
+    def __init__(self, http: httpx.AsyncClient | None = None, *, read_gap: float = 0.0,
+                 read_grid: tuple[float, float] | None = None) -> None:
         self.read_gap = read_gap  # seconds between reads of a stream once it talks
+        self.read_grid = read_grid  # (grid, lead): reads only `lead` before a grid point
         self._owns_http = http is None
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=32)
         self._http = http or httpx.AsyncClient(
@@ -103,7 +106,8 @@ class StreamClient:
         )
 
     def stream(self, request: StreamRequest) -> ModelStream:
-        return ModelStream(self._http, request, read_gap=self.read_gap)
+        return ModelStream(self._http, request, read_gap=self.read_gap,
+                           read_grid=self.read_grid)
 
     async def list_models(
         self, base_url: str, api_key: str, extra_headers: tuple[tuple[str, str], ...] = (),
@@ -138,10 +142,12 @@ class ModelStream:
     """One model's stream. Iterate it (`async for event in stream`), or `await stream.wait()`."""
 
     def __init__(self, http: httpx.AsyncClient, request: StreamRequest, *,
-                 read_gap: float = 0.0) -> None:
+                 read_gap: float = 0.0, read_grid: tuple[float, float] | None = None
+                 ) -> None:
         self.request = request
         self._http = http
         self._read_gap = read_gap
+        self._read_grid = read_grid
         self.pacer: Pacer | None = None  # once its reads are paced (read_gap)
         self._queue: asyncio.Queue[list[StreamEvent]] = asyncio.Queue()
         self._ready: deque[StreamEvent] = deque()
@@ -354,7 +360,7 @@ class ModelStream:
         capture = self._capture
         self._body = body = response.aiter_bytes()
         gap = self._read_gap
-        talking = False  # a text or reasoning delta has arrived: reads may be paced
+        answering = False  # answer text has arrived: reads may be paced on the grid
         async for chunk in body:
             at = monotonic()
             if capture is not None:
@@ -372,11 +378,16 @@ class ModelStream:
                     self._terminated_at = at
                     return True
             emit(batch)
-            if gap and not talking:
-                talking = any(type(e) in _CONTENT for e in batch)
-                if talking:
-                    # The first text is in: read at most every `gap` from now on.
+            if gap and not answering:
+                if self.pacer is None and any(type(e) in _CONTENT for e in batch):
+                    # The first text or reasoning is in: read at most every `gap`.
                     self.pacer = pace(gap)
+                if self.pacer is not None and TextDelta in map(type, batch):
+                    # The first answer text is in (TTFT, stamped on arrival): from now on
+                    # only on the grid too, which may stamp a later event a grid late.
+                    answering = True
+                    if self._read_grid is not None:
+                        self.pacer.grid, self.pacer.lead = self._read_grid
         # The body ended before the terminator. Nothing is left to decode: an event
         # without its blank line is discarded at the end of a stream (docs/wire-contract.md
         # §10), so the caller reports the stream truncated.

@@ -7,7 +7,8 @@ network thread's every wake-up also takes the GIL from the thread that draws. A 
 provider sends one event per token. So once a stream has produced its first text, its
 reads are spaced at least `gap` seconds apart: what arrives in between waits in the
 socket and comes in one read. The first text is read the moment it arrives (TTFT stays
-exact); a later event is stamped at most `gap` late.
+exact); a later event is stamped at most `gap` late. With a `grid` (the app's frame), the
+reads happen only `lead` before a multiple of it: once per frame, in time for it.
 
 `paced_transport()` makes an httpx transport whose connections read through
 `PacedBackend`; a `ModelStream` turns pacing on for its own reads with `pace()` (a
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import math
 import time
 import typing
 
@@ -41,17 +43,28 @@ log = logging.getLogger(__name__)
 
 
 class Pacer:
-    """The pacing of one stream's reads: at most one read every `gap` seconds."""
+    """The pacing of one stream's reads: at most one read every `gap` seconds, and with a
+    `grid`, only at `lead` seconds before a multiple of `grid` on the monotonic clock."""
 
-    __slots__ = ("gap", "last", "reads")
+    __slots__ = ("gap", "grid", "last", "lead", "reads")
 
-    def __init__(self, gap: float, last: float) -> None:
+    def __init__(self, gap: float, last: float, grid: float = 0.0, lead: float = 0.0) -> None:
         self.gap = gap
+        self.grid = grid
+        self.lead = lead
         self.last = last  # monotonic: when the last read returned
         self.reads = 0  # reads it paced (for tests and benchmarks)
 
+    def next_read(self) -> float:
+        """The monotonic instant the next read may start."""
+        earliest = self.last + self.gap
+        grid = self.grid
+        if not grid:
+            return earliest
+        return math.ceil((earliest + self.lead) / grid) * grid - self.lead
+
     async def wait(self) -> None:
-        delay = self.last + self.gap - time.monotonic()
+        delay = self.next_read() - time.monotonic()
         if delay > 0:
             await anyio.sleep(delay)
 
@@ -61,9 +74,9 @@ _PACER: contextvars.ContextVar[Pacer | None] = contextvars.ContextVar(
 )
 
 
-def pace(gap: float) -> Pacer:
+def pace(gap: float, grid: float = 0.0, lead: float = 0.0) -> Pacer:
     """Pace the current task's reads from now on (its first read is not delayed)."""
-    pacer = Pacer(gap, time.monotonic())
+    pacer = Pacer(gap, time.monotonic(), grid, lead)
     _PACER.set(pacer)
     return pacer
 

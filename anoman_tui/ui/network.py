@@ -18,12 +18,16 @@ CPU cost in benchmarks/app_display_lag.py). Since the core stamps a request when
 first bytes reach the wire rather than when it starts building it, the error left is
 +1..+5 ms.
 
-Its client reads a stream that has started to talk at most every `READ_GAP_S`
-(`anoman_tui.streaming.pacing`): a fast provider sends an event per token, each read
-costs the same however much it brings, and each wake-up of this thread takes the GIL
-from the one that draws. Measured with benchmarks/app_display_lag.py: at 3 x 1,000 tok/s
-the app's CPU fell from 81-87% to ~55% of a core, at 3 x 300 from 47-50% to ~40%; TTFT
-is still stamped on arrival, later tokens at most 4 ms late (benchmarks/app_metrics_truth.py).
+Its client reads a stream that has started to talk once per frame, `READ_LEAD_S` before
+the app draws (`anoman_tui.streaming.pacing`): a fast provider sends an event per token,
+each read costs the same however much it brings (~0.3 ms of this thread), and each
+wake-up of this thread takes the GIL from the one that draws. Reading only when a frame
+is about to show what was read costs no more lag than reading every few ms: what arrives
+after the read would have missed the frame anyway, less a few ms. Measured with
+benchmarks/app_display_lag.py: reading at most every 4 ms had brought 3 x 1,000 tok/s
+from 81-87% to ~55% of a core; once per frame, this thread's CPU at 3 x 100 fell from
+1.0-1.3 s to 0.3 s a run and the app's from 36-47% to 22-30%. TTFT is still stamped on
+arrival, later tokens at most a frame late (benchmarks/app_metrics_truth.py).
 
 `ThreadedStream` is what a pane iterates on the UI loop: the network thread hands events
 over in batches (at most one pending wake-up of the UI loop per stream, however many reads
@@ -54,8 +58,13 @@ __all__ = ["NetworkThread", "ThreadedStream"]
 
 SWITCH_INTERVAL_S = 0.0005
 READ_GAP_S = 0.004
-"""Seconds between reads of a talking stream (`StreamClient(read_gap=)`): a later token is
-stamped at most this late, its first one never."""
+"""Seconds at least between reads of a talking stream (`StreamClient(read_gap=)`)."""
+FRAME_S = 0.04
+"""The grid the app draws on (`FrameClock.INTERVAL`, which imports Textual: a test keeps
+the two equal). A talking stream is read once per frame, `READ_LEAD_S` before it."""
+READ_LEAD_S = 0.005
+"""How long before a frame the streams are read: time for the network thread to parse
+what a read brings and for the UI to take it in, so that it is drawn in that frame."""
 
 
 class NetworkThread:
@@ -85,7 +94,7 @@ class NetworkThread:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
-        self._client = StreamClient(read_gap=READ_GAP_S)
+        self._client = StreamClient(read_gap=READ_GAP_S, read_grid=(FRAME_S, READ_LEAD_S))
         ready.set()
         try:
             loop.run_forever()

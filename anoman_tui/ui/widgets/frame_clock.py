@@ -31,7 +31,8 @@ class FrameClock:
     """Runs requested callbacks together on a shared grid, then draws the screen."""
 
     INTERVAL: ClassVar[float] = 0.04
-    """Seconds between frames while something is waiting (25 frames/s)."""
+    """Seconds between frames while something is waiting (25 frames/s). The network
+    thread reads talking streams just before each (`anoman_tui.ui.network.FRAME_S`)."""
 
     _clocks: ClassVar[weakref.WeakKeyDictionary[App[Any], FrameClock]] = (
         weakref.WeakKeyDictionary()
