@@ -669,7 +669,9 @@ class AnswerView(ScrollView, can_focus=True):
         try:
             self._set_virtual_size(Size(self._width, total))
             scroll_before = self.scroll_offset.y
-            if self._follow:
+            bottom = self.max_scroll_y
+            if self._follow and (self.scroll_y != bottom or self.scroll_target_y != bottom):
+                # (Most flushes add no row: then there is nothing to scroll.)
                 self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         finally:
             if isinstance(bar, _ThumbScrollBar):
