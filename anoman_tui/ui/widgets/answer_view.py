@@ -61,6 +61,7 @@ from math import ceil
 from typing import ClassVar, Self
 
 from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -108,6 +109,19 @@ MIN_RENDER_WIDTH = 16
 INGEST_CHUNK = 16_384  # characters fed to the splitter between budget checks
 THUMB_REPAINT_INTERVAL = 0.5  # seconds between scrollbar repaints for streaming text
 KEEP_ROWS = 300  # rendered rows kept above the view; older blocks re-render on demand
+
+
+class _Gutter:
+    """An empty column in one style (a Rich renderable)."""
+
+    def __init__(self, style: Style) -> None:
+        self.style = style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        row = Segment(" " * options.max_width, self.style)
+        for _ in range(options.height or 1):
+            yield row
+            yield Segment.line()
 
 
 class _ThumbScrollBar(ScrollBar):
@@ -190,6 +204,16 @@ class _ThumbScrollBar(ScrollBar):
 
     def on_resize(self) -> None:
         self._thumb = None  # a resize repaints the bar anyway
+
+    def render(self) -> RenderableType:
+        # A view may show its bar always (`overflow-y: scroll`: the panes' answers, see
+        # anoman.tcss), so that an answer growing past the view's height does not lay the
+        # screen out again (5-8 ms a pane, as the answers flow); until then the bar is
+        # drawn as the empty gutter it replaces.
+        if self.window_virtual_size <= self.window_size:
+            assert self.parent is not None
+            return _Gutter(Style(bgcolor=self.parent.background_colors[1].rich_color))
+        return super().render()
 
 
 
