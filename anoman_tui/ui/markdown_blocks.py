@@ -284,11 +284,15 @@ class BlockSplitter:
                 self._emit(out, suffix="", trim_bottom=False)
                 self._start_block(joiner=joiner, gap=True, prefix="", trim_top=False)
         elif self.lines and not fragment:
-            long_list = self.is_list and len(self.lines) >= LIST_CUT_LINES
             long_table = self.table_header is not None and len(self.lines) >= TABLE_CUT_ROWS
-            if long_table or (
-                long_list and (m := _LIST_ITEM.match(clean)) and len(m.group(1)) <= 1
-            ):
+            item = _LIST_ITEM.match(clean) if self.is_list else None
+            if long_table or (item and len(item.group(1)) <= 1 and (
+                len(self.lines) >= LIST_CUT_LINES
+                # A bullet list is cut at each of its items: the open block (rendered
+                # again every frame while it streams) is then one item, not the list.
+                # Not a numbered one: Rich aligns its numbers to the widest.
+                or (clean.lstrip()[0] in "-+*" and self.lines[0].lstrip()[:1] in ("-", "+", "*"))
+            )):
                 self._cut(out, joiner="\n")
         if not self.lines and not self.prefix:
             self.is_list = _LIST_ITEM.match(clean) is not None

@@ -147,6 +147,37 @@ def test_fence_with_blank_lines_is_one_block() -> None:
     assert [b.raw for b in found] == ["Intro.", "```python\nx = 1\n\n\ny = 2\n```", "After."]
 
 
+def test_a_bullet_list_is_cut_at_each_item_and_draws_as_one_list() -> None:
+    # Each top-level item is a block of its own (the open block, rendered again every
+    # frame while it streams, is one item); the rows are those of the whole list.
+    import io
+
+    from rich.console import Console
+
+    from anoman_tui.ui.markdown_render import render_block
+
+    source = ("Intro.\n\n- first item, long enough to wrap in a narrow view\n"
+              "- second `code` and **bold**\n  continued\n  - nested a\n  - nested b\n"
+              "- third\n\n1. one\n2. two\n3. three\n\nAfter.\n")
+    splitter = BlockSplitter()
+    found = splitter.feed(source) + splitter.close()
+    assert [b.raw for b in found] == [
+        "Intro.", "- first item, long enough to wrap in a narrow view",
+        "- second `code` and **bold**\n  continued\n  - nested a\n  - nested b",
+        "- third", "1. one\n2. two\n3. three", "After.",
+    ]
+    assert [b.gap for b in found] == [False, True, False, False, True, True]
+    console = Console(file=io.StringIO(), width=30, color_system="truecolor")
+
+    def rows(text: str) -> list[str]:
+        lines = render_block(console, text, 30, dark=True, code_theme="monokai")
+        return ["".join(s.text for s in line).rstrip() for line in lines]
+
+    pieces = [row for b in found[1:4] for row in rows(b.source)]
+    whole = rows("\n".join(b.raw for b in found[1:4]))
+    assert pieces == whole and len(whole) >= 6
+
+
 async def test_code_fence_is_highlighted_as_code() -> None:
     app = Host()
     async with app.run_test(size=(60, 20)) as pilot:
