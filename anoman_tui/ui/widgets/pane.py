@@ -56,7 +56,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPARK_BUCKET_S = 0.25  # one sparkline cell, at every pane width
 SPARK_CELLS = 40  # the sparkline shows at most the last 10 s (fewer cells if narrow)
 SPARK_BARS = "▁▂▃▄▅▆▇█"
-TICK_S = 0.2  # header spinner and live footer figures (a multiple of FrameClock.INTERVAL)
+TICK_S = 0.2  # header spinner (figures: every other tick; a multiple of FrameClock.INTERVAL)
 STATE_LABELS = {
     "idle": "idle",
     "waiting": "waiting",
@@ -257,6 +257,7 @@ class ComparePane(Vertical):
         self._spinner = cycle(SPINNER)
         self._spinner_frame = SPINNER[0]
         self._tick: Timer | None = None
+        self._ticks = 0  # since the pane was made (only odd and even matter)
         self._skip_delay = asyncio.Event()
         # The pane (or "#12 (model)": a rerun's original) this one is shown a diff against.
         self._diff_base: int | str | None = None
@@ -546,7 +547,13 @@ class ComparePane(Vertical):
             if left > 0:
                 self._show_badge(f"◷ waiting {left:.0f} s before retrying (rate limited)",
                                  "-warning")
-        self.refresh_chrome()
+        # The spinner turns every tick; the live figures and the sparkline (0.25 s
+        # buckets) are drawn every other tick: they cost ~1.5 ms a pane to draw, 15 times
+        # a second with three panes streaming (profiled at 3 x 100 tok/s).
+        self._ticks += 1
+        self._draw_header()
+        if self._ticks % 2 == 1:
+            self._draw_footer()
 
     # -- streaming ------------------------------------------------------------
 
