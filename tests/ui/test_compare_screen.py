@@ -10,7 +10,7 @@ from textual.widgets import Tabs
 
 from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.widgets.pane import PaneFooter
+from anoman_tui.ui.widgets.pane import ComparePane, PaneFooter
 from tests.pilot import badge_text, panes, ready, send, settled, until
 
 
@@ -417,3 +417,15 @@ async def test_the_once_a_second_streaming_check_outlives_the_screens(make_app) 
         assert app._streaming() is False
     assert not app.screen_stack
     assert app._streaming() is False
+
+
+async def test_a_compare_screen_taken_apart_before_it_mounts_does_not_fail(make_app) -> None:
+    # When the app quit just as an arena screen was pushed, its mount handler ran after
+    # its children were gone, and looking up its first pane raised.
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        compare = app.compare
+        await compare.query(ComparePane).remove()
+        await compare.query("#prompt-area").remove()
+        compare.on_mount()  # raised NoMatches ('#pane-1')

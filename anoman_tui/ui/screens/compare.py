@@ -200,6 +200,9 @@ class CompareScreen(Screen[None]):
             yield prompt
 
     def on_mount(self) -> None:
+        if not self.query(ComparePane):
+            # Taken apart before it was set up: the app quit just as it was pushed.
+            return
         self._focus_home()
         self.update_status()
         self._apply_layout(self.size.width)
