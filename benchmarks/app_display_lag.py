@@ -9,7 +9,8 @@ headings, lists, tables, code fences). Four loads, each repeated `--runs` times:
 * 3 x 300 tok/s x 2,000 tokens: display lag = the time the gateway sent a token (token i
   is due at the ledger's first token + i/rate, on the machine's shared monotonic clock)
   -> the end of the frame that drew it, so any delay in reading the socket counts (the
-  app reads a fast stream every few ms, `anoman_tui.ui.network.READ_GAP_S`); also
+  app reads a talking stream once per frame, `anoman_tui.ui.network.READ_LEAD_S` before
+  it); also
   printed: from the read's own stamp (read->drawn) and the read delay; backlog = median
   read->drawn lag of the last third of tokens vs the first third, and how long after the
   last token everything was drawn. No growing backlog.
