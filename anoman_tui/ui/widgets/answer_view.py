@@ -695,7 +695,7 @@ class AnswerView(ScrollView, can_focus=True):
             scroll_before = self.scroll_offset.y
             bottom = self.max_scroll_y
             if self._follow and (self.scroll_y != bottom or self.scroll_target_y != bottom):
-                # (Most flushes add no row: then there is nothing to scroll.)
+                # (A flush that adds no row has nothing to scroll.)
                 self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         finally:
             if isinstance(bar, _ThumbScrollBar):
