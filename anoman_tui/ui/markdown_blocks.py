@@ -62,6 +62,11 @@ _STRING_END = re.compile(r"\x07|\x1b\\|\x9c")
 _TABLE_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
 
+def _is_bullet(line: str) -> bool:
+    """`line` (a list item) starts with a bullet, not a number."""
+    return line.lstrip()[:1] in ("-", "+", "*")
+
+
 def _sanitize(line: str, in_string: bool) -> tuple[str, bool]:
     """`terminal_safe` for one line of a stream; returns (clean, inside a string control)."""
     if in_string:
@@ -291,7 +296,7 @@ class BlockSplitter:
                 # A bullet list is cut at each of its items: the open block (rendered
                 # again every frame while it streams) is then one item, not the list.
                 # Not a numbered one: Rich aligns its numbers to the widest.
-                or (clean.lstrip()[0] in "-+*" and self.lines[0].lstrip()[:1] in ("-", "+", "*"))
+                or (_is_bullet(clean) and _is_bullet(self.lines[0]))
             )):
                 self._cut(out, joiner="\n")
         if not self.lines and not self.prefix:
