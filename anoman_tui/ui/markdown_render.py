@@ -41,6 +41,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from anoman_tui.safe_text import terminal_safe
+from anoman_tui.ui.fence_render import fence_rows, single_fence
 
 __all__ = ["CODE_THEME", "LIGHT_CODE_THEME", "WARM_LANGUAGES", "render_block", "warm_up"]
 
@@ -69,10 +70,7 @@ class _CodeBlock(CodeBlock):
 
     @classmethod
     def create(cls, markdown: Markdown, token: Token) -> CodeBlock:
-        lexer_name = (token.info or "").partition(" ")[0].lower()
-        if lexer_name not in _builtin_lexers():
-            lexer_name = "text"
-        return cls(lexer_name, markdown.code_theme)
+        return cls(_lexer_name(token.info), markdown.code_theme)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # As CodeBlock, with the lexer and theme looked up once: Rich looks both up per
@@ -135,6 +133,12 @@ class _LineCachedSyntax(Syntax):
             for row in rows:
                 yield from row
                 yield new_line
+
+
+def _lexer_name(info: str | None) -> str:
+    """The built-in lexer a fence's info string names, or "text"."""
+    name = (info or "").partition(" ")[0].lower()
+    return name if name in _builtin_lexers() else "text"
 
 
 @cache
@@ -216,10 +220,17 @@ def render_block(
     if "\t" in text:
         text = text.expandtabs(4)  # a raw tab would move the terminal cursor
     options = console.options.update_width(width)
-    markdown = _Markdown(text, code_theme=code_theme)
-    if dark:
+    fence = single_fence(text)
+    if fence is not None:
+        # Most fence blocks: rendered as Rich's Markdown would, without it (fence_render).
+        info, code = fence
+        lines = fence_rows(console, options.update(height=None), code.rstrip(),
+                           _lexer(_lexer_name(info)), _syntax_theme(code_theme))
+    elif dark:
+        markdown = _Markdown(text, code_theme=code_theme)
         lines = console.render_lines(markdown, options, pad=False)
     else:
+        markdown = _Markdown(text, code_theme=code_theme)
         # Rich's Markdown defaults (inline code on black) are made for dark terminals.
         with console.use_theme(_LIGHT_MARKDOWN):
             lines = console.render_lines(markdown, options, pad=False)

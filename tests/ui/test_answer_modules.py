@@ -30,6 +30,7 @@ def imported_top_level_packages(module: str) -> set[str]:
     [
         ("anoman_tui.ui.markdown_blocks", set(), {"rich", "textual", "markdown_it", "pygments"}),
         ("anoman_tui.ui.markdown_render", {"rich"}, {"textual"}),
+        ("anoman_tui.ui.fence_render", {"rich", "pygments"}, {"textual", "markdown_it"}),
     ],
 )
 def test_module_imports_only_its_layer(module: str, needs: set[str], forbidden: set[str]) -> None:
