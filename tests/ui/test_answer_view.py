@@ -12,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.segment import Segment
 from textual.app import App, ComposeResult
-from textual.geometry import Offset
+from textual.geometry import Offset, Region
 from textual.pilot import Pilot
+from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 
 from anoman_tui.ui.markdown_blocks import BlockSplitter
-from anoman_tui.ui.widgets.answer_view import AnswerView
+from anoman_tui.ui.widgets.answer_view import AnswerView, _Gutter, _ThumbScrollBar
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
 LONG_CODE = "".join(f"    value_{i} = compute({i})  # step {i}\n" for i in range(70))
@@ -456,3 +457,36 @@ async def test_unknown_code_language_is_plain_text_without_plugin_lookup(
         view.finish()
         await drained(pilot, view)
         assert [row for row in view._rendered_lines() if row.strip()] == [" x = 1", " y = 2"]
+
+
+async def test_the_scrollbar_draws_its_kept_rows_as_textual_draws_them() -> None:
+    app = Host()
+    async with app.run_test(size=(40, 17)) as pilot:
+        view = app.query_one(AnswerView)
+        view.styles.overflow_y = "scroll"  # as the panes' answers: the bar is always there
+        view.append("a short answer\n\n")
+        await drained(pilot, view)
+        bar = view.vertical_scrollbar
+        assert isinstance(bar, _ThumbScrollBar)
+        region = Region(0, 0, *bar.size)
+        assert isinstance(bar.render(), _Gutter)  # nothing to scroll yet: an empty gutter
+        gutter = bar.render_lines(region)
+        bar._rows = None
+        bar.refresh()
+        assert gutter == ScrollBar.render_lines(bar, region)
+        view.append("".join(f"line {index}\n\n" for index in range(60)))
+        await drained(pilot, view)
+        assert bar.window_virtual_size > bar.window_size
+        seen: set[tuple[Segment, ...]] = set()
+        for hovered in (False, True):
+            bar.mouse_over = hovered
+            for y in (0, 3, 17, 40, 41, 42, 80, view.max_scroll_y):
+                view.scroll_to(y=y, animate=False, immediate=True)
+                await pilot.pause()
+                kept = bar.render_lines(region)
+                bar._rows = None
+                bar.refresh()
+                drawn = ScrollBar.render_lines(bar, region)  # Textual's own, every row
+                assert kept == drawn, (hovered, y)
+                seen.update(tuple(strip) for strip in kept)
+        assert 4 < len(seen) < 40  # rows were kept and reused, thumb ends included
