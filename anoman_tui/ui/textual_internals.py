@@ -19,8 +19,8 @@ The internals used (Textual 8.2.8):
   place on `AnswerView`. Textual caches styled lines by their row on screen, so every
   scroll restyled every visible row while three answers followed their ends (~60 us a
   row, profiled at 3 x 300 tok/s: the largest part of a frame); an answer row is an
-  immutable `Strip` carrying its own offsets, so its styled line can be reused wherever
-  it lands. Benchmark: `benchmarks/app_display_lag.py` (with the frame clock below:
+  immutable `Strip` drawn the same wherever it lands, so its styled line can be
+  reused. Benchmark: `benchmarks/app_display_lag.py` (with the frame clock below:
   3 x 300 tok/s display lag p99 112 -> 74 ms, CPU 73% -> 62%); pinned by
   tests/ui/test_frame_clock.py::test_scrolled_rows_reuse_their_styled_lines.
 * `Screen._on_timer_update()` and `App._batch_count`: `composite_screen_now()` and
@@ -258,10 +258,11 @@ def styles_cache(widget: Widget) -> StylesCache:
 
 
 def use_row_styles_cache(
-    widget: Widget, row: Callable[[int], Strip | None]
+    widget: Widget, row: Callable[[int], Strip | None], paint: Callable[[int], Strip]
 ) -> RowStylesCache:
-    """Make `widget` draw through a `RowStylesCache` reading its rows with `row`."""
-    cache = RowStylesCache(widget, row)
+    """Make `widget` draw through a `RowStylesCache` reading its rows with `row` and
+    drawing its content lines with `paint` (in place of `widget.render_line`)."""
+    cache = RowStylesCache(widget, row, paint)
     widget._styles_cache = cache
     return cache
 
@@ -269,19 +270,23 @@ def use_row_styles_cache(
 class RowStylesCache(StylesCache):
     """Textual's per-widget cache of styled lines, keeping each content row's result.
 
-    For a scrolling Line-API widget whose rows are immutable `Strip`s carrying their own
-    offsets (`row(y)` gives the source strip of virtual row `y`, or None for a blank
-    row): a styled line (and, through the `Strip`'s own caches, its filtered and divided
-    forms) is reused wherever the row lands, as long as the styles around it are the
-    same. Rows are not kept while text is selected (selected rows are highlighted).
+    For a scrolling Line-API widget whose rows are immutable `Strip`s (`row(y)` gives the
+    source strip of virtual row `y`, or None for a blank row; `paint(y)` draws row `y`
+    of the view, the same wherever the row lands): a styled line (and, through the
+    `Strip`'s own caches, its filtered and divided forms) is reused wherever the row
+    lands, as long as the styles around it are the same. Rows are not kept while text
+    is selected (selected rows are highlighted).
     """
 
     MAX_ROWS: ClassVar[int] = 1_024
 
-    def __init__(self, widget: Widget, row: Callable[[int], Strip | None]) -> None:
+    def __init__(
+        self, widget: Widget, row: Callable[[int], Strip | None], paint: Callable[[int], Strip]
+    ) -> None:
         super().__init__()
         self._widget = widget
         self._row = row
+        self._paint = paint
         self._rows: dict[int, tuple[Strip, Strip]] = {}  # virtual row -> (source, styled)
         self._blank: Strip | None = None  # the styled blank row
         self._context: tuple[object, ...] = ()
@@ -367,8 +372,7 @@ class RowStylesCache(StylesCache):
                     return hit[1]
         strip = super().render_line(
             styles, y, size, content_size, padding, base_background, background,
-            render_content_line, border_title, border_subtitle, opacity, ansi_theme,
-            native_ansi,
+            self._paint, border_title, border_subtitle, opacity, ansi_theme, native_ansi,
         )
         if cacheable:
             if source is None:

@@ -103,7 +103,7 @@ def test_styles_cache_internals() -> None:
     shape(f"StylesCache's attributes (clash with {ours & theirs})", not ours & theirs)
 
     widget = Widget()
-    cache = use_row_styles_cache(widget, lambda y: None)
+    cache = use_row_styles_cache(widget, lambda y: None, widget.render_line)
     assert styles_cache(widget) is cache
 
 

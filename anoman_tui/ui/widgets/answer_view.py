@@ -336,7 +336,7 @@ class AnswerView(ScrollView, can_focus=True):
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
         # Styled rows are kept across scrolls: see textual_internals.RowStylesCache.
-        self._row_styles = use_row_styles_cache(self, self._row)
+        self._row_styles = use_row_styles_cache(self, self._row, self._paint_line)
         self._reset_content()
 
     def _reset_content(self) -> None:
@@ -921,6 +921,23 @@ class AnswerView(ScrollView, can_focus=True):
         return None
 
     def render_line(self, y: int) -> Strip:
+        """Row `y` of the view with each cell's text offset in its style's meta.
+
+        Textual reads those offsets here, calling this for the row under the mouse, to
+        know where a selection starts and ends; the rows drawn on screen come from
+        `_paint_line()`, without them.
+        """
+        return self._line(y, offsets=True)
+
+    def _paint_line(self, y: int) -> Strip:
+        """Row `y` as drawn (through `RowStylesCache`): no offsets in its styles.
+
+        Nothing reads them from the screen, and making a style per cell for them was
+        most of the cost of a new row (profiled at 3 x 2,000 tok/s: ~50 of ~100 us).
+        """
+        return self._line(y, offsets=False)
+
+    def _line(self, y: int, *, offsets: bool) -> Strip:
         width = self.scrollable_content_region.width
         rich_style = self._style
         if rich_style is None:
@@ -933,21 +950,30 @@ class AnswerView(ScrollView, can_focus=True):
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(virtual_y)) is not None:
             strip = self._highlight(source.apply_style(rich_style), *span)
-            return strip.crop_extend(0, width, rich_style).apply_offsets(0, virtual_y)
-        return self._draw(source, virtual_y, width, rich_style)
+            strip = strip.crop_extend(0, width, rich_style)
+            return strip.apply_offsets(0, virtual_y) if offsets else strip
+        return self._draw(source, virtual_y if offsets else None, width, rich_style)
 
     @staticmethod
-    def _draw(source: Strip, y: int, width: int, style: Style) -> Strip:
-        """`apply_style` + `crop_extend` + `apply_offsets` in one pass.
+    def _draw(source: Strip, y: int | None, width: int, style: Style) -> Strip:
+        """`apply_style` + `crop_extend` (+ `apply_offsets` for row `y`) in one pass.
 
         The Strip methods cache each intermediate Strip on its parent; for rows that are
         redrawn every flush that garbage kept the cyclic GC busy (measured: gen-2 pauses
         of 20-70 ms).
         """
         if source.cell_length > width:
-            return source.apply_style(style).crop_extend(0, width, style).apply_offsets(0, y)
+            strip = source.apply_style(style).crop_extend(0, width, style)
+            return strip.apply_offsets(0, y) if y is not None else strip
         segments: list[Segment] = []
         append = segments.append
+        if y is None:
+            for text, segment_style, control in source:
+                append(Segment(text, style + segment_style if segment_style is not None
+                               else style, control))
+            if source.cell_length < width:
+                append(Segment(" " * (width - source.cell_length), style))
+            return Strip(segments, width)
         x = 0
         for text, segment_style, control in source:
             base = style + segment_style if segment_style is not None else style
