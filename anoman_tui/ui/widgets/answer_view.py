@@ -214,9 +214,9 @@ class _ThumbScrollBar(ScrollBar):
         A bar has few distinct rows (track, thumb, the eighth-cell ends of the thumb;
         the gutter's blank), but Textual draws each of them every repaint (profiled:
         2-3 ms a bar, up to 9 ms of a 3 x 300 tok/s frame with the three bars). Here
-        the rows come from the same `ScrollBarRender.render_bar()` (or `_Gutter`); when
-        one has not been seen before, Textual draws the bar and its rows are kept;
-        otherwise they are the strips it drew for the same rows.
+        the rows come from the same `ScrollBarRender.render_bar()` (or `_Gutter`), each
+        the strip Textual drew for the same row before; a row not seen before is drawn
+        by Textual, alone, and kept.
         """
         renderable = self.render()
         width, height = self.size
@@ -247,17 +247,20 @@ class _ThumbScrollBar(ScrollBar):
         if rows is None or context != self._rows_context or len(rows) > 256:
             rows = self._rows = {}
             self._rows_context = context
-        keys = [tuple(lines[y]) if y < len(lines) else () for y in range(crop.y, crop.bottom)]
-        strips = [rows.get(key) for key in keys]
-        if None in strips:
-            # A row not seen before: Textual draws them all (from what it rendered at
-            # its last repaint, which may be an older thumb, as repaints are throttled:
-            # make it render now), and every row is kept.
-            super().refresh()
-            drawn = super().render_lines(crop)
-            rows.update(zip(keys, drawn, strict=True))
-            return drawn
-        return strips  # type: ignore[return-value]
+        strips: list[Strip] = []
+        fresh = False
+        for y in range(crop.y, crop.bottom):
+            key = tuple(lines[y]) if y < len(lines) else ()
+            strip = rows.get(key)
+            if strip is None:
+                if not fresh:
+                    # Textual draws from what it rendered at its last repaint, which may
+                    # be an older thumb (repaints are throttled): make it render now.
+                    super().refresh()
+                    fresh = True
+                strip = rows[key] = super().render_lines(Region(crop.x, y, crop.width, 1))[0]
+            strips.append(strip)
+        return strips
 
     def render(self) -> RenderableType:
         # A view may show its bar always (`overflow-y: scroll`: the panes' answers, see
