@@ -76,12 +76,15 @@ async def run_load(app: BenchApp, gateway: GatewayProcess, rate: float, tokens: 
     app.key_latencies.clear()
     for pane in app.panes:
         pane.reset()  # no history: every request is the same size
+    # As a person does: pick the scenarios, then send (the headers settle in between).
+    app.arm_panes({i: f"ttft=0.05,rate={rate:g},tokens={tokens}" for i in (1, 2, 3)})
+    await asyncio.sleep(0.3)
     stop = asyncio.Event()
     loop_late: list[float] = []
     probes = [asyncio.create_task(loop_probe(loop_late, stop)),
               asyncio.create_task(key_probe(app, stop))]
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    app.start_panes({i: f"ttft=0.05,rate={rate:g},tokens={tokens}" for i in (1, 2, 3)})
+    app.send_panes([1, 2, 3])
     await app.wait_done([1, 2, 3])
     # Everything is drawn by finish(); wait until the last frame has been counted.
     deadline = time.monotonic() + 5

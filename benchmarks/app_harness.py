@@ -269,11 +269,20 @@ class BenchApp(AnomanApp):
             self._key_sent = None
 
     # -- driving ---------------------------------------------------------------------
-    def start_panes(self, headers: dict[int, str]) -> None:
-        """Start the panes in `headers` (1-based index -> X-Anoman-Simulate)."""
+    def arm_panes(self, headers: dict[int, str]) -> None:
+        """Arm pane i's scenario (1-based index -> X-Anoman-Simulate) as the scenario
+        picker does: the header says so at once (`AnomanApp.pick_scenario`)."""
         for index, header in headers.items():
-            self.panes[index - 1].scenario = set_simulation(index, header)  # type: ignore[assignment]
-        self.compare.send(PROMPT, [self.panes[i - 1] for i in headers])
+            self.panes[index - 1].set_scenario(set_simulation(index, header))
+            self._pane(index).refresh_chrome()
+
+    def send_panes(self, indices: list[int]) -> None:
+        self.compare.send(PROMPT, [self.panes[i - 1] for i in indices])
+
+    def start_panes(self, headers: dict[int, str]) -> None:
+        """Arm the panes in `headers` and send the prompt to them at once."""
+        self.arm_panes(headers)
+        self.send_panes(list(headers))
 
     async def wait_done(self, indices: list[int], timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout

@@ -292,6 +292,7 @@ class RowStylesCache(StylesCache):
         self._context: tuple[object, ...] = ()
         self._gutter_top = 0
         self._scroll_y: int | None = None
+        self.width = 0  # the widget's content width in the render under way (for `paint`)
 
     def forget_rows(self) -> None:
         """Drop every kept row (the rows or the widget's style changed)."""
@@ -329,6 +330,7 @@ class RowStylesCache(StylesCache):
         # Per render, not per row (each costs a walk up the DOM).
         widget = self._widget
         self._scroll_y = widget.scroll_offset.y if widget.text_selection is None else None
+        self.width = widget.scrollable_content_region.width
         if len(self._rows) > self.MAX_ROWS:
             self._rows.clear()
         return super().render(

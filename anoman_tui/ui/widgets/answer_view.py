@@ -335,6 +335,7 @@ class AnswerView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         self._report_flushes = report_flushes
         self._scheduled = False  # waiting for the flush clock
+        self._flush_height: int | None = None  # the view's height during a flush
         self._width = 0  # render width; 0 until the size is known
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
@@ -478,6 +479,15 @@ class AnswerView(ScrollView, can_focus=True):
     def _flush(self, *, final: bool) -> None:
         if self._width <= 0 and not self._update_width():
             return  # size unknown yet: the first Resize (or Show) schedules the flush
+        # The view's height, once: each lookup walks up the DOM (profiled: 12% of a
+        # flush's layout work), and nothing lays the screen out during a flush.
+        self._flush_height = max(1, self.scrollable_content_region.height)
+        try:
+            self._flush_text(final=final)
+        finally:
+            self._flush_height = None
+
+    def _flush_text(self, *, final: bool) -> None:
         started = time.perf_counter()
         budget = self.FINISH_BUDGET if final else self.FLUSH_BUDGET
         latest = 0.0
@@ -797,6 +807,8 @@ class AnswerView(ScrollView, can_focus=True):
         update_scrollbars(self, size)
 
     def _viewport_height(self) -> int:
+        if self._flush_height is not None:
+            return self._flush_height
         return max(1, self.scrollable_content_region.height)
 
     def _render_viewport(self) -> bool:
@@ -930,18 +942,20 @@ class AnswerView(ScrollView, can_focus=True):
         know where a selection starts and ends; the rows drawn on screen come from
         `_paint_line()`, without them.
         """
-        return self._line(y, offsets=True)
+        return self._line(y)
 
     def _paint_line(self, y: int) -> Strip:
         """Row `y` as drawn (through `RowStylesCache`): no offsets in its styles.
 
         Nothing reads them from the screen, and making a style per cell for them was
         most of the cost of a new row (profiled at 3 x 2,000 tok/s: ~50 of ~100 us).
+        The width is the cache's, taken once per render (it costs a walk up the DOM).
         """
-        return self._line(y, offsets=False)
+        return self._line(y, self._row_styles.width, offsets=False)
 
-    def _line(self, y: int, *, offsets: bool) -> Strip:
-        width = self.scrollable_content_region.width
+    def _line(self, y: int, width: int | None = None, *, offsets: bool = True) -> Strip:
+        if width is None:
+            width = self.scrollable_content_region.width
         rich_style = self._style
         if rich_style is None:
             rich_style = self._style = self.rich_style

@@ -478,13 +478,12 @@ class ComparePane(Vertical):
         # leave it out so the line does not dip at its right edge.
         buckets = self._buckets[:-1]
         spark = self.query_one(PaneSpark)
-        # Its row is kept from the start of a stream: appearing mid-stream, it laid the
-        # screen out again (5-8 ms, a pane at a time) just as the answers flowed.
+        # Its row is always there, blank until there is a line to draw: appearing when a
+        # stream started, it laid the screen out again (two layouts, 30-70 ms each,
+        # measured) just as the first answer text came in, and moved every answer up.
         drawn = len(buckets) > 1
-        spark.display = drawn or self.status in ("waiting", "streaming")
-        if spark.display:  # always one row high (blank until there is a line to draw)
-            spark.update(sparkline(buckets, spark.content_size.width or footer.content_size.width
-                                   or 48) if drawn else "", layout=False)
+        spark.update(sparkline(buckets, spark.content_size.width or footer.content_size.width
+                               or 48) if drawn else "", layout=False)
 
     def _show_badge(self, text: str, severity: str) -> None:
         badge = self.query_one(PaneBadge)
