@@ -26,9 +26,11 @@ Not a benchmark itself. May import: the standard library, textual, anoman_tui.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -142,6 +144,7 @@ def gateway_process() -> Iterator[GatewayProcess]:
 def isolate_environment() -> None:
     """Never read or write the user's config, data or log files."""
     tmp = tempfile.mkdtemp(prefix="anoman-bench-home-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # each run made one and left it
     os.environ["ANOMAN_CONFIG"] = str(Path(tmp) / "config.toml")
     os.environ["XDG_DATA_HOME"] = str(Path(tmp) / "data")
     os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
