@@ -10,6 +10,7 @@ from textual.widgets import Tabs
 
 from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, PaneFooter
 from tests.pilot import badge_text, panes, ready, send, settled, until
 
@@ -429,3 +430,35 @@ async def test_a_compare_screen_taken_apart_before_it_mounts_does_not_fail(make_
         await compare.query(ComparePane).remove()
         await compare.query("#prompt-area").remove()
         compare.on_mount()  # raised NoMatches ('#pane-1')
+
+
+async def test_a_comparison_starts_without_rebuilding_the_keys_or_a_layout(
+    make_app, monkeypatch
+) -> None:
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=20")
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.3)
+        bar = app.compare.query_one(KeyBar)
+        idle = list(bar.query("FooterKey"))
+        for index, pane in enumerate(app.panes, 1):  # as the scenario picker arms them
+            pane.set_scenario("slow_thinking")
+            app.compare.pane(index).refresh_chrome()
+        await pilot.pause(0.3)
+        layouts = [0]
+        original = app.screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            layouts[0] += 1
+            original(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(app.screen, "_refresh_layout", counted)
+        await send(pilot, "explain the first frames")
+        await until(pilot, lambda: all(p.status == "streaming" for p in panes(app)))
+        await pilot.pause(0.3)
+        # A layout of the screen costs 30-70 ms, just as the first answer text comes in.
+        assert layouts[0] == 0
+        assert list(bar.query("FooterKey")) == idle  # the same keys, not rebuilt
+        await pilot.press("escape")
+        await until(pilot, lambda: settled(app))

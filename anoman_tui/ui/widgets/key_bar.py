@@ -61,6 +61,13 @@ class KeyBar(Footer):
         super().bindings_changed(screen)
 
     async def recompose(self) -> None:
+        if self._composed is not None and self.is_attached and (
+            self._signature() == self._composed
+        ):
+            # A rebuild asked for earlier (Textual runs it after the next refresh) whose
+            # keys are already there: measured, one came with the first prompt sent
+            # after start-up, and its layout delayed the first answer text.
+            return
         await super().recompose()  # Textual rebuilds the keys whenever the bindings change
         if self.is_attached:
             self._composed = self._signature()

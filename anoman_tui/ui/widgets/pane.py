@@ -570,7 +570,9 @@ class ComparePane(Vertical):
     def _clear_turn(self) -> None:
         self.rerun_delta.show(None)  # a new turn: compared again when it ends
         self.reasoning.clear()
-        self.query_one(".reasoning", Collapsible).display = False
+        reasoning = self.query_one(".reasoning", Collapsible)
+        if reasoning.display:  # (setting it asks for a layout even when it is unchanged)
+            reasoning.display = False
         self._hide_badge()
         self.show_marks([])
         self._reset_live()

@@ -38,7 +38,10 @@ class RerunDelta(Widget):
 
     def show(self, delta: PaneDelta | None) -> None:
         self.delta = delta
-        self.display = delta is not None
+        if self.display != (delta is not None):
+            # (Set even to its CSS value, `display` asks for a layout of the screen: at the
+            # start of every turn, just as the first answer text comes in.)
+            self.display = delta is not None
         self.refresh()
 
     def render(self) -> Text:
