@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -60,6 +61,13 @@ class KeyBar(Footer):
             return
         super().bindings_changed(screen)
 
+    def compose(self) -> ComposeResult:
+        # What the keys are built from, taken as Footer.compose reads the bindings (the
+        # bindings may change while the old keys are removed, before this runs).
+        if self._bindings_ready and self.is_attached:
+            self._composed = self._signature()
+        yield from super().compose()
+
     async def recompose(self) -> None:
         if self._composed is not None and self.is_attached and (
             self._signature() == self._composed
@@ -69,8 +77,6 @@ class KeyBar(Footer):
             # after start-up, and its layout delayed the first answer text.
             return
         await super().recompose()  # Textual rebuilds the keys whenever the bindings change
-        if self.is_attached:
-            self._composed = self._signature()
         if self.labels is not None:
             labels = self.labels()
             for key in self.query("FooterKey"):  # by its CSS type: the class is private
