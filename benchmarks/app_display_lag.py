@@ -4,7 +4,9 @@ The real `AnomanApp` runs headless (`App.run_test`, 180x50) against the local ga
 which runs in a separate process (`anoman-tui serve --port 0`), so the CPU printed is the
 app process's alone (`time.process_time()` over wall time, all threads). Each pane is paced
 by `X-Anoman-Simulate: ttft=0.05,rate=R,tokens=N` (models with Markdown-rich answers:
-headings, lists, tables, code fences). Four loads, each repeated `--runs` times:
+headings, lists, tables, code fences), armed 0.3 s before the prompt is sent, as a person
+picks a scenario and then types (the header says so at once). Four loads, each repeated
+`--runs` times:
 
 * 3 x 300 tok/s x 2,000 tokens: display lag = the time the gateway sent a token (token i
   is due at the ledger's first token + i/rate, on the machine's shared monotonic clock)
