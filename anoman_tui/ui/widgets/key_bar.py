@@ -63,10 +63,15 @@ class KeyBar(Footer):
 
     def compose(self) -> ComposeResult:
         # What the keys are built from, taken as Footer.compose reads the bindings (the
-        # bindings may change while the old keys are removed, before this runs).
-        if self._bindings_ready and self.is_attached:
-            self._composed = self._signature()
-        yield from super().compose()
+        # bindings may change while the old keys are removed, before this runs); only
+        # once it builds keys (it builds none until the screen's bindings are ready).
+        signature = self._signature() if self.is_attached else None
+        built = False
+        for widget in super().compose():
+            built = True
+            yield widget
+        if built and signature is not None:
+            self._composed = signature
 
     async def recompose(self) -> None:
         if self._composed is not None and self.is_attached and (
