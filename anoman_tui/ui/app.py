@@ -13,6 +13,7 @@ import logging
 import os
 import select
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PANES = 3
 HANGUP_EXIT_CODE = 129  # 128 + SIGHUP, as a shell reports a hung-up job
+HANGUP_GRACE_S = 2.0  # then the process ends, as a hang-up signal would have ended it
 # Waits between attempts to reach a gateway that is down: soon at first (it may be
 # starting), then every half minute at most.
 RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
@@ -295,6 +297,13 @@ class AnomanApp(App[None]):
         def check() -> None:
             if any(mask & gone for _, mask in poller.poll(0)):
                 log.warning("the terminal hung up: exiting")
+                # Textual's output thread stops at its first failed write and its queue
+                # is bounded, so restoring the terminal on the way out can wait forever
+                # (seen: 1 run in 3 beside other tests). A hang-up signal would have
+                # ended the process at once: give the orderly exit a moment, then do so.
+                watchdog = threading.Timer(HANGUP_GRACE_S, os._exit, (HANGUP_EXIT_CODE,))
+                watchdog.daemon = True
+                watchdog.start()
                 self.exit(return_code=HANGUP_EXIT_CODE)
 
         self.set_interval(1.0, check, name="hangup-watch")
