@@ -13,7 +13,6 @@ import logging
 import os
 import select
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -47,6 +46,7 @@ from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.screens.usage import UsageScreen
+from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
 from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -297,13 +297,10 @@ class AnomanApp(App[None]):
         def check() -> None:
             if any(mask & gone for _, mask in poller.poll(0)):
                 log.warning("the terminal hung up: exiting")
-                # Textual's output thread stops at its first failed write and its queue
-                # is bounded, so restoring the terminal on the way out can wait forever
-                # (seen: 1 run in 3 beside other tests). A hang-up signal would have
-                # ended the process at once: give the orderly exit a moment, then do so.
-                watchdog = threading.Timer(HANGUP_GRACE_S, os._exit, (HANGUP_EXIT_CODE,))
-                watchdog.daemon = True
-                watchdog.start()
+                # Restoring the terminal on the way out can wait forever on Textual's
+                # stopped output thread; a hang-up signal would have ended the process
+                # at once: give the orderly exit a moment, then do so.
+                end_process_if_exit_blocks(HANGUP_EXIT_CODE, HANGUP_GRACE_S)
                 self.exit(return_code=HANGUP_EXIT_CODE)
 
         self.set_interval(1.0, check, name="hangup-watch")

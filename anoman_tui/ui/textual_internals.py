@@ -53,6 +53,13 @@ The internals used (Textual 8.2.8):
   Textual's repaints its whole height on every flush, which cost as much frame time as
   the answers themselves: frame p50 17 -> 10 ms at 3 x 300 tok/s). Benchmarks:
   `benchmarks/app_display_lag.py` and `benchmarks/answer_view_lag.py`.
+* `textual.drivers._writer_thread` (a private module): Textual's output thread stops at
+  its first failed write and its queue holds `MAX_QUEUED_WRITES` writes, so once the
+  terminal has gone, the app's exit (which restores the terminal through it) can block
+  forever. `end_process_if_exit_blocks()` ends the process after a grace period instead
+  (`os._exit`, as a hang-up signal would end it). Seen in 1 run in 3 of
+  tests/reliability/test_terminal_hangup.py beside other tests, and once in CI; pinned by
+  that test and by tests/ui/test_textual_internals.py::test_output_thread_internals.
 * `Widget._scroll_update()`: `update_scrollbars()`. Assigning `virtual_size` asks for a
   screen layout, which makes a frame ~3x dearer; `AnswerView` sets it with
   `set_reactive()` and updates only its scrollbars when its own height does not depend
@@ -74,6 +81,8 @@ May import: the standard library and `textual`. Nothing from the project.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from types import MethodType
 from typing import Any, ClassVar
@@ -95,6 +104,7 @@ __all__ = [
     "StylesCache",
     "composite_screen_now",
     "draw_dirty_lines_only",
+    "end_process_if_exit_blocks",
     "is_batching",
     "made_vertical_scrollbar",
     "styles_cache",
@@ -244,6 +254,18 @@ def vertical_scrollbar(widget: Widget, make: Callable[[], ScrollBar]) -> ScrollB
 def made_vertical_scrollbar(widget: Widget) -> ScrollBar | None:
     """The widget's vertical scrollbar if it has been made (without making it)."""
     return widget._vertical_scrollbar
+
+
+# -- exiting when the terminal is gone (AnomanApp) ----------------------------------------
+def end_process_if_exit_blocks(code: int, grace_s: float) -> None:
+    """End the process with `code` in `grace_s` seconds unless it has exited by then.
+
+    For an app whose terminal is gone: its exit writes to Textual's output thread, which
+    may have stopped, and whose bounded queue then blocks the writer for ever.
+    """
+    watchdog = threading.Timer(grace_s, os._exit, (code,))
+    watchdog.daemon = True
+    watchdog.start()
 
 
 def update_scrollbars(widget: Widget, virtual_size: Size) -> None:

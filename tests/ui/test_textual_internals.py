@@ -414,3 +414,13 @@ def test_the_checker_flags_textual_privates_and_not_the_projects_own(
         "strip._segments",
         "Bar: defines _on_resize",
     }
+
+
+def test_output_thread_internals() -> None:
+    # Why the app ends its process when its exit blocks (end_process_if_exit_blocks): the
+    # output thread's queue is bounded and nothing catches a failed write in its loop.
+    writer = importlib.import_module("textual.drivers._writer_thread")
+    shape("textual.drivers._writer_thread.MAX_QUEUED_WRITES",
+          isinstance(getattr(writer, "MAX_QUEUED_WRITES", None), int))
+    run = inspect.getsource(writer.WriterThread.run)
+    shape("WriterThread.run() (stops at a failed write)", "except" not in run)
