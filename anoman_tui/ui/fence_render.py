@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from rich.console import Console, ConsoleOptions
 from rich.control import strip_control_codes
@@ -38,7 +38,10 @@ from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Span, Text
 
-__all__ = ["FenceLexer", "fence_rows", "single_fence"]
+__all__ = ["FenceLexer", "PerConsole", "fence_rows", "single_fence"]
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 _OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
@@ -258,15 +261,22 @@ def _split_lines(tokens: Any, count: int) -> list[_Line]:
     return lines[:count]
 
 
-class _Rows:
-    """Rendered rows of fence lines per console (weakly: a console may go away)."""
+class PerConsole(Generic[K, V]):
+    """A dict of kept values for each console (held weakly: a console may go away),
+    emptied when it holds more than `limit`."""
 
-    kept: ClassVar[weakref.WeakKeyDictionary[Console, dict[tuple[object, ...], Any]]] = (
-        weakref.WeakKeyDictionary()
-    )
-    MAX_LINES: ClassVar[int] = 4_096  # kept lines per console; emptied when full
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._kept: weakref.WeakKeyDictionary[Console, dict[K, V]] = weakref.WeakKeyDictionary()
+
+    def of(self, console: Console) -> dict[K, V]:
+        kept = self._kept.get(console)
+        if kept is None or len(kept) > self.limit:
+            kept = self._kept[console] = {}
+        return kept
 
 
+_ROWS: PerConsole[tuple[object, ...], list[list[Segment]]] = PerConsole(4_096)  # fence lines
 _LEXER = FenceLexer()
 
 
@@ -288,9 +298,7 @@ def fence_rows(
     background_style = Style.null() if transparent else base_style
     code_width = max(0, width - 2)
     line_options = options.update(width=code_width).update(height=None, justify="left")
-    kept = _Rows.kept.get(console)
-    if kept is None or len(kept) > _Rows.MAX_LINES:
-        kept = _Rows.kept[console] = {}
+    kept = _ROWS.of(console)
     context = (width, id(theme), base_style, options.ascii_only, options.encoding,
                options.legacy_windows)
     style_for = theme.get_style_for_token

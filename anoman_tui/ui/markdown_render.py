@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import weakref
 from collections.abc import Iterable
 from functools import cache
 from typing import Any, ClassVar
@@ -41,7 +40,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from anoman_tui.safe_text import terminal_safe
-from anoman_tui.ui.fence_render import fence_rows, single_fence
+from anoman_tui.ui.fence_render import PerConsole, fence_rows, single_fence
 
 __all__ = ["CODE_THEME", "LIGHT_CODE_THEME", "WARM_LANGUAGES", "render_block", "warm_up"]
 
@@ -97,10 +96,7 @@ class _LineCachedSyntax(Syntax):
     Highlighting still runs over the whole fence, so a line is styled in its context.
     """
 
-    _rows: ClassVar[weakref.WeakKeyDictionary[Console, dict[tuple[object, ...], Any]]] = (
-        weakref.WeakKeyDictionary()
-    )
-    MAX_LINES: ClassVar[int] = 4_096  # kept lines per console; emptied when full
+    _rows: ClassVar[PerConsole[tuple[object, ...], Any]] = PerConsole(4_096)  # lines
 
     def _get_syntax(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
         # Syntax._get_syntax (Rich 15.0.0) on the one path a fence takes: word_wrap, no
@@ -117,9 +113,7 @@ class _LineCachedSyntax(Syntax):
         text = self.highlight(processed_code, self.line_range)
         background_style = Style.null() if transparent else base_style
         line_options = options.update(width=code_width).update(height=None, justify="left")
-        kept = self._rows.get(console)
-        if kept is None or len(kept) > self.MAX_LINES:
-            kept = self._rows[console] = {}
+        kept = self._rows.of(console)
         context = (code_width, background_style, transparent, options.ascii_only,
                    options.encoding, options.legacy_windows)
         new_line = Segment("\n")
@@ -191,9 +185,7 @@ class _Markdown(Markdown):
         self.inline_code_theme = code_theme
 
 
-_OPTIONS: weakref.WeakKeyDictionary[Console, dict[int, ConsoleOptions]] = (
-    weakref.WeakKeyDictionary()
-)
+_OPTIONS: PerConsole[int, ConsoleOptions] = PerConsole(64)
 
 
 def _options(console: Console, width: int) -> ConsoleOptions:
@@ -204,9 +196,7 @@ def _options(console: Console, width: int) -> ConsoleOptions:
     encoding and settings, which stay as they are. (Renderables copy options to change
     them, never change them in place.)
     """
-    kept = _OPTIONS.get(console)
-    if kept is None or len(kept) > 64:
-        kept = _OPTIONS[console] = {}
+    kept = _OPTIONS.of(console)
     options = kept.get(width)
     if options is None:
         options = kept[width] = console.options.update_width(width)
