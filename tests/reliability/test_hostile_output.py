@@ -202,7 +202,10 @@ async def test_huge_and_broken_answers_stay_responsive(replay: ReplayServer) -> 
         assert [p.status for p in (one, two, three)] == ["done"] * 3
         assert len(one.answer.text.replace("\x1b]0;PWNED\x07", "")) == 1_999_990
         assert two.answer.text.count("\n") == 100_000
-        # A finished answer is shown from its prompt; its end is one key away.
+        # A finished answer is shown from its prompt once drawn (100,000 lines take
+        # several frames after the stream ends); its end is one key away.
+        await until(pilot, lambda: two.answer.caught_up, timeout=30)
+        await pilot.pause()
         assert two.answer.render_line(0).text.strip() == "▌ You"
         two.answer.scroll_end(animate=False)
         await until(pilot, lambda: "line 99999" in two.answer.render_line(

@@ -38,7 +38,7 @@ class Host(App[None]):
 
 async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while view._inbox or view._scheduled or view._finishing:
+    while not view.caught_up:
         assert time.monotonic() < deadline, "AnswerView did not drain in time"
         await pilot.pause(0.01)
     await pilot.pause()

@@ -432,6 +432,12 @@ class AnswerView(ScrollView, can_focus=True):
         self.finish()
 
     @property
+    def caught_up(self) -> bool:
+        """Everything appended is drawn and the turn's end (if asked) applied: a finished
+        stream's last text can still be drawing, a frame budget at a time."""
+        return not (self._inbox or self._scheduled or self._finishing)
+
+    @property
     def turn_dimmed(self) -> bool:
         """The latest turn's answer is drawn dimmed (it ended without being committed)."""
         return self._turn_dimmed
