@@ -149,6 +149,7 @@ class ModelStream:
         self._read_gap = read_gap
         self._read_grid = read_grid
         self.pacer: Pacer | None = None  # once its reads are paced (read_gap)
+        self.emitted = 0  # events queued for the iterator so far
         self._queue: asyncio.Queue[list[StreamEvent]] = asyncio.Queue()
         self._ready: deque[StreamEvent] = deque()
         self._task: asyncio.Task[None] | None = None
@@ -184,6 +185,14 @@ class ModelStream:
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    @property
+    def decoding(self) -> bool:
+        """A paced read brought data whose events are not all in `emitted` yet. With
+        `emitted`, lets another thread tell when every event read so far has reached it:
+        read `decoding` first, then `emitted`."""
+        pacer = self.pacer
+        return pacer is not None and pacer.consuming
 
     async def wait(self) -> StreamResult:
         """Drain the stream and return its result."""
@@ -271,6 +280,7 @@ class ModelStream:
                     event = events[index] = StreamFailed(event.at, failure)
                 recorder.record(event)
             if events:
+                self.emitted += len(events)
                 queue.put_nowait(events)
 
         def fail(failure: StreamFailure) -> None:
@@ -340,11 +350,14 @@ class ModelStream:
                 )
             )
         finally:
+            if self.pacer is not None:
+                self.pacer.consuming = False  # (its last read is not followed by another)
             ended = self._terminated_at if completed and self._terminated_at else time.monotonic()
             result = recorder.result(ended, completed)
             if capture is not None:
                 recording = capture.finish(self.sent_at, time.monotonic(), ending)
                 result = replace(result, recording=recording)
+            self.emitted += 1
             queue.put_nowait([StreamDone(ended, result)])
             if result.failure is not None:
                 # The same words as the pane's badge and `compare` (vocabulary.py).

@@ -46,7 +46,7 @@ class Pacer:
     """The pacing of one stream's reads: at most one read every `gap` seconds, and with a
     `grid`, only at `lead` seconds before a multiple of `grid` on the monotonic clock."""
 
-    __slots__ = ("gap", "grid", "last", "lead", "reads")
+    __slots__ = ("consuming", "gap", "grid", "last", "lead", "reads")
 
     def __init__(self, gap: float, last: float, grid: float = 0.0, lead: float = 0.0) -> None:
         self.gap = gap
@@ -54,6 +54,9 @@ class Pacer:
         self.lead = lead
         self.last = last  # monotonic: when the last read returned
         self.reads = 0  # reads it paced (for tests and benchmarks)
+        # A paced read returned data that its reader has not finished with: it asks for
+        # the next read only once everything the last one brought is decoded.
+        self.consuming = False
 
     def next_read(self) -> float:
         """The monotonic instant the next read may start."""
@@ -89,10 +92,12 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         pacer = _PACER.get()
         if pacer is None:
             return await self._inner.read(max_bytes, timeout)
+        pacer.consuming = False
         await pacer.wait()
         data = await self._inner.read(max_bytes, timeout)
         pacer.last = time.monotonic()
         pacer.reads += 1
+        pacer.consuming = True
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:

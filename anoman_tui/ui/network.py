@@ -32,6 +32,9 @@ arrival, later tokens at most a frame late (benchmarks/app_metrics_truth.py).
 `ThreadedStream` is what a pane iterates on the UI loop: the network thread hands events
 over in batches (at most one pending wake-up of the UI loop per stream, however many reads
 arrive while the UI is busy), so the UI's cost per read does not grow with the rate.
+A frame does not wait for that wake-up: as it begins it takes the text read for it
+(`take_deltas()`), after waiting briefly while a read is still being decoded
+(`caught_up`; see `anoman_tui.ui.widgets.frame_clock`).
 
 May import: the standard library and `anoman_tui.streaming`. Never Textual.
 """
@@ -47,11 +50,13 @@ from collections import deque
 
 from anoman_tui.streaming import (
     ModelStream,
+    ReasoningDelta,
     StreamClient,
     StreamDone,
     StreamEvent,
     StreamRequest,
     StreamResult,
+    TextDelta,
 )
 
 __all__ = ["NetworkThread", "ThreadedStream"]
@@ -135,6 +140,9 @@ class NetworkThread:
         thread.join(timeout)
 
 
+_DELTAS = (TextDelta, ReasoningDelta)
+
+
 class ThreadedStream:
     """A `ModelStream` running in the network thread, iterated from the UI loop.
 
@@ -149,6 +157,7 @@ class ThreadedStream:
         self._inner = stream
         self._lock = threading.Lock()
         self._pending: list[StreamEvent] = []
+        self._received = 0  # events moved to `_pending` so far
         self._signalled = False
         self._ready: deque[StreamEvent] = deque()
         self._wake: asyncio.Event | None = None
@@ -180,12 +189,46 @@ class ThreadedStream:
         async for event in self._inner:
             with self._lock:
                 self._pending.append(event)
+                self._received += 1
                 if self._signalled:
                     continue  # the UI has not taken the last batch yet: it joins it
                 self._signalled = True
             assert self._ui_loop is not None and self._wake is not None
             with contextlib.suppress(RuntimeError):  # the UI loop is gone (app exit)
                 self._ui_loop.call_soon_threadsafe(self._wake.set)
+
+    @property
+    def caught_up(self) -> bool:
+        """Everything read off the socket so far is in `take_deltas()`'s reach (asked
+        from the UI thread while the network thread works)."""
+        inner = self._inner
+        if inner.decoding:
+            return False
+        return inner.emitted == self._received  # (in that order: see ModelStream.decoding)
+
+    def take_deltas(self) -> list[StreamEvent]:
+        """On the UI loop, outside the iteration: the text and reasoning deltas read so
+        far that the iterator has not returned, in order, up to the first event of another
+        kind (that one and the rest stay for the iterator, which is woken for them).
+
+        A frame takes them in as it begins (see `FrameClock.add_source`): through the
+        iterator they wait for the UI loop to wake it, often until after that frame.
+        """
+        if not self._started or self._wake is None:
+            return []
+        with self._lock:
+            if self._pending:
+                # A wake-up for them may still be on its way (`_signalled`): the iterator
+                # then finds nothing new and waits again.
+                self._ready.extend(self._pending)
+                self._pending = []
+        ready = self._ready
+        taken: list[StreamEvent] = []
+        while ready and type(ready[0]) in _DELTAS:
+            taken.append(ready.popleft())
+        if ready:
+            self._wake.set()
+        return taken
 
     def __aiter__(self) -> ThreadedStream:
         return self

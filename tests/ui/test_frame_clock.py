@@ -4,6 +4,8 @@ pane, and the first-render warm-up."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 
 from textual.app import App, ComposeResult
@@ -106,6 +108,63 @@ async def test_a_request_made_during_a_tick_waits_for_the_next() -> None:
         await until(pilot, lambda: ticks == ["first", "second"], timeout=5)
 
 
+async def test_a_source_is_polled_as_each_frame_begins_and_draws_in_it() -> None:
+    app = Three()
+    async with app.run_test(size=(30, 5)) as pilot:
+        await pilot.pause(0.1)
+        clock = FrameClock.of(app)
+        drawn_by_clock: list[bool] = []
+        frames = count_frames(app, drawn_by_clock)
+        loop = asyncio.get_running_loop()
+        polls: list[float] = []
+        label = app.query_one("#s0", Static)
+
+        def poll() -> None:
+            polls.append(loop.time())
+            if len(polls) == 3:  # something arrived: drawn in this frame
+                clock.request(lambda: label.update("arrived", layout=False), key="draw")
+
+        clock.add_source("source", poll)
+        await until(pilot, lambda: len(polls) >= 6, timeout=5)
+        # A frame on every grid point while the source is there; only the one that had
+        # something to draw composited the screen.
+        gaps = [b - a for a, b in zip(polls, polls[1:])]
+        assert all(gap > FrameClock.INTERVAL / 2 for gap in gaps), gaps
+        assert frames[0] == 1 and drawn_by_clock == [True]
+        assert "arrived" in app.export_screenshot().replace("&#160;", " ")
+        clock.remove_source("source")
+        await pilot.pause(0.1)
+        count = len(polls)
+        await pilot.pause(0.2)
+        assert len(polls) == count
+        assert clock._timer is None, "an idle clock leaves no timer running"
+
+
+async def test_a_frame_waits_a_little_for_a_source_still_taking_in_a_read() -> None:
+    app = Three()
+    async with app.run_test(size=(30, 5)) as pilot:
+        await pilot.pause(0.1)
+        clock = FrameClock.of(app)
+        loop = asyncio.get_running_loop()
+        waited: dict[str, list[float]] = {"never": [], "soon": []}
+
+        def poll(name: str) -> Callable[[], None]:
+            return lambda: waited[name].append(loop.time() - clock._due_at)
+
+        clock.add_source("never", poll("never"), lambda: False)
+        await until(pilot, lambda: len(waited["never"]) >= 3, timeout=5)
+        clock.remove_source("never")
+        # Never ready: each frame waits its longest, then goes ahead without it.
+        assert all(w >= FrameClock.SOURCE_WAIT for w in waited["never"]), waited
+        await pilot.pause(0.1)
+        # Ready 4 ms past the grid point: the frame begins then, not before.
+        clock.add_source("soon", poll("soon"), lambda: loop.time() - clock._due_at >= 0.004)
+        await until(pilot, lambda: len(waited["soon"]) >= 5, timeout=5)
+        clock.remove_source("soon")
+        assert all(w >= 0.004 for w in waited["soon"]), waited
+        assert sorted(waited["soon"])[2] < FrameClock.SOURCE_WAIT, waited
+
+
 async def test_scrolled_rows_reuse_their_styled_lines() -> None:
     app = Host()
     async with app.run_test(size=(60, 12)) as pilot:
@@ -176,3 +235,36 @@ async def test_app_warms_up_after_first_paint_and_restyles_only_a_pane(
         app.stylesheet.update_nodes = original  # type: ignore[method-assign]
         pane.set_status("idle")
         await pilot.pause()
+
+
+async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypatch) -> None:
+    """While panes stream, each frame first takes in the text read for it (a clock source;
+    the iterator gets the rest, and the stream's start and end): together the whole
+    answer, once, in order; no source is left once the streams end."""
+    from anoman_tui.ui import pane_state
+    from tests.pilot import panes, ready, send, settled
+
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0.02,rate=100,tokens=300")
+    polls = [0]
+    original_take = ComparePane._take_deltas
+
+    def take(self: ComparePane, stream: object) -> None:
+        polls[0] += 1
+        original_take(self, stream)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ComparePane, "_take_deltas", take)
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        # A busy UI (long frames): reads wait for it.
+        busy = app.set_interval(0.04, lambda: time.sleep(0.03))
+        await send(pilot, "stream it")
+        await until(pilot, lambda: settled(app), timeout=30)
+        busy.stop()
+        for pane in panes(app):
+            result = pane.state.last_result
+            assert pane.status == "done" and result is not None
+            await until(pilot, lambda pane=pane: pane.answer.caught_up, timeout=10)
+            assert result.text in pane.answer.text
+        assert polls[0] > 3 * 25, f"the panes' sources were polled {polls[0]} times in 3 s"
+        assert not FrameClock.of(app)._sources

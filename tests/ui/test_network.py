@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from textual.app import App, ComposeResult
+
+import anoman_tui.streaming.client as client_module
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.streaming import ChatTurn, StreamDone, StreamRequest, TextDelta
@@ -103,3 +106,83 @@ async def test_scrollbar_ends_where_the_answer_ends() -> None:
         assert bar._thumb == bar._thumb_cells()
         size, start, end = bar._thumb_cells()
         assert start is not None and end is not None and end // 8 >= size - 1
+
+
+async def test_a_frame_takes_the_deltas_read_before_it_in_order(
+    ui_gateway: EmbeddedGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`take_deltas()` (what a frame does as it begins) and the iterator share the events:
+    every one once, in the order read; once `caught_up`, every read made before is in."""
+
+    class SlowDecoder(client_module.SSEDecoder):  # type: ignore[misc,name-defined]
+        def feed(self, chunk: bytes) -> list[object]:  # type: ignore[override]
+            time.sleep(0.0005)  # a busy network thread: a read takes a while to decode
+            return super().feed(chunk)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(client_module, "SSEDecoder", SlowDecoder)
+    network = NetworkThread()
+    try:
+        stream = network.stream(request(ui_gateway, "ttft=0.02,rate=400,tokens=300"))
+        handled: list[object] = []
+        taken = 0
+        late: list[float] = []  # how much earlier than a take a later event was read
+
+        async def iterate() -> None:
+            async for event in stream:
+                handled.append(event)
+
+        task = asyncio.create_task(iterate())
+        while not task.done():
+            time.sleep(0.03)  # a frame's work: reads pile up meanwhile
+            deadline = time.monotonic() + 1.0
+            checked = time.monotonic()
+            while not stream.caught_up and time.monotonic() < deadline:
+                time.sleep(0.0005)
+                checked = time.monotonic()
+            assert stream.caught_up
+            events = stream.take_deltas()
+            taken += len(events)
+            handled.extend(events)
+            before = len(handled)
+            await asyncio.sleep(0.005)  # the iterator may run
+            # Anything handled after the take (but the stream's first, unpaced reads)
+            # was read after the moment the stream said it was caught up.
+            if len(handled) > 5:
+                late += [checked - e.at for e in handled[max(before, 5):]
+                         if isinstance(e, TextDelta) and e.at < checked]
+        await task
+        assert taken > 50, f"only {taken} deltas taken by frames"
+        texts = [e.text for e in handled if isinstance(e, TextDelta)]
+        assert stream.result is not None and stream.result.status == "completed"
+        assert "".join(texts) == stream.result.text and len(texts) == 300
+        stamps = [e.at for e in handled]  # type: ignore[attr-defined]
+        assert stamps == sorted(stamps)
+        assert isinstance(handled[-1], StreamDone)
+        assert not late, f"{len(late)} events read before caught_up were left for later"
+    finally:
+        network.stop()
+
+
+async def test_take_deltas_stops_at_the_first_other_event(ui_gateway: EmbeddedGateway
+                                                         ) -> None:
+    network = NetworkThread()
+    try:
+        stream = network.stream(request(ui_gateway, "ttft=0.01,rate=1000,tokens=20"))
+        stream.start()
+        time.sleep(0.5)  # the whole stream is read, none of it iterated
+        assert stream.caught_up
+        deltas = stream.take_deltas()
+        # StreamOpened comes first: nothing is taken past it, and the iterator is woken.
+        assert deltas == []
+        leading = []
+        while not deltas:
+            leading.append(await anext(aiter(stream)))
+            deltas = stream.take_deltas()
+        assert leading and not any(isinstance(e, TextDelta) for e in leading), leading
+        assert [type(e) for e in deltas] == [TextDelta] * 20
+        rest = [event async for event in stream]
+        assert not any(isinstance(e, TextDelta) for e in rest)
+        assert isinstance(rest[-1], StreamDone)
+        assert "".join(e.text for e in deltas) == stream.result.text  # type: ignore[union-attr]
+    finally:
+        network.stop()

@@ -43,6 +43,7 @@ from anoman_tui.streaming import (
 )
 from anoman_tui.ui.diff import word_diff
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
+from anoman_tui.ui.network import ThreadedStream
 from anoman_tui.ui.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
 from anoman_tui.ui.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
@@ -253,6 +254,7 @@ class ComparePane(Vertical):
         self.model_info = model_info
         self._frozen = frozen_clock
         self._stream: PaneStream | None = None
+        self._adopted = False  # the stream's sent_at taken (with its first event)
         self._prompt = ""
         self._spinner = cycle(SPINNER)
         self._spinner_frame = SPINNER[0]
@@ -653,49 +655,67 @@ class ComparePane(Vertical):
                 await asyncio.wait_for(self._skip_delay.wait(), delay_s)
             self._retry_at = None
             self._hide_badge()
-        answer = self.answer
-        adopted = False
-        async for event in stream:
-            if not adopted:
-                # The core's stamp, taken when the request went onto the wire (final by
-                # the first event), so the live TTFT matches the final one.
-                adopted = True
-                self._sent_at = stream.sent_at or self._sent_at
-            kind = type(event)
-            if kind is TextDelta:
-                assert isinstance(event, TextDelta)
-                self._count(event.at)
-                if self._first_text_at is None:
-                    self._first_text_at = event.at
+        self._adopted = False
+        threaded = isinstance(stream, ThreadedStream)
+        clock = FrameClock.of(self.app)
+        if threaded:
+            # Keyed by the stream: a cancelled worker's clean-up must not remove the
+            # source of the stream that replaced it.
+            clock.add_source(stream, lambda: self._take_deltas(stream), lambda: stream.caught_up)
+        try:
+            async for event in stream:
+                self._stream_event(event, stream)
+        finally:
+            if threaded:
+                clock.remove_source(stream)
+
+    def _take_deltas(self, stream: ThreadedStream) -> None:
+        # At the start of a frame: what the network thread read for it is drawn in it.
+        if self._stream is stream:
+            for event in stream.take_deltas():
+                self._stream_event(event, stream)
+
+    def _stream_event(self, event: StreamEvent, stream: PaneStream) -> None:
+        if not self._adopted:
+            # The core's stamp, taken when the request went onto the wire (final by
+            # the first event), so the live TTFT matches the final one.
+            self._adopted = True
+            self._sent_at = stream.sent_at or self._sent_at
+        kind = type(event)
+        if kind is TextDelta:
+            assert isinstance(event, TextDelta)
+            self._count(event.at)
+            if self._first_text_at is None:
+                self._first_text_at = event.at
+            if self.status != "streaming":
+                self.set_status("streaming")
+            self.answer.append(event.text, event.at)
+        elif kind is ReasoningDelta:
+            assert isinstance(event, ReasoningDelta)
+            self._count(event.at)
+            self._reasoning_chunks += 1
+            if self._reasoning_chunks == 1:
+                box = self.query_one(".reasoning", Collapsible)
+                box.display = True
+                box.collapsed = False
                 if self.status != "streaming":
                     self.set_status("streaming")
-                answer.append(event.text, event.at)
-            elif kind is ReasoningDelta:
-                assert isinstance(event, ReasoningDelta)
-                self._count(event.at)
-                self._reasoning_chunks += 1
-                if self._reasoning_chunks == 1:
-                    box = self.query_one(".reasoning", Collapsible)
-                    box.display = True
-                    box.collapsed = False
-                    if self.status != "streaming":
-                        self.set_status("streaming")
-                self.reasoning.append(event.text, event.at)
-            elif kind is StreamOpened:
-                pass
-            elif kind is StreamFinished:
-                assert isinstance(event, StreamFinished)
-                if event.usage is not None:
-                    self._usage = event.usage
-            elif kind is AnomanMetadata:
-                assert isinstance(event, AnomanMetadata)
-                self._anoman = event.block
-                self._draw_footer()
-            elif kind is StreamFailed:
-                pass  # shown with the result, once
-            elif kind is StreamDone:
-                assert isinstance(event, StreamDone)
-                self._finish(event.result)
+            self.reasoning.append(event.text, event.at)
+        elif kind is StreamOpened:
+            pass
+        elif kind is StreamFinished:
+            assert isinstance(event, StreamFinished)
+            if event.usage is not None:
+                self._usage = event.usage
+        elif kind is AnomanMetadata:
+            assert isinstance(event, AnomanMetadata)
+            self._anoman = event.block
+            self._draw_footer()
+        elif kind is StreamFailed:
+            pass  # shown with the result, once
+        elif kind is StreamDone:
+            assert isinstance(event, StreamDone)
+            self._finish(event.result)
 
     def _count(self, at: float) -> None:
         if self._first_at is None:
