@@ -15,6 +15,7 @@ import pytest
 
 from anoman_tui.gateway.catalogue import CATALOGUE
 from anoman_tui.gateway.embedded import EmbeddedGateway
+from anoman_tui.gateway.generation import GenerationRun
 from anoman_tui.gateway.tokenizer import count_prompt_tokens
 
 from .conftest import auth, chat_body, post_stream, prompt, wait_row
@@ -234,6 +235,37 @@ def test_frames_are_written_as_they_are_due(gateway: EmbeddedGateway) -> None:
             reads += 1
             assert raw.count(b'"content":"') <= 2
     assert reads >= 10
+
+
+def test_tokens_already_due_go_out_in_one_write(gateway: EmbeddedGateway,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # At 4,000 tok/s tokens fall due faster than the loop wakes: those due by a wake-up
+    # are written together, each still its own event, in order and none lost.
+    writes: list[bytes] = []
+    original = GenerationRun.stream
+
+    async def stream(self: GenerationRun, send: Any) -> None:
+        async def counted(message: Any) -> None:
+            if message["type"] == "http.response.body":
+                writes.append(message["body"])
+            await send(message)
+
+        await original(self, counted)
+
+    monkeypatch.setattr(GenerationRun, "stream", stream)
+    headers = {**auth(gateway), "X-Anoman-Simulate": "ttft=0,rate=4000,tokens=400"}
+    texts: list[str] = []
+    with httpx.Client(base_url=gateway.base_url, timeout=10) as client, client.stream(
+            "POST", "/v1/chat/completions", json=chat_body(), headers=headers) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: {"):
+                delta = json.loads(line[6:])["choices"][0]["delta"] if '"choices":[{' in line else {}
+                if delta.get("content"):
+                    texts.append(delta["content"])
+    assert len(texts) == 400
+    body = b"".join(writes)
+    assert body.count(b"\n\ndata: ") + 1 >= 400  # one event per token
+    assert len(writes) < 200, f"{len(writes)} writes for 400 tokens"
 
 
 def test_every_frame_is_valid_json_for_every_model(gateway: EmbeddedGateway) -> None:
