@@ -268,3 +268,33 @@ async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypat
             assert result.text in pane.answer.text
         assert polls[0] > 3 * 25, f"the panes' sources were polled {polls[0]} times in 3 s"
         assert not FrameClock.of(app)._sources
+
+
+async def test_a_failure_drawing_a_frames_deltas_costs_only_its_pane(make_app, monkeypatch
+                                                                     ) -> None:
+    from anoman_tui.ui import pane_state
+    from anoman_tui.ui.network import ThreadedStream
+    from tests.pilot import badge_text, panes, ready, send, settled
+
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0.02,rate=100,tokens=200")
+    original = ThreadedStream.take_deltas
+    broken: list[ThreadedStream] = []
+
+    def take(self: ThreadedStream) -> list[object]:
+        events = original(self)
+        if self.request.pane == 2 and self._received > 3 and not broken:  # streaming
+            broken.append(self)
+            raise RuntimeError("a bug while drawing")
+        return events  # type: ignore[return-value]
+
+    monkeypatch.setattr(ThreadedStream, "take_deltas", take)
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await send(pilot, "stream it")
+        await until(pilot, lambda: settled(app), timeout=30)
+        one, two, three = panes(app)
+        assert broken, "no frame took deltas in pane 2"
+        assert two.status == "failed" and "INTERNAL ERROR" in badge_text(two)
+        assert one.status == "done" and three.status == "done"
+        assert not FrameClock.of(app)._sources

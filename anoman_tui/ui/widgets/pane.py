@@ -255,6 +255,7 @@ class ComparePane(Vertical):
         self._frozen = frozen_clock
         self._stream: PaneStream | None = None
         self._adopted = False  # the stream's sent_at taken (with its first event)
+        self._frame_failure: Exception | None = None  # raised drawing a frame's deltas
         self._prompt = ""
         self._spinner = cycle(SPINNER)
         self._spinner_frame = SPINNER[0]
@@ -656,6 +657,7 @@ class ComparePane(Vertical):
             self._retry_at = None
             self._hide_badge()
         self._adopted = False
+        self._frame_failure = None
         threaded = isinstance(stream, ThreadedStream)
         clock = FrameClock.of(self.app)
         if threaded:
@@ -664,6 +666,8 @@ class ComparePane(Vertical):
             clock.add_source(stream, lambda: self._take_deltas(stream), lambda: stream.caught_up)
         try:
             async for event in stream:
+                if self._frame_failure is not None:
+                    raise self._frame_failure  # handled as the iteration's own (_consume)
                 self._stream_event(event, stream)
         finally:
             if threaded:
@@ -671,9 +675,16 @@ class ComparePane(Vertical):
 
     def _take_deltas(self, stream: ThreadedStream) -> None:
         # At the start of a frame: what the network thread read for it is drawn in it.
-        if self._stream is stream:
+        if self._stream is not stream or self._frame_failure is not None:
+            return
+        try:
             for event in stream.take_deltas():
                 self._stream_event(event, stream)
+        except Exception as exc:
+            # A bug here must cost this pane, not the frame (nor the app): the iteration
+            # raises it with its next event (the cancellation's end, at the latest).
+            self._frame_failure = exc
+            stream.cancel()
 
     def _stream_event(self, event: StreamEvent, stream: PaneStream) -> None:
         if not self._adopted:
