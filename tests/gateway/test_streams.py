@@ -258,8 +258,8 @@ def test_tokens_already_due_go_out_in_one_write(gateway: EmbeddedGateway,
     with httpx.Client(base_url=gateway.base_url, timeout=10) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(), headers=headers) as response:
         for line in response.iter_lines():
-            if line.startswith("data: {"):
-                delta = json.loads(line[6:])["choices"][0]["delta"] if '"choices":[{' in line else {}
+            if line.startswith("data: {") and '"choices":[{' in line:
+                delta = json.loads(line[6:])["choices"][0]["delta"]
                 if delta.get("content"):
                     texts.append(delta["content"])
     assert len(texts) == 400

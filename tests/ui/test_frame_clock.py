@@ -5,6 +5,7 @@ pane, and the first-render warm-up."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable
 
@@ -128,7 +129,7 @@ async def test_a_source_is_polled_as_each_frame_begins_and_draws_in_it() -> None
         await until(pilot, lambda: len(polls) >= 6, timeout=5)
         # A frame on every grid point while the source is there; only the one that had
         # something to draw composited the screen.
-        gaps = [b - a for a, b in zip(polls, polls[1:])]
+        gaps = [b - a for a, b in itertools.pairwise(polls)]
         assert all(gap > FrameClock.INTERVAL / 2 for gap in gaps), gaps
         assert frames[0] == 1 and drawn_by_clock == [True]
         assert "arrived" in app.export_screenshot().replace("&#160;", " ")

@@ -10,7 +10,6 @@ import pytest
 from textual.app import App, ComposeResult
 
 import anoman_tui.streaming.client as client_module
-
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.streaming import ChatTurn, StreamDone, StreamRequest, TextDelta
 from anoman_tui.ui.network import NetworkThread

@@ -658,20 +658,21 @@ class ComparePane(Vertical):
             self._hide_badge()
         self._adopted = False
         self._frame_failure = None
-        threaded = isinstance(stream, ThreadedStream)
+        threaded = stream if isinstance(stream, ThreadedStream) else None
         clock = FrameClock.of(self.app)
-        if threaded:
+        if threaded is not None:
             # Keyed by the stream: a cancelled worker's clean-up must not remove the
             # source of the stream that replaced it.
-            clock.add_source(stream, lambda: self._take_deltas(stream), lambda: stream.caught_up)
+            clock.add_source(threaded, lambda: self._take_deltas(threaded),
+                             lambda: threaded.caught_up)
         try:
             async for event in stream:
                 if self._frame_failure is not None:
                     raise self._frame_failure  # handled as the iteration's own (_consume)
                 self._stream_event(event, stream)
         finally:
-            if threaded:
-                clock.remove_source(stream)
+            if threaded is not None:
+                clock.remove_source(threaded)
 
     def _take_deltas(self, stream: ThreadedStream) -> None:
         # At the start of a frame: what the network thread read for it is drawn in it.
