@@ -59,7 +59,7 @@ from anoman_tui.streaming.failures import (
 )
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
 from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
-from anoman_tui.streaming.pacing import Pacer, pace, paced_transport
+from anoman_tui.streaming.pacing import Pacer, pace, paced_transport, stamp_reads
 from anoman_tui.streaming.recorder import ResultRecorder
 from anoman_tui.streaming.recording import (
     REPLAY_PANE_EXTENSION,
@@ -374,8 +374,11 @@ class ModelStream:
         self._body = body = response.aiter_bytes()
         gap = self._read_gap
         answering = False  # answer text has arrived: reads may be paced on the grid
+        # Each chunk is stamped with the return of the socket read that brought it (if
+        # the transport is the paced one; else when the chunk comes out of the stack).
+        read_stamp = stamp_reads()
         async for chunk in body:
-            at = monotonic()
+            at = read_stamp.at or monotonic()
             if capture is not None:
                 capture.read(at, chunk)
             batch: list[StreamEvent] = []
