@@ -147,6 +147,25 @@ def draw_dirty_lines_only(screen: Screen[Any]) -> None:
     )
 
 
+def _vanished_regions(compositor: Compositor) -> list[Region]:
+    """Where widgets were on screen at the last update and no longer are.
+
+    Textual repaints a removed widget's area when a layout finds it gone; but a scroll
+    rebuilds the visible map first (`reflow_visible`), without marking anything, and the
+    layout after it then finds nothing changed. Seen: a toast that expired while an
+    answer scrolled left its text beside the prompt box.
+    """
+    visible = compositor.visible_widgets
+    seen = getattr(compositor, "_anoman_seen", None)
+    if seen is not None and seen[0] is visible:
+        return []
+    shown = {widget: region.intersection(clip) for widget, (region, clip) in visible.items()}
+    compositor._anoman_seen = (visible, shown)  # type: ignore[attr-defined]
+    if seen is None:
+        return []
+    return [area for widget, area in seen[1].items() if area and widget not in shown]
+
+
 def _chop_owners(compositor: Compositor) -> list[dict[int, Widget]]:
     """For each screen line, the widget that shows each of its chops (cut -> widget):
     the front-most visible widget covering it. Kept until the layout or scroll changes
@@ -185,6 +204,7 @@ def _render_dirty_lines(self: Compositor) -> ChopsUpdate | None:
     """
     update_regions = self._dirty_regions.copy()
     self._dirty_regions.clear()
+    update_regions.update(_vanished_regions(self))
     if not update_regions:
         return None
     width, height = self.size

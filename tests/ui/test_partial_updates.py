@@ -174,3 +174,43 @@ async def test_a_frame_renders_only_the_widgets_and_lines_it_changes(
         height = view.size.height
         # From the changed row (the tenth) down: not the rows above it.
         assert all(rows <= height - 9 for _, rows in rendered), (rendered, height)
+
+
+async def test_a_widget_gone_without_a_repaint_is_repainted(
+    make_app: Callable[..., AnomanApp],
+) -> None:
+    """The area of a widget that left the screen is repainted even when nothing marked
+    it (seen in a terminal: a toast that expired while answers streamed, after a resize,
+    left its text beside the prompt box; the layout had found nothing to mark)."""
+    from textual.widgets._toast import Toast
+
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        terminal = watch(app, lambda _: None)
+        screen = app.compare
+        compositor = screen._compositor
+
+        def text() -> str:
+            return "\n".join("".join(char for char, _ in row) for row in terminal.rows)
+
+        app.notify("gone soon", timeout=60)
+        await until(pilot, lambda: "gone soon" in text())
+        toasts = [(toast, compositor.visible_widgets[toast][0]) for toast in screen.query(Toast)]
+        assert toasts
+        # The toast goes with no update drawn meanwhile, and the layout's marks are lost.
+        original = screen._compositor_refresh
+        screen._compositor_refresh = lambda: None  # type: ignore[method-assign]
+        for toast, _ in toasts:
+            await toast.remove()
+        await pilot.pause(0.2)
+        screen._compositor_refresh = original  # type: ignore[method-assign]
+        compositor._dirty_regions.clear()
+        update = compositor.render_partial_update()
+        assert update is not None, "nothing repaints where the toast was"
+        terminal.take(update)
+        rows = {y for y, _, _ in update.spans}
+        for _, region in toasts:
+            assert set(range(region.y, region.bottom)) <= rows
+        assert "gone soon" not in text()
