@@ -114,21 +114,18 @@ class _PacedStream(httpcore.AsyncNetworkStream):
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         pacer = _PACER.get()
-        if pacer is None:
-            data = await self._inner.read(max_bytes, timeout)
-            stamp = _STAMP.get()
-            if stamp is not None:
-                stamp.at = time.monotonic()
-            return data
-        pacer.consuming = False
-        await pacer.wait()
+        if pacer is not None:
+            pacer.consuming = False
+            await pacer.wait()
         data = await self._inner.read(max_bytes, timeout)
-        pacer.last = now = time.monotonic()
+        now = time.monotonic()
         stamp = _STAMP.get()
         if stamp is not None:
             stamp.at = now
-        pacer.reads += 1
-        pacer.consuming = True
+        if pacer is not None:
+            pacer.last = now
+            pacer.reads += 1
+            pacer.consuming = True
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
