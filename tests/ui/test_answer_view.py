@@ -308,6 +308,25 @@ async def test_dimmed_draws_dim() -> None:
         assert app.export_screenshot() == normal
 
 
+async def test_a_block_that_closes_keeps_its_unchanged_rows() -> None:
+    """Rows of the open block that closing it does not change stay the same objects, so
+    the screen draws them from its row cache instead of painting them again."""
+    app = Host()
+    async with app.run_test(size=(40, 12)) as pilot:
+        view = app.query_one(AnswerView)
+        words = " ".join(f"word{i}" for i in range(24))
+        view.append(words)  # one open paragraph over several rows
+        await drained(pilot, view)
+        open_rows = [view._row(y) for y in range(view._total_rows())]
+        assert len(open_rows) >= 3 and all(row is not None for row in open_rows)
+        view.append(" and the end.\n\nNext paragraph.")  # closes it, longer
+        await drained(pilot, view)
+        closed = [view._row(y) for y in range(len(open_rows))]
+        assert closed[-1] != open_rows[-1]  # the last row changed
+        for before, after in zip(open_rows[:-1], closed[:-1], strict=True):
+            assert after is before
+
+
 async def test_huge_inputs_complete_in_bounded_time() -> None:
     app = Host()
     async with app.run_test(size=(80, 24)) as pilot:
