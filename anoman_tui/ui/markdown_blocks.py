@@ -38,6 +38,7 @@ __all__ = [
     "Block",
     "BlockSplitter",
     "note_block",
+    "ordered_items",
     "prompt_blocks",
 ]
 
@@ -60,6 +61,52 @@ _STRING_CONTROL = re.compile(
 _STRING_OPENER = re.compile(r"\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]")
 _STRING_END = re.compile(r"\x07|\x1b\\|\x9c")
 _TABLE_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+
+
+_ORDERED_ITEM = re.compile(r"(\d{1,9})([.)])[ \t]+\S")
+_ANY_NUMBER = re.compile(r"[ \t]*\d{1,9}[.)]")
+
+
+def ordered_items(lines: list[str]) -> list[int] | None:
+    """Where each item of a tight numbered list begins in `lines` (indexes), or None
+    when its items could draw differently one by one than as one list.
+
+    While such a list streams its items are drawn one by one (only the last changes).
+    That equals Rich's drawing of the whole list when: every line starts an item
+    (unindented, numbered one more than the item before, with the same delimiter) or is
+    indented at least to its item's text (a continuation or nested blocks); from the
+    first line that is neither, the rest is drawn with the item above it, as one piece,
+    unless a numbered line follows (it may be the list's next item); no line is blank
+    (a loose list); and the numbers' width is the same for all items, with one more to
+    spare (Rich pads every number to the width of the last + 1).
+    """
+    if not lines:
+        return None
+    first = _ORDERED_ITEM.match(lines[0])
+    if first is None:
+        return None
+    number, delimiter = int(first.group(1)), first.group(2)
+    first_number = number
+    starts = [0]
+    indent = len(first.group(1)) + 2
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if not line.strip():
+            return None
+        item = _ORDERED_ITEM.match(line)
+        if item is not None and int(item.group(1)) == number + 1 and item.group(2) == delimiter:
+            number += 1
+            starts.append(index)
+            indent = len(item.group(1)) + 2
+        elif line[:indent].strip():
+            # Not inside the item above: it and all that follows draw as one piece, if
+            # no item follows (markdown-it counts any number as the list's next item).
+            if any(_ANY_NUMBER.match(rest) for rest in lines[index:]):
+                return None
+            break
+    if len(str(first_number + 1)) != len(str(number + 2)):
+        return None
+    return starts
 
 
 def _is_bullet(line: str) -> bool:

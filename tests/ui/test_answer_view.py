@@ -8,7 +8,7 @@ import time
 from itertools import pairwise
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.segment import Segment
 from textual.app import App, ComposeResult
@@ -16,6 +16,7 @@ from textual.geometry import Offset, Region
 from textual.pilot import Pilot
 from textual.scrollbar import ScrollBar
 from textual.selection import Selection
+from textual.strip import Strip
 
 from anoman_tui.ui.markdown_blocks import BlockSplitter
 from anoman_tui.ui.widgets.answer_view import AnswerView, _Gutter, _ThumbScrollBar
@@ -509,3 +510,85 @@ async def test_the_scrollbar_draws_its_kept_rows_as_textual_draws_them() -> None
                 assert kept == drawn, (hovered, y)
                 seen.update(tuple(strip) for strip in kept)
         assert 4 < len(seen) < 40  # rows were kept and reused, thumb ends included
+
+
+_ITEM_TEXTS = st.sampled_from([
+    "**Install** the package with `pip` and check that it starts",
+    "short", "a longer step that wraps across the narrow width of a pane, twice over",
+    "*emphasis* and a [link](https://example.com)", "x",
+])
+_ITEM_EXTRAS = st.sampled_from([
+    "", "", "", "", "", "   continued on an indented line",
+    "   - a nested bullet\n   - and another", "   1. nested number",
+])
+_AFTER_LIST = st.sampled_from([
+    "", "", "continued lazily", "# A heading", "| a | b |\n|---|---|\n| 1 | 2 |", "> a quote",
+    "10. not the next number",
+])
+
+
+@st.composite
+def numbered_lists(draw: st.DrawFn) -> str:
+    start = draw(st.sampled_from([1, 1, 1, 0, 2, 5, 7, 8, 9, 10, 98]))
+    delimiter = draw(st.sampled_from([".", ".", ")"]))
+    lines = []
+    for index in range(draw(st.integers(min_value=1, max_value=8))):
+        number = start + index + (1 if draw(st.integers(0, 30)) == 0 else 0)  # rarely skips
+        lines.append(f"{number}{delimiter} {draw(_ITEM_TEXTS)}")
+        extra = draw(_ITEM_EXTRAS)
+        if extra:
+            lines.append(extra)
+        if draw(st.integers(0, 20)) == 0:
+            lines.append(draw(st.sampled_from(["", "lazy", "# Heading"])))  # loose, or not
+    after = draw(_AFTER_LIST)
+    if after:
+        lines.append(after)
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(numbered_lists(), st.integers(min_value=12, max_value=60))
+@example("1. one\n# Heading\n2. two", 30)  # a block between items: not item by item
+@example("8. eight\n9. nine", 30)  # Rich pads to the width of 10
+@example("5. five\n6. six\n8. eight\n9. nine\n10. ten", 12)  # 8. is the list's 7th item
+def test_a_numbered_list_drawn_item_by_item_draws_as_the_whole_list(
+    source: str, width: int
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from anoman_tui.ui.markdown_blocks import ordered_items
+    from anoman_tui.ui.markdown_render import render_block
+
+    console = Console(file=io.StringIO(), width=width, color_system="truecolor")
+
+    def rows(text: str) -> list[list[Segment]]:
+        return render_block(console, text, width, dark=True, code_theme="monokai")
+
+    lines = source.split("\n")
+    starts = ordered_items(lines)
+    if starts is None:
+        return
+    edges = [*starts, len(lines)]
+    pieces = [row for a, b in pairwise(edges) for row in rows("\n".join(lines[a:b]))]
+    assert pieces == rows(source)
+
+
+async def test_an_open_numbered_list_draws_each_finished_item_once() -> None:
+    from anoman_tui.ui.markdown_render import render_block
+
+    app = Host()
+    async with app.run_test(size=(40, 20)) as pilot:
+        view = app.query_one(AnswerView)
+        view.append("1. **First** step, long enough to wrap in this view\n2. Second")
+        await drained(pilot, view)
+        first_rows = list(view._tail[:2])
+        view.append(" step\n3. Third")
+        await drained(pilot, view)
+        source = view._splitter.open_raw()
+        whole = [Strip(line) for line in render_block(
+            app.console, source, view._width, dark=app.current_theme.dark,
+            code_theme=AnswerView.CODE_THEME)]
+        assert view._tail == whole
+        assert view._tail[0] is first_rows[0] and view._tail[1] is first_rows[1]

@@ -57,6 +57,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from collections import deque
+from itertools import pairwise
 from math import ceil
 from typing import ClassVar, Self
 
@@ -83,6 +84,7 @@ from anoman_tui.ui.markdown_blocks import (
     Block,
     BlockSplitter,
     note_block,
+    ordered_items,
     prompt_blocks,
 )
 from anoman_tui.ui.markdown_render import (
@@ -371,6 +373,8 @@ class AnswerView(ScrollView, can_focus=True):
         self._soft_serial = 0
         self._soft_lines = 0
         self._soft_opener = ""  # fence opener line used by the soft chunks
+        # The open numbered list's finished items: (serial, source, rows) each.
+        self._items: list[tuple[int, str, list[Strip]]] = []
         self._finishing = False
         self._dirty_from: int | None = None  # first row changed since the last refresh
         self._evict_from = 0  # blocks before this index have had their strips dropped
@@ -426,6 +430,7 @@ class AnswerView(ScrollView, can_focus=True):
         self._splitter = BlockSplitter(gap=True)
         self._text_parts, self._text_recent, self._text_cache = [], [], ""
         self._soft, self._soft_lines, self._soft_serial = [], 0, 0
+        self._items = []
         self._turn_dimmed = False
         self._follow = True
         self._relayout()
@@ -743,7 +748,38 @@ class AnswerView(ScrollView, can_focus=True):
             if splitter.partial:
                 source += "\n" + splitter.partial
             return self._soft + self._render_source(source, trim_top=True)
+        if (splitter.is_list and splitter.fence is None and not splitter.prefix
+                and not splitter.trim_top and not splitter.blank_run):
+            items = self._render_open_items(raw, len(lines))
+            if items is not None:
+                return items
         return self._render_source(splitter.prefix + raw, trim_top=splitter.trim_top)
+
+    def _render_open_items(self, raw: str, complete: int) -> list[Strip] | None:
+        """The open numbered list drawn item by item, each finished item rendered once
+        (`ordered_items` says when that draws as the whole list would); None if not.
+
+        A bullet list is cut into a block per item by the splitter; a numbered one stays
+        one block (Rich aligns its numbers), and rendering it whole every frame was the
+        dearest open block but tables (profiled: 0.7-1.2 ms at 3 x 100 tok/s).
+        """
+        lines = raw.split("\n")
+        starts = ordered_items(lines[:complete])  # the partial line joins the last item
+        if starts is None or len(starts) < 2:
+            return None
+        serial = self._splitter.serial
+        kept = self._items
+        strips: list[Strip] = []
+        for index, (start, end) in enumerate(pairwise(starts)):
+            source = "\n".join(lines[start:end])
+            if index < len(kept) and kept[index][0] == serial and kept[index][1] == source:
+                rows = kept[index][2]
+            else:
+                rows = self._render_source(source)
+                del kept[index:]
+                kept.append((serial, source, rows))
+            strips.extend(rows)
+        return strips + self._render_source("\n".join(lines[starts[-1]:]))
 
     # -- layout ------------------------------------------------------------------------
     def _ensure_starts(self) -> int:
@@ -895,6 +931,7 @@ class AnswerView(ScrollView, can_focus=True):
             block.height = block.estimate(width)
         self._valid = 0
         self._soft, self._soft_lines, self._soft_serial = [], 0, 0
+        self._items = []
         self._tail_key = None
         self._render_tail()
         if anchor is not None:
