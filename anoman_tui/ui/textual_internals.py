@@ -76,7 +76,8 @@ Outside the package, `benchmarks/answer_view_lag.py` and `benchmarks/app_harness
 time frames by wrapping `Screen._compositor_refresh()`, and app_harness.py also draws each
 frame as terminal output by overriding `App._display()`; the tests check both exist too.
 
-May import: the standard library and `textual`. Nothing from the project.
+May import: the standard library, `textual` and `rich` (its dependency). Nothing from the
+project.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import Any, ClassVar
 
+from rich.style import Style
 from textual._compositor import ChopsUpdate, Compositor
 from textual._styles_cache import StylesCache
 from textual.app import App
@@ -300,11 +302,13 @@ def styles_cache(widget: Widget) -> StylesCache:
 
 
 def use_row_styles_cache(
-    widget: Widget, row: Callable[[int], Strip | None], paint: Callable[[int], Strip]
+    widget: Widget, row: Callable[[int], Strip | None], paint: Callable[[int], Strip],
+    style: Callable[[], Style] | None = None,
 ) -> RowStylesCache:
     """Make `widget` draw through a `RowStylesCache` reading its rows with `row` and
-    drawing its content lines with `paint` (in place of `widget.render_line`)."""
-    cache = RowStylesCache(widget, row, paint)
+    drawing its content lines with `paint` (in place of `widget.render_line`); `style`
+    gives `widget.rich_style` (default: reads it, which walks the ancestors)."""
+    cache = RowStylesCache(widget, row, paint, style)
     widget._styles_cache = cache
     return cache
 
@@ -323,10 +327,12 @@ class RowStylesCache(StylesCache):
     MAX_ROWS: ClassVar[int] = 1_024
 
     def __init__(
-        self, widget: Widget, row: Callable[[int], Strip | None], paint: Callable[[int], Strip]
+        self, widget: Widget, row: Callable[[int], Strip | None], paint: Callable[[int], Strip],
+        style: Callable[[], Style] | None = None,
     ) -> None:
         super().__init__()
         self._widget = widget
+        self._style = style or (lambda: widget.rich_style)
         self._row = row
         self._paint = paint
         self._rows: dict[int, tuple[Strip, Strip]] = {}  # virtual row -> (source, styled)
@@ -363,7 +369,7 @@ class RowStylesCache(StylesCache):
             size, content_size, padding, base_background, background, opacity,
             styles.text_opacity, styles.tint, styles.border, styles.outline,
             styles.hatch if styles.has_rule("hatch") else None,
-            id(ansi_theme), native_ansi, self._widget.rich_style,
+            id(ansi_theme), native_ansi, self._style(),
         )
         if context != self._context:
             self._context = context

@@ -328,6 +328,39 @@ async def test_a_block_that_closes_keeps_its_unchanged_rows() -> None:
             assert after is before
 
 
+async def test_an_ancestors_new_style_reaches_the_rows() -> None:
+    """The view keeps its style between flushes; a style change of a container around
+    it (a pane's status class) still draws its rows in the new colours, at once."""
+    from textual.containers import Vertical
+
+    class Boxed(App[None]):
+        CSS = "Vertical { background: #102030; } Vertical.-hot { background: #a02010; }"
+
+        def compose(self) -> ComposeResult:
+            with Vertical():
+                yield AnswerView()
+
+    app = Boxed()
+    async with app.run_test(size=(40, 6)) as pilot:
+        view = app.query_one(AnswerView)
+        view.append("Some text")
+        await drained(pilot, view)
+
+        def row_background() -> object:
+            return view._paint_line(0)._segments[0].style.bgcolor
+
+        before, shot = row_background(), app.export_screenshot()
+        app.query_one(Vertical).add_class("-hot")
+        await pilot.pause()
+        assert row_background() != before
+        assert row_background() == view.rich_style.bgcolor
+        assert app.export_screenshot() != shot  # drawn, not only computed
+        view.append(" and more")  # a flush after the change draws in it too
+        await drained(pilot, view)
+        assert view._paint_line(0).text.startswith("Some text and more")
+        assert row_background() == view.rich_style.bgcolor
+
+
 async def test_huge_inputs_complete_in_bounded_time() -> None:
     app = Host()
     async with app.run_test(size=(80, 24)) as pilot:

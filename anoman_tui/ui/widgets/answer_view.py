@@ -354,7 +354,8 @@ class AnswerView(ScrollView, can_focus=True):
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
         # Styled rows are kept across scrolls: see textual_internals.RowStylesCache.
-        self._row_styles = use_row_styles_cache(self, self._row, self._paint_line)
+        self._row_styles = use_row_styles_cache(self, self._row, self._paint_line,
+                                                self._rich_style)
         self._reset_content()
 
     def _reset_content(self) -> None:
@@ -804,10 +805,11 @@ class AnswerView(ScrollView, can_focus=True):
         """Render what is in view, update the virtual size and follow the bottom."""
         if self._width <= 0:
             return
-        style = self.rich_style  # may change with an ancestor's style: check per flush
-        if style != self._style:
-            self._style = style
-            self._row_styles.forget_rows()
+        if self._style is None:
+            # Reset by notify_style_update(), which Textual calls on every descendant
+            # whose ancestor's styles changed (DOMNode.rich_style walks all ancestors:
+            # once per flush was ~2% of the UI thread at 3 x 100 tok/s, profiled).
+            self._style = self.rich_style
         full = self._render_viewport()
         total = self._total_rows()
         bar = made_vertical_scrollbar(self)
@@ -1016,9 +1018,7 @@ class AnswerView(ScrollView, can_focus=True):
     def _line(self, y: int, width: int | None = None, *, offsets: bool = True) -> Strip:
         if width is None:
             width = self.scrollable_content_region.width
-        rich_style = self._style
-        if rich_style is None:
-            rich_style = self._style = self.rich_style
+        rich_style = self._rich_style()
         virtual_y = self.scroll_offset.y + y
         source = self._row(virtual_y)
         if source is None:
@@ -1060,6 +1060,13 @@ class AnswerView(ScrollView, can_focus=True):
             pad = width - source.cell_length
             append(Segment(" " * pad, style + Style.from_meta({"offset": (x, y)})))
         return Strip(segments, width)
+
+    def _rich_style(self) -> Style:
+        """`rich_style`, kept until the styles change (`notify_style_update`)."""
+        style = self._style
+        if style is None:
+            style = self._style = self.rich_style
+        return style
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
