@@ -67,6 +67,34 @@ async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkey
         assert row["ended_at"] - aborted_at < 1.0
 
 
+async def test_a_new_comparison_while_panes_stream_leaves_them_empty(
+    make_app, monkeypatch
+) -> None:
+    # Seen in a terminal: the aborted turns ended after the panes were cleared and drew
+    # their CANCELLED notes and status into the new comparison.
+    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        for pane in app.panes:
+            pane.scenario = "slow_thinking"
+        app.panes[2].scenario = "none"  # a reasoning model: still waiting for its text
+        await send(pilot, "explain clearing while streaming")
+        await until(pilot, lambda: app.compare.pane(1)._chunks >= 3)
+        await pilot.press("ctrl+n")
+        await pilot.pause(0.6)  # the aborted streams end meanwhile
+        for pane in panes(app):
+            assert pane.status == "idle", pane.status
+            assert pane.answer.text == ""
+            assert "CANCELLED" not in "\n".join(pane.answer._rendered_lines())
+            assert pane.state.history == [] and pane.state.last_result is None
+        await send(pilot, "and a new one")  # the cleared panes stream again
+        await until(pilot, lambda: settled(app))
+        for pane in panes(app):
+            assert pane.status == "done", badge_text(pane)
+            assert len(pane.state.history) == 2  # the new prompt and its answer only
+
+
 @pytest.mark.parametrize(
     ("scenarios", "expected"),
     [

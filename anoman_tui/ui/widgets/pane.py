@@ -24,6 +24,7 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
+from textual.worker import Worker
 
 from anoman_tui.streaming import (
     AnomanMetadata,
@@ -254,6 +255,7 @@ class ComparePane(Vertical):
         self.model_info = model_info
         self._frozen = frozen_clock
         self._stream: PaneStream | None = None
+        self._worker: Worker[None] | None = None  # the one drawing `_stream`
         self._adopted = False  # the stream's sent_at taken (with its first event)
         self._frame_failure: Exception | None = None  # raised drawing a frame's deltas
         self._prompt = ""
@@ -571,7 +573,16 @@ class ComparePane(Vertical):
     # -- streaming ------------------------------------------------------------
 
     def clear(self) -> None:
-        """Forget every turn shown (the conversation itself is the state's)."""
+        """Forget every turn shown (the conversation itself is the state's), the one
+        streaming included: it is closed, and its end is not drawn."""
+        self.abort()
+        if self._worker is not None:
+            # Else the aborted turn ended after this and drew its CANCELLED note, and
+            # its status, into the cleared pane (seen: Ctrl+N while panes streamed).
+            self._worker.cancel()
+            self._worker = None
+        self._stop_tick()
+        self._stream = None
         self.answer.clear()
         self._clear_turn()
         self.set_status("idle")
@@ -602,8 +613,9 @@ class ComparePane(Vertical):
         self.set_status("waiting")
         self._sent_at = None if (delay_s or self._frozen) else time.monotonic()
         self._start_tick()
-        self.run_worker(self._consume(stream, prompt, delay_s), group=f"pane-{self.state.index}",
-                        exclusive=True, exit_on_error=False)
+        self._worker = self.run_worker(self._consume(stream, prompt, delay_s),
+                                       group=f"pane-{self.state.index}", exclusive=True,
+                                       exit_on_error=False)
 
     def abort(self) -> bool:
         """Close this pane's connection (or skip its pending retry); True if one was running."""
