@@ -561,7 +561,7 @@ class AnswerView(ScrollView, can_focus=True):
                 # The open block just closed with more text than its last render: render
                 # it now, keeping the rows that did not change as the same objects, so
                 # that they are drawn from the row cache (profiled at 3 x 1,000 tok/s:
-                # a quarter of the rows painted per frame were such rows).
+                # 1,549 of the 3,605 rows painted in a run were such rows).
                 _keep_equal_rows(self._render_block(block), self._tail)
             if block.strips is not None:
                 block.height = len(block.strips)
