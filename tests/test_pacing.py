@@ -143,3 +143,51 @@ async def test_a_thinking_stream_stamps_its_first_answer_text_on_arrival(
     assert max(b - a for a, b in pairwise(stamps)) < 0.08, stamps
     assert text.at - reasoning[-1].at < 0.05
     assert stream.pacer is not None and stream.pacer.grid == grid
+
+
+def test_a_read_due_on_the_grid_and_not_begun_is_late() -> None:
+    # The frame waits for such a read (ThreadedStream.caught_up): the network thread has
+    # not come round to it yet, and what it brings belongs in this frame.
+    from anoman_tui.streaming.pacing import Pacer
+
+    grid, lead = 0.04, 0.005
+    frame = 400 * grid
+    pacer = Pacer(0.004, frame - grid - lead + 0.0005, grid, lead)  # read for the last frame
+    assert not pacer.late(frame - lead - 0.001)  # this frame's read is not due yet
+    assert pacer.late(frame)
+    pacer.reading = True  # under way (waiting for data, or returning it)
+    assert not pacer.late(frame)
+    pacer.reading, pacer.consuming = False, True  # returned, being decoded
+    assert not pacer.late(frame)
+    pacer.consuming, pacer.ended = False, True  # the stream is over: no read will come
+    assert not pacer.late(frame)
+    pacer.ended, pacer.last = False, frame - lead + 0.0002  # made on time
+    assert not pacer.late(frame)
+    assert not Pacer(0.004, frame - 1.0).late(frame)  # not on a grid (not talking yet)
+
+
+async def test_a_paced_read_is_marked_while_under_way() -> None:
+    import asyncio
+
+    from anoman_tui.streaming.pacing import Pacer, _PacedStream, pace
+
+    started, release = asyncio.Event(), asyncio.Event()
+    pacers: list[Pacer] = []
+
+    class Inner:  # an httpcore network stream whose read waits for data
+        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            started.set()
+            await release.wait()
+            return b"data"
+
+    async def reader() -> bytes:
+        pacers.append(pace(0.0, grid=0.04, lead=0.005))
+        return await _PacedStream(Inner()).read(10)  # type: ignore[arg-type]
+
+    task = asyncio.create_task(reader())
+    await asyncio.wait_for(started.wait(), 5)
+    pacer = pacers[0]
+    assert pacer.reading and not pacer.late(pacer.next_read() + 1.0)
+    release.set()
+    assert await task == b"data"
+    assert not pacer.reading and pacer.consuming

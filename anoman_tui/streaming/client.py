@@ -194,6 +194,13 @@ class ModelStream:
         pacer = self.pacer
         return pacer is not None and pacer.consuming
 
+    @property
+    def read_late(self) -> bool:
+        """A paced read is due and has not begun (see `Pacer.late`): what it will bring
+        is not in `emitted` yet, though it was meant to be by now."""
+        pacer = self.pacer
+        return pacer is not None and pacer.late(time.monotonic())
+
     async def wait(self) -> StreamResult:
         """Drain the stream and return its result."""
         async for _ in self:
@@ -352,6 +359,7 @@ class ModelStream:
         finally:
             if self.pacer is not None:
                 self.pacer.consuming = False  # (its last read is not followed by another)
+                self.pacer.ended = True
             ended = self._terminated_at if completed and self._terminated_at else time.monotonic()
             result = recorder.result(ended, completed)
             if capture is not None:

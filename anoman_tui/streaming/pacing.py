@@ -46,7 +46,7 @@ class Pacer:
     """The pacing of one stream's reads: at most one read every `gap` seconds, and with a
     `grid`, only at `lead` seconds before a multiple of `grid` on the monotonic clock."""
 
-    __slots__ = ("consuming", "gap", "grid", "last", "lead", "reads")
+    __slots__ = ("consuming", "ended", "gap", "grid", "last", "lead", "reading", "reads")
 
     def __init__(self, gap: float, last: float, grid: float = 0.0, lead: float = 0.0) -> None:
         self.gap = gap
@@ -57,6 +57,8 @@ class Pacer:
         # A paced read returned data that its reader has not finished with: it asks for
         # the next read only once everything the last one brought is decoded.
         self.consuming = False
+        self.reading = False  # a read has begun (it may wait for data) and not returned
+        self.ended = False  # no read follows (the stream is over)
 
     def next_read(self) -> float:
         """The monotonic instant the next read may start."""
@@ -65,6 +67,12 @@ class Pacer:
         if not grid:
             return earliest
         return math.ceil((earliest + self.lead) / grid) * grid - self.lead
+
+    def late(self, now: float) -> bool:
+        """A read on the grid fell due by `now` and has not begun: the reading thread
+        has not come round to it yet (on a busy machine, waiting for a core)."""
+        return (bool(self.grid) and not (self.reading or self.consuming or self.ended)
+                and self.next_read() <= now)
 
     async def wait(self) -> None:
         delay = self.next_read() - time.monotonic()
@@ -117,7 +125,12 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         if pacer is not None:
             pacer.consuming = False
             await pacer.wait()
-        data = await self._inner.read(max_bytes, timeout)
+            pacer.reading = True
+        try:
+            data = await self._inner.read(max_bytes, timeout)
+        finally:
+            if pacer is not None:
+                pacer.reading = False
         now = time.monotonic()
         stamp = _STAMP.get()
         if stamp is not None:
