@@ -29,7 +29,10 @@ pure-Python workload, ms; best and slowest of 5) measured before and after it, s
 slow machine can be told from a regression. The summary gives each figure as its range
 over the runs.
 
-    python benchmarks/app_display_lag.py [--runs 3]
+    python benchmarks/app_display_lag.py [--runs 3] [--contend 2]
+
+`--contend N` runs N busy processes beside it for the whole benchmark, so a slow spell
+can be had on demand (on a 2-core machine, 2 of them roughly double the probe).
 
 May import: the standard library, textual, anoman_tui, and _common and app_harness (beside it).
 """
@@ -38,8 +41,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from _common import probe_line
@@ -210,10 +217,30 @@ def main() -> None:
                         "(answer_view_lag.py's measure; overstates lag in the app)")
     parser.add_argument("--rates", default="",
                         help="only these loads, e.g. 300,2000 (default: 300,1000,2000,100)")
+    parser.add_argument("--contend", type=int, default=0, metavar="N",
+                        help="run N busy processes beside the app and the gateway (a slow "
+                        "spell on demand: with 2 on 2 cores the probe reads about twice "
+                        "its quiet value)")
     args = parser.parse_args()
     wanted = {float(r) for r in args.rates.split(",") if r}
     loads = [load for load in LOADS if not wanted or load[0] in wanted]
-    asyncio.run(main_async(args.runs, args.flushed_messages, loads))
+    with contention(args.contend):
+        asyncio.run(main_async(args.runs, args.flushed_messages, loads))
+
+
+@contextlib.contextmanager
+def contention(processes: int) -> Iterator[None]:
+    """`processes` pure-Python busy loops in child processes while the block runs."""
+    if processes:
+        print(f"contention: {processes} busy processes beside the app and the gateway")
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
 
 
 if __name__ == "__main__":
