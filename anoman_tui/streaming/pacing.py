@@ -8,7 +8,9 @@ provider sends one event per token. So once a stream has produced its first text
 reads are spaced at least `gap` seconds apart: what arrives in between waits in the
 socket and comes in one read. The first text is read the moment it arrives (TTFT stays
 exact); a later event is stamped at most `gap` late. With a `grid` (the app's frame), the
-reads happen only `lead` before a multiple of it: once per frame, in time for it.
+reads happen only `lead` before a multiple of it: once per frame, in time for it. A
+`Pacer` also says whether a read is under way, and whether the one due has not begun
+(`late()`), so the frame can wait for a reading thread that is late to it.
 
 `paced_transport()` makes an httpx transport whose connections read through
 `PacedBackend`; a `ModelStream` turns pacing on for its own reads with `pace()` (a
