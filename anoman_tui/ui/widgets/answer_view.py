@@ -805,11 +805,10 @@ class AnswerView(ScrollView, can_focus=True):
         """Render what is in view, update the virtual size and follow the bottom."""
         if self._width <= 0:
             return
-        if self._style is None:
-            # Reset by notify_style_update(), which Textual calls on every descendant
-            # whose ancestor's styles changed (DOMNode.rich_style walks all ancestors:
-            # once per flush was ~2% of the UI thread at 3 x 100 tok/s, profiled).
-            self._style = self.rich_style
+        # Kept until notify_style_update(), which Textual calls on every descendant whose
+        # ancestor's styles changed (DOMNode.rich_style walks all ancestors: once per
+        # flush was ~2% of the UI thread at 3 x 100 tok/s, profiled).
+        self._rich_style()
         full = self._render_viewport()
         total = self._total_rows()
         bar = made_vertical_scrollbar(self)
