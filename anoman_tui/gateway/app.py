@@ -145,14 +145,14 @@ class _Gateway:
                         playground: bool) -> Response:
         state = self.state
         request_id = uuid.uuid4().hex[:24]
-        started_at = time.time()
+        started_at, admitted = time.time(), asyncio.get_running_loop().time()
         api_key = state.authenticate(_presented_key(request))
         if api_key is None:
             # Unauthenticated calls are not metered: there is no account to bill.
             return _json_response(
                 error_body(wire, "authentication_error", "missing or invalid API key",
                            code="invalid_api_key"), 401, request_id)
-        ident = RunIdentity(request_id, api_key, endpoint, started_at, playground)
+        ident = RunIdentity(request_id, api_key, endpoint, started_at, playground, admitted)
         chat: ChatRequest | None = None
         model: SimulatedModel | None = None
         stream_slot = False
