@@ -38,6 +38,7 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
+import httpcore
 import httpx
 
 from anoman_tui.streaming.events import (
@@ -67,6 +68,7 @@ from anoman_tui.streaming.recording import (
     RecordingEnding,
 )
 from anoman_tui.streaming.request import StreamRequest
+from anoman_tui.streaming.spares import SpareConnections
 from anoman_tui.streaming.sse import SSEDecoder
 from anoman_tui.streaming.vocabulary import StreamFailure
 
@@ -76,6 +78,7 @@ _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "anoman-request-id", "x-ano
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_JSON_BODY = 64 * 1024 * 1024
 _CONTENT = (TextDelta, ReasoningDelta)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 _DRAIN_TIMEOUT_S = 0.05
 _DRAIN_LIMIT_BYTES = 64 * 1024
 # httpcore trace events that mark a request's first bytes leaving (a new connection, or
@@ -99,15 +102,30 @@ class StreamClient:
         self.read_grid = read_grid  # (grid, lead): reads only `lead` before a grid point
         self._owns_http = http is None
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=32)
+        # The app's client (paced reads) also replaces what an abort closes (spares.py):
+        # a spare lives as long as the pool keeps an idle connection.
+        self.spares: SpareConnections | None = None
+
+        def with_spares(inner: httpcore.AsyncNetworkBackend) -> SpareConnections:
+            self.spares = SpareConnections(inner, ttl=limits.keepalive_expiry or 5.0)
+            return self.spares
+
         self._http = http or httpx.AsyncClient(
             limits=limits,
             follow_redirects=False,
-            transport=paced_transport(limits) if read_gap > 0 else None,
+            transport=paced_transport(limits, with_spares) if read_gap > 0 else None,
         )
 
     def stream(self, request: StreamRequest) -> ModelStream:
         return ModelStream(self._http, request, read_gap=self.read_gap,
-                           read_grid=self.read_grid)
+                           read_grid=self.read_grid,
+                           on_abort=self._replace_aborted if self.spares else None)
+
+    def _replace_aborted(self, url: httpx.URL, timeout: float) -> None:
+        """An aborted stream closed its connection: open a spare to the same server."""
+        if self.spares is not None and url.scheme in _DEFAULT_PORTS:
+            self.spares.open_spare(url.raw_host.decode("ascii"),
+                                   url.port or _DEFAULT_PORTS[url.scheme], timeout)
 
     async def list_models(
         self, base_url: str, api_key: str, extra_headers: tuple[tuple[str, str], ...] = (),
@@ -123,6 +141,8 @@ class StreamClient:
         return await fetch_usage(self._http, base_url, api_key, limit)
 
     async def aclose(self) -> None:
+        if self.spares is not None:
+            await self.spares.aclose()
         if self._owns_http:
             await self._http.aclose()
 
@@ -142,9 +162,12 @@ class ModelStream:
     """One model's stream. Iterate it (`async for event in stream`), or `await stream.wait()`."""
 
     def __init__(self, http: httpx.AsyncClient, request: StreamRequest, *,
-                 read_gap: float = 0.0, read_grid: tuple[float, float] | None = None
-                 ) -> None:
+                 read_gap: float = 0.0, read_grid: tuple[float, float] | None = None,
+                 on_abort: Callable[[httpx.URL, float], None] | None = None) -> None:
         self.request = request
+        # Told when this stream is aborted after its request went out (its connection is
+        # closed, not pooled): the client opens a spare in its place.
+        self._on_abort = on_abort
         self._http = http
         self._read_gap = read_gap
         self._read_grid = read_grid
@@ -344,6 +367,8 @@ class ModelStream:
                     fail(truncated_failure(recorder.text_chunks))
         except (asyncio.CancelledError, Exception) as exc:  # a bug ends this stream, not the app
             ending = _ending(exc)
+            if ending == "cancelled" and on_wire and self._on_abort is not None:
+                self._on_abort(httpx.URL(request.url), request.connect_timeout)
             if not isinstance(exc, (asyncio.CancelledError, ProtocolViolation, httpx.HTTPError)):
                 log.exception("stream for model %s failed unexpectedly", request.model)
             fail(

@@ -188,14 +188,20 @@ class PacedBackend(httpcore.AsyncNetworkBackend):
 _warned = False
 
 
-def paced_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    """An httpx transport whose reads `pace()` can space out (see the module's doc)."""
+def paced_transport(
+    limits: httpx.Limits,
+    wrap: typing.Callable[[httpcore.AsyncNetworkBackend], httpcore.AsyncNetworkBackend]
+    | None = None,
+) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose reads `pace()` can space out (see the module's doc).
+
+    `wrap`, if given, wraps httpcore's own backend beneath the pacing (spares.py)."""
     global _warned
     transport = httpx.AsyncHTTPTransport(limits=limits)
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(pool, httpcore.AsyncConnectionPool) and backend is not None:
-        pool._network_backend = PacedBackend(backend)
+        pool._network_backend = PacedBackend(wrap(backend) if wrap else backend)
     elif not _warned:
         _warned = True
         log.warning("this httpx/httpcore cannot pace reads: fast streams cost more CPU")
