@@ -202,6 +202,7 @@ class AnomanApp(App[None]):
         self.history: HistoryStore | None = None
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
         self.history_problem = ""
+        self._history_settled = asyncio.Event()  # opened, failed to, or never to be opened
         """Why the history could not be opened, in one sentence ("" if it could)."""
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
@@ -252,6 +253,8 @@ class AnomanApp(App[None]):
             # Like the gateway: opened after the first paint.
             self.call_after_refresh(lambda: self.run_worker(
                 self._open_history(), name="history", exit_on_error=False))
+        else:
+            self._history_settled.set()
         self.call_after_refresh(_freeze_startup_objects)
         # After the first paint, and off the UI thread: the first answers then draw
         # without one-time set-up stalls.
@@ -448,7 +451,10 @@ class AnomanApp(App[None]):
             except HistoryUnavailable as exc:
                 return None, exc.reason
 
-        self.history, reason = await asyncio.to_thread(open_store)
+        try:
+            self.history, reason = await asyncio.to_thread(open_store)
+        finally:
+            self._history_settled.set()
         self.history_problem = reason
         if reason:
             log.warning("history unavailable: %s", reason)
@@ -485,6 +491,10 @@ class AnomanApp(App[None]):
         if self.compare.base_url is None:
             raise GatewayRequestError("the gateway is not ready yet")
         return await self.stream_client.fetch_usage(self.compare.base_url, self.api_key, limit)
+
+    async def history_settled(self) -> None:
+        """Return once the history has opened or failed to (at once when it is off)."""
+        await self._history_settled.wait()
 
     def action_history(self) -> None:
         """The history: every saved comparison, newest first, searchable."""

@@ -32,6 +32,9 @@ class AppServices(Protocol):
     history_problem: str
     """Why the history could not be opened ("" if it could, or has not been tried)."""
 
+    async def history_settled(self) -> None:
+        """Return once the history has opened or failed to (at once when it is off)."""
+
     targets: dict[str, Target]
     """Every target by name."""
     target_models: dict[str, list[ModelInfo]]

@@ -4,6 +4,7 @@ panes, the next round, `--arena`, sighted votes and the scoreboard screen."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,25 @@ async def test_next_round_draws_again_and_typing_a_prompt_starts_one(make_app) -
         await until(pilot, lambda: arena.round == 3 and arena.phase == "voting")
         await pilot.press("escape")  # leaves the arena when nothing streams
         await until(pilot, lambda: app.screen is app.compare)
+
+
+async def test_the_arena_flag_waits_for_a_history_slow_to_open(make_app, monkeypatch) -> None:
+    # The gateway answers first (on a busy machine): the arena waits for the history
+    # rather than saying there is none.
+    real_open = HistoryStore.open.__func__  # type: ignore[attr-defined]
+
+    def slow_open(cls, *args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(1.0)  # (in the history's own thread)
+        return real_open(cls, *args, **kwargs)
+
+    monkeypatch.setattr(HistoryStore, "open", classmethod(slow_open))
+    app = make_app()
+    app.start_in_arena = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ArenaScreen))
+        assert app.history is None  # still opening when the arena opened
+        await until(pilot, lambda: app.history is not None
+                    and isinstance(app.screen, ArenaScreen) and app.screen.phase == "ready")
 
 
 async def test_the_arena_flag_opens_it_once_connected(make_app) -> None:

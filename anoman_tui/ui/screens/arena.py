@@ -119,6 +119,9 @@ class ArenaScreen(CompareScreen):
 
     async def _start(self) -> None:
         services = self.services
+        # `--arena` opens the arena as soon as the gateway answers, which on a busy
+        # machine can be before the history has finished opening.
+        await services.history_settled()
         if services.history is None:
             self.app.notify("The arena keeps its votes in the history, which is "
                             f"{'off' if not services.settings.history else 'not available'}"
