@@ -41,18 +41,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from _common import probe_line
 from app_harness import (
     BenchApp,
     GatewayProcess,
+    contention,
     gateway_process,
     isolate_environment,
     key_probe,
@@ -226,21 +223,6 @@ def main() -> None:
     loads = [load for load in LOADS if not wanted or load[0] in wanted]
     with contention(args.contend):
         asyncio.run(main_async(args.runs, args.flushed_messages, loads))
-
-
-@contextlib.contextmanager
-def contention(processes: int) -> Iterator[None]:
-    """`processes` pure-Python busy loops in child processes while the block runs."""
-    if processes:
-        print(f"contention: {processes} busy processes beside the app and the gateway")
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(processes)]
-    try:
-        yield
-    finally:
-        for process in busy:
-            process.kill()
-            process.wait()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 * Schedule lag: the gateway paces token i at `first + i / rate` on the shared monotonic
   clock; with the ledger's `first_token_at` that gives each token's due time, so
   "scheduled -> drawn" also charges any delay in reading the socket.
+* `contention(N)`: N busy processes for a block (`--contend N`), a slow spell on demand.
 
 Not a benchmark itself. May import: the standard library, textual, anoman_tui.
 """
@@ -327,3 +328,18 @@ def schedule_lags(app: BenchApp, gateway: GatewayProcess, rate: float
             drawn_lags.append(drawn - due)
             read_delays.append(arrived - due)
     return drawn_lags, read_delays
+
+
+@contextlib.contextmanager
+def contention(processes: int) -> Iterator[None]:
+    """`processes` pure-Python busy loops in child processes while the block runs."""
+    if processes:
+        print(f"contention: {processes} busy processes beside the app and the gateway")
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()

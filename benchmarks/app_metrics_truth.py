@@ -15,7 +15,10 @@ a separate process (`anoman-tui serve --port 0`); panes are paced with
   (`time.time()`) is compared with the `ended_at` the gateway's ledger records for that
   stream (row looked up by the stream's `x-request-id`). Target: p99 <= 50 ms over 20 tries.
 
-    python benchmarks/app_metrics_truth.py [--tries 8] [--aborts 20]
+    python benchmarks/app_metrics_truth.py [--tries 8] [--aborts 20] [--contend 2]
+
+`--contend N` runs N busy processes beside the app and the gateway (as
+app_display_lag.py does): a slow spell on demand.
 
 May import: the standard library, textual, anoman_tui, and _common and app_harness (beside
 it).
@@ -33,6 +36,7 @@ from app_harness import (
     WALL_MINUS_MONO,
     BenchApp,
     GatewayProcess,
+    contention,
     gateway_process,
     isolate_environment,
     percentile,
@@ -155,9 +159,12 @@ def main() -> None:
     parser.add_argument("--aborts", type=int, default=20)
     parser.add_argument("--background", default="300,1000,2000",
                         help="the other two panes' rates, tok/s (default: 300,1000,2000)")
+    parser.add_argument("--contend", type=int, default=0, metavar="N",
+                        help="run N busy processes beside the app and the gateway")
     args = parser.parse_args()
-    asyncio.run(main_async(args.tries, args.aborts,
-                           [float(r) for r in args.background.split(",") if r]))
+    with contention(args.contend):
+        asyncio.run(main_async(args.tries, args.aborts,
+                               [float(r) for r in args.background.split(",") if r]))
 
 
 if __name__ == "__main__":
