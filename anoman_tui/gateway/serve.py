@@ -12,6 +12,7 @@ standard library.
 from __future__ import annotations
 
 import argparse
+import gc
 import ipaddress
 import logging
 import signal
@@ -104,6 +105,10 @@ def serve_main(args: argparse.Namespace) -> int:
         return 2
 
     def announce(server: GatewayServer) -> None:
+        # What start-up built lives as long as the process: out of the collector's reach,
+        # a full collection no longer walks it (24-26 ms each, measured while the
+        # gateway served 2 x 2,000 tok/s beside two busy processes).
+        gc.freeze()
         shown = f"[{host}]" if ":" in host else host
         print(f"Anoman gateway listening on http://{shown}:{server.bound_port}", flush=True)
         print(f"Usage ledger: {config.resolved_db_path()}", flush=True)
