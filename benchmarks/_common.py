@@ -77,7 +77,7 @@ def verdict(ok: bool) -> str:
 def print_header(title: str) -> None:
     print(f"== {title}")
     print(f"   python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f} at start")
+          f"load average {os.getloadavg()[0]:.2f} at start, machine probe {probe_line()[1]}")
 
 
 @dataclass

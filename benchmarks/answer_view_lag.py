@@ -11,7 +11,8 @@ the app responsive), process CPU % (process_time over wall time) and peak RSS.
 
     python benchmarks/answer_view_lag.py --rate 300 --tokens 2000
 
-May import: the standard library, textual, and anoman_tui.ui.widgets.answer_view.
+May import: the standard library, textual, anoman_tui.ui.widgets.answer_view, and _common
+(beside it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from _common import probe_line
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 
@@ -225,7 +227,8 @@ async def run(
     lags = [lag for s in app.stats for _, lag in s.lags]
     gc_mode = "gc.freeze() after start-up" if freeze else "default GC"
     print(
-        f"{panes} panes x {rate:g} tok/s x {tokens} tokens ({width}x{height} terminal, {gc_mode})"
+        f"{panes} panes x {rate:g} tok/s x {tokens} tokens ({width}x{height} terminal, {gc_mode});"
+        f" machine probe after the run {probe_line()[1]}"
     )
     print(
         "  lag ms  p50 {:.0f}  p95 {:.0f}  p99 {:.0f}  max {:.0f}".format(

@@ -14,9 +14,12 @@ prints:
 * how far behind drawing was at the end (display lag p99 over the last fifth), to show
   the cost figures come from a UI that kept up.
 
+A machine-speed probe (`_common.probe_line`) is printed before and after the run.
+
     python benchmarks/app_long_answers.py [--tokens 100000] [--rate 2500]
 
-May import: the standard library, textual, anoman_tui, and app_harness (beside it).
+May import: the standard library, textual, anoman_tui, and _common and app_harness (beside
+it).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import gc
 import resource
 import time
 
+from _common import probe_line
 from app_harness import (
     BenchApp,
     gateway_process,
@@ -40,7 +44,8 @@ async def main_async(tokens: int, rate: float) -> None:
     isolate_environment()
     samples: list[tuple[float, int, float]] = []  # (wall, tokens taken in, cpu)
     with gateway_process() as gateway:
-        print(f"gateway: separate process (pid {gateway.process.pid}) at {gateway.base_url}")
+        print(f"gateway: separate process (pid {gateway.process.pid}) at {gateway.base_url}; "
+              f"machine probe {probe_line()[1]}")
         app = BenchApp(gateway)
         async with app.run_test(size=(180, 50)):
             await app.ready()
@@ -63,6 +68,7 @@ async def main_async(tokens: int, rate: float) -> None:
             total = sum(lag.tokens for lag in app.lags)
             text_lengths = [len(p.answer.text) for p in
                             (app.compare.pane(i) for i in (1, 2, 3))]
+    print(f"machine probe after the run {probe_line()[1]}")
     gc.collect()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     statuses = [r.status if r else "none" for r in results]

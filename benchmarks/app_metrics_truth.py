@@ -31,7 +31,7 @@ import asyncio
 import statistics
 import time
 
-from _common import probe_ms
+from _common import probe_line
 from app_harness import (
     WALL_MINUS_MONO,
     BenchApp,
@@ -112,7 +112,7 @@ async def main_async(tries: int, aborts: int, backgrounds: list[float]) -> None:
     found = {}
     with gateway_process() as gateway:
         print(f"gateway: separate process (pid {gateway.process.pid}) at {gateway.base_url}; "
-              f"machine probe {probe_ms():.0f} ms")
+              f"machine probe {probe_line()[1]}")
         app = BenchApp(gateway)
         async with app.run_test(size=(180, 50)):
             await app.ready()
@@ -120,6 +120,7 @@ async def main_async(tries: int, aborts: int, backgrounds: list[float]) -> None:
                 found[background] = (*await measure_metrics(app, gateway, tries, background),
                                      list(BREAKDOWN))
             abort_lat = await measure_aborts(app, gateway, aborts)
+        print(f"machine probe after the runs {probe_line()[1]}")
 
     def ms_list(values: list[float]) -> str:
         return ", ".join(f"{1000 * v:+.1f}" for v in values)

@@ -23,7 +23,7 @@ on the event loop woke up in each load.
 
     python benchmarks/history_save_lag.py [--runs 3] [--prefill 3000]
 
-May import: the standard library, textual, anoman_tui, app_harness and history_store
+May import: the standard library, textual, anoman_tui, _common, app_harness and history_store
 (beside it).
 """
 
@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from _common import probe_line
 from app_harness import (
     BenchApp,
     gateway_process,
@@ -181,7 +182,8 @@ async def measure(runs: int, prefill: int, every: float, rate: float, tokens: in
           f"{'back to back' if every <= 0 else f'one every {1000 * every:g} ms'}")
     results: list[tuple[Load, Load]] = []
     with gateway_process() as gateway:
-        print(f"gateway: separate process (pid {gateway.process.pid}) at {gateway.base_url}")
+        print(f"gateway: separate process (pid {gateway.process.pid}) at {gateway.base_url}; "
+              f"machine probe {probe_line()[1]}")
         print(f"load: panes 1 and 2 at {rate:g} tok/s x {tokens:,} tokens")
         for run in range(runs):
             app = BenchApp(gateway)
