@@ -270,6 +270,8 @@ class RecordingCapture:
     __slots__ = (
         "_headers",
         "_headers_at",
+        "_open",
+        "_open_at",
         "_reads",
         "_request",
         "_size",
@@ -283,6 +285,11 @@ class RecordingCapture:
         self._headers: tuple[tuple[str, str], ...] = ()
         self._headers_at: float | None = None
         self._reads: list[tuple[float, bytes]] = []
+        # The chunks of the latest socket read, joined into one read when the next begins:
+        # one read brings many HTTP chunks (a token each from a fast provider), all with
+        # its stamp, and an entry each cost ~100 bytes (3 x 100,000 tokens: ~35 MB).
+        self._open: list[bytes] = []
+        self._open_at = 0.0
         self._size = 0
         self.overflowed = False
 
@@ -298,18 +305,36 @@ class RecordingCapture:
         if not chunk or self.overflowed:
             return
         self._size += len(chunk)
+        opened = self._open
+        if opened and at == self._open_at and (
+                sum(map(len, opened)) + len(chunk) <= MAX_READ_BYTES):
+            opened.append(chunk)
+            if self._size > MAX_BODY_BYTES:
+                self._overflow()
+            return
+        self._close_read()
         if (self._size > MAX_BODY_BYTES or len(chunk) > MAX_READ_BYTES
                 or len(self._reads) >= MAX_READS):
-            # Too big to keep: no recording rather than one that cannot be read back.
-            self.overflowed = True
-            self._reads.clear()
+            self._overflow()
             return
-        self._reads.append((at, chunk))
+        self._open, self._open_at = [chunk], at
+
+    def _close_read(self) -> None:
+        if self._open:
+            self._reads.append((self._open_at, b"".join(self._open)))
+            self._open = []
+
+    def _overflow(self) -> None:
+        # Too big to keep: no recording rather than one that cannot be read back.
+        self.overflowed = True
+        self._reads.clear()
+        self._open = []
 
     def finish(self, sent_at: float, ended_at: float,
                ending: RecordingEnding) -> StreamRecording | None:
         if self.overflowed:
             return None
+        self._close_read()
         if self._status is None and ending in ("completed", "closed"):
             ending = "reset"
         secret = self._request.api_key.get_secret_value().encode()
