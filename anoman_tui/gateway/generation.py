@@ -226,7 +226,10 @@ class GenerationRun:
         # go out while it "thinks", as a real upstream's headers do (~0.25 ms measured).
         loop = asyncio.get_running_loop()
         self._simulated_start = self._start(loop)
-        first_due = self._simulated_start + self.ttft
+        # Due `ttft` after admission; if the gateway itself gets here later than that, the
+        # first token goes at once and the rest keep the rate from it, not in one burst
+        # of tokens all due (which would read as a far higher rate).
+        first_due = max(self._simulated_start + self.ttft, loop.time())
         frames = self._frames()
         headers = [*SSE_HEADERS, (b"x-request-id", self.ident.request_id.encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})

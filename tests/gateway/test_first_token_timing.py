@@ -12,6 +12,7 @@ real figure comes from benchmarks/gateway_overhead.py.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 import time
@@ -123,6 +124,33 @@ def test_a_long_answer_is_composed_without_holding_other_streams(
                 thread = threading.Thread(target=long_answer)
                 thread.start()
     thread.join()
-    during = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)
+    during = [b - a for a, b in itertools.pairwise(arrivals)
               if b > started and a < started + 0.5]
     assert during and max(during) < 0.08, max(during)
+
+
+def test_a_late_start_keeps_the_rate_after_the_first_token(gateway: EmbeddedGateway) -> None:
+    # The body arrives 150 ms after the headers, when the first token (ttft=0.05) is long
+    # due: it goes at once, and the next four keep 20 ms apart instead of coming with it.
+    body = json.dumps(chat_body()).encode()
+    sock = socket.create_connection(("127.0.0.1", gateway.port))
+    sock.settimeout(5)
+    arrivals: list[float] = []
+    try:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/json\r\n"
+            + f"Authorization: Bearer {gateway.api_key}\r\nX-Anoman-Simulate: ttft=0.05,"
+              f"rate=50,tokens=5\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+        time.sleep(0.15)
+        sock.sendall(body)
+        data = b""
+        while b"[DONE]" not in data:
+            chunk = sock.recv(65536)
+            assert chunk, data
+            data += chunk
+            arrivals += [time.monotonic()] * chunk.count(b'{"content":"')
+    finally:
+        sock.close()
+    assert len(arrivals) == 5
+    assert arrivals[-1] - arrivals[0] >= 0.06  # 4 gaps of 20 ms, not one write
