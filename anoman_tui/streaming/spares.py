@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import typing
 
 import httpcore
@@ -54,9 +53,12 @@ class SpareConnections(httpcore.AsyncNetworkBackend):
         self.ttl = ttl
         self.per_server = per_server
         self._known: set[Server] = set()
-        self._spares: dict[Server, list[tuple[float, httpcore.AsyncNetworkStream]]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._timers: set[asyncio.TimerHandle] = set()
+        # Each waiting spare with the timer that closes it after `ttl`.
+        self._spares: dict[Server, list[tuple[asyncio.TimerHandle,
+                                              httpcore.AsyncNetworkStream]]] = {}
+        self._opening: dict[Server, int] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # opening or closing spares
+        self._openers: set[asyncio.Task[None]] = set()  # of those, the opening ones
         self._closed = False
         self.used = 0  # spares handed to a request (for tests and benchmarks)
 
@@ -65,8 +67,7 @@ class SpareConnections(httpcore.AsyncNetworkBackend):
         self, host: str, port: int, timeout: float | None = None,
         local_address: str | None = None, socket_options: typing.Any = None,
     ) -> httpcore.AsyncNetworkStream:
-        plain = local_address is None and not socket_options
-        if plain:
+        if local_address is None and not socket_options:
             self._known.add((host, port))
             spare = self._take((host, port))
             if spare is not None:
@@ -99,14 +100,12 @@ class SpareConnections(httpcore.AsyncNetworkBackend):
         server = (host, port)
         if self._closed or server not in self._known:
             return
-        waiting = len(self._spares.get(server, ())) + sum(
-            1 for task in self._tasks if task.get_name() == _task_name(server))
-        if waiting >= self.per_server:
+        if self.spares(host, port) + self._opening.get(server, 0) >= self.per_server:
             return
-        task = asyncio.get_running_loop().create_task(
-            self._open(server, timeout), name=_task_name(server))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._opening[server] = self._opening.get(server, 0) + 1
+        opener = self._spawn(self._open(server, timeout))
+        self._openers.add(opener)
+        opener.add_done_callback(self._openers.discard)
 
     async def _open(self, server: Server, timeout: float | None) -> None:
         try:
@@ -114,60 +113,54 @@ class SpareConnections(httpcore.AsyncNetworkBackend):
         except Exception as exc:  # the next request connects itself and says what is wrong
             log.debug("no spare connection to %s:%s: %s", server[0], server[1], exc)
             return
+        finally:
+            self._opening[server] -= 1
         if self._closed:
             await _close(stream)
             return
-        self._spares.setdefault(server, []).append((time.monotonic(), stream))
         timer = asyncio.get_running_loop().call_later(self.ttl, self._expire, server, stream)
-        self._timers.add(timer)
+        self._spares.setdefault(server, []).append((timer, stream))
 
     def _take(self, server: Server) -> httpcore.AsyncNetworkStream | None:
         spares = self._spares.get(server)
-        now = time.monotonic()
         while spares:
-            made, stream = spares.pop()  # the newest first
+            timer, stream = spares.pop()  # the newest first
+            timer.cancel()
             # Readable while idle means the server closed it (or sent what it should
             # not): a request on it would fail, so it is dropped.
-            if now - made < self.ttl and not stream.get_extra_info("is_readable"):
+            if not stream.get_extra_info("is_readable"):
                 return stream
-            self._close_later(stream)
+            self._spawn(_close(stream))
         return None
 
     def _expire(self, server: Server, stream: httpcore.AsyncNetworkStream) -> None:
-        self._timers = {timer for timer in self._timers if not timer.cancelled()
-                        and timer.when() > asyncio.get_running_loop().time()}
         spares = self._spares.get(server, [])
-        for index, (_made, waiting) in enumerate(spares):
+        for index, (_timer, waiting) in enumerate(spares):
             if waiting is stream:
                 del spares[index]
-                self._close_later(stream)
+                self._spawn(_close(stream))
                 return
 
-    def _close_later(self, stream: httpcore.AsyncNetworkStream) -> None:
-        task = asyncio.get_running_loop().create_task(_close(stream), name="close-spare")
+    def _spawn(self, work: typing.Coroutine[typing.Any, typing.Any, None]
+               ) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def aclose(self) -> None:
         """Close every spare and stop opening new ones."""
         self._closed = True
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        for task in self._tasks:
-            if task.get_name().startswith("spare:"):
-                task.cancel()
+        for opener in self._openers:  # no waiting for a connect at exit
+            opener.cancel()
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         for spares in self._spares.values():
-            for _made, stream in spares:
+            for timer, stream in spares:
+                timer.cancel()
                 await _close(stream)
         self._spares.clear()
-
-
-def _task_name(server: Server) -> str:
-    return f"spare:{server[0]}:{server[1]}"
 
 
 async def _close(stream: httpcore.AsyncNetworkStream) -> None:
