@@ -272,6 +272,7 @@ class RecordingCapture:
         "_headers_at",
         "_open",
         "_open_at",
+        "_open_size",
         "_reads",
         "_request",
         "_size",
@@ -290,6 +291,7 @@ class RecordingCapture:
         # its stamp, and an entry each cost ~100 bytes (3 x 100,000 tokens: ~35 MB).
         self._open: list[bytes] = []
         self._open_at = 0.0
+        self._open_size = 0
         self._size = 0
         self.overflowed = False
 
@@ -306,9 +308,9 @@ class RecordingCapture:
             return
         self._size += len(chunk)
         opened = self._open
-        if opened and at == self._open_at and (
-                sum(map(len, opened)) + len(chunk) <= MAX_READ_BYTES):
+        if opened and at == self._open_at and self._open_size + len(chunk) <= MAX_READ_BYTES:
             opened.append(chunk)
+            self._open_size += len(chunk)
             if self._size > MAX_BODY_BYTES:
                 self._overflow()
             return
@@ -317,7 +319,7 @@ class RecordingCapture:
                 or len(self._reads) >= MAX_READS):
             self._overflow()
             return
-        self._open, self._open_at = [chunk], at
+        self._open, self._open_at, self._open_size = [chunk], at, len(chunk)
 
     def _close_read(self) -> None:
         if self._open:
