@@ -202,8 +202,8 @@ class AnomanApp(App[None]):
         self.history: HistoryStore | None = None
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
         self.history_problem = ""
-        self._history_settled = asyncio.Event()  # opened, failed to, or never to be opened
         """Why the history could not be opened, in one sentence ("" if it could)."""
+        self._history_settled = asyncio.Event()  # opened, failed to, or never to be opened
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
         specs = (settings.model_copy(update={"models": models}) if models
