@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import httpcore
 
@@ -30,9 +31,9 @@ def quick() -> Script:
     return Script(body=[*sse(chunk("Hi")), b"data: [DONE]\n\n"])
 
 
-async def until(condition: object, timeout: float = 3.0) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
     deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, "timed out"
         await asyncio.sleep(0.005)
 
