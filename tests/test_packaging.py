@@ -42,6 +42,8 @@ RUNTIME_FILES = [
     "anoman_tui/ui/themes/anoman-light.toml",
     "anoman_tui/ui/themes/anoman-high-contrast.toml",
 ]
+# Not read at run time, but promised to users: the PEP 561 marker for type checkers.
+SHIPPED_FILES = [*RUNTIME_FILES, "anoman_tui/py.typed"]
 # anoman-dark's `background` (#0F1420) as a 24-bit SGR colour: seen only if the bundled
 # theme loaded (Textual's own default theme has another background).
 DARK_BACKGROUND_SGR = "48;2;15;20;32"
@@ -105,7 +107,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         in_wheel = set(zf.namelist())
     with tarfile.open(sdist) as tf:
         in_sdist = {name.split("/", 1)[1] for name in tf.getnames() if "/" in name}
-    for name in RUNTIME_FILES:
+    for name in SHIPPED_FILES:
         assert name in in_wheel, f"the wheel lacks {name}"
         assert name in in_sdist, f"the sdist lacks {name}"
 
