@@ -1,9 +1,23 @@
+"""Fixtures every test directory may use.
+
+- ``clean_env``: no `ANOMAN_*` variable from the developer's shell, and the config file,
+  data and config directories under the test's tmp dir (so nothing reads or writes the
+  developer's own config, history or logs).
+- ``make_local_gateway`` / ``make_module_gateway`` / ``make_session_gateway``: one
+  factory (`tests.helpers.LocalGateways`) for the local gateway on loopback, whose
+  gateways stop at the end of the test, the module or the session.
+- ``replay``: the scripted loopback server of `tests/replay_server.py`.
+"""
+
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.helpers import LocalGateways
 from tests.replay_server import ReplayServer
 
 
@@ -29,3 +43,56 @@ async def replay() -> AsyncIterator[ReplayServer]:
         yield server
     finally:
         await server.stop()
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Only what the test sets: every `ANOMAN_*` variable removed, ``ANOMAN_CONFIG`` at
+    ``tmp_path/config.toml`` (not created), ``XDG_DATA_HOME`` at ``tmp_path/data`` (the
+    history and logs go there) and ``XDG_CONFIG_HOME`` at ``tmp_path/config``.
+
+    Returns the config file's path. A subprocess started with ``dict(os.environ)`` gets
+    the same clean environment.
+    """
+    for name in list(os.environ):
+        if name.upper().startswith("ANOMAN_"):
+            monkeypatch.delenv(name)
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("ANOMAN_CONFIG", str(path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return path
+
+
+@pytest.fixture
+def make_local_gateway(tmp_path: Path) -> Iterator[LocalGateways]:
+    """Start local gateways for one test: ``make_local_gateway(config=None, *,
+    time_scale=0.02, faults=None, api_key=None, db_path=None, **config_overrides)``
+    returns a started `EmbeddedGateway`; all are stopped after the test."""
+    gateways = LocalGateways(tmp_path)
+    try:
+        yield gateways
+    finally:
+        gateways.stop_all()
+
+
+@pytest.fixture(scope="module")
+def make_module_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGateways]:
+    """``make_local_gateway`` for a module-scoped fixture: stopped after the module."""
+    scratch = tmp_path_factory.mktemp("gateways")
+    gateways = LocalGateways(scratch)
+    try:
+        yield gateways
+    finally:
+        gateways.stop_all()
+
+
+@pytest.fixture(scope="session")
+def make_session_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGateways]:
+    """``make_local_gateway`` for a session-scoped fixture: stopped after the session."""
+    scratch = tmp_path_factory.mktemp("gateways")
+    gateways = LocalGateways(scratch)
+    try:
+        yield gateways
+    finally:
+        gateways.stop_all()

@@ -1,0 +1,57 @@
+"""The shared fixtures of ``tests/conftest.py`` do what they promise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from anoman_tui.gateway.config import GatewayConfig
+from tests.helpers import LocalGateways
+
+
+@pytest.fixture
+def dirty_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a developer's shell might hold before ``clean_env`` runs."""
+    monkeypatch.setenv("ANOMAN_API_KEY", "anm-sk-developer-own")
+    monkeypatch.setenv("anoman_models", "mine")
+    monkeypatch.setenv("ANOMAN_GATEWAY_TIME_SCALE", "7")
+
+
+def test_clean_env_removes_every_anoman_variable_and_moves_the_files(
+        dirty_env: None, clean_env: Path, tmp_path: Path) -> None:
+    left = sorted(name for name in os.environ if name.upper().startswith("ANOMAN_"))
+    assert left == ["ANOMAN_CONFIG"]
+    assert clean_env == tmp_path / "config.toml" and not clean_env.exists()
+    assert os.environ["ANOMAN_CONFIG"] == str(clean_env)
+    assert os.environ["XDG_DATA_HOME"] == str(tmp_path / "data")
+    assert os.environ["XDG_CONFIG_HOME"] == str(tmp_path / "config")
+
+
+def test_the_gateway_factory_serves_at_once_and_stops_at_teardown(tmp_path: Path) -> None:
+    gateways = LocalGateways(tmp_path)
+    fast = gateways(faults={"anoman-lite": "ttft=0"}, cache_enabled=False)
+    given = gateways(GatewayConfig(time_scale=0.5), api_key="anm-sk-local-given-0001")
+    assert fast.config.time_scale == 0.02 and not fast.config.cache_enabled
+    assert fast.config.models["anoman-lite"].simulate == "ttft=0"
+    assert given.api_key == "anm-sk-local-given-0001" and given.config.time_scale == 0.5
+    assert fast.db_path.parent == tmp_path and fast.db_path != given.db_path
+    for gw in (fast, given):
+        models = httpx.get(gw.base_url + "/v1/models", timeout=10,
+                           headers={"Authorization": f"Bearer {gw.api_key}"})
+        assert models.status_code == 200, models.text
+        assert gw.state.config.time_scale == gw.config.time_scale
+    with pytest.raises(TypeError):
+        gateways(GatewayConfig(), cache_enabled=False)
+    gateways.stop_all()
+    for gw in (fast, given):
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(gw.base_url + "/v1/models", timeout=2)
+
+
+def test_make_local_gateway_is_the_factory(make_local_gateway: LocalGateways,
+                                           tmp_path: Path) -> None:
+    gw = make_local_gateway(time_scale=0.1)
+    assert gw.db_path.parent == tmp_path and gw.base_url.startswith("http://127.0.0.1:")
