@@ -18,8 +18,17 @@ from anoman_tui.gateway.catalogue import CATALOGUE
 from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamDone, StreamRequest
-
-from .conftest import auth, chat_body, fast_config, parse_sse, post_stream, prompt, wait_row
+from tests.gateway.helpers import (
+    auth,
+    chat_body,
+    fast_config,
+    parse_sse,
+    post_stream,
+    prompt,
+    start_serve,
+    wait_row,
+)
+from tests.helpers import LocalGateways
 
 MESSAGE_KEYS = {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence",
                 "usage", "_anoman"}
@@ -122,13 +131,14 @@ def _hits_nothing(gw: EmbeddedGateway, path: str = "/v1/chat/completions") -> No
     assert len(gw.state.cache) == 0
 
 
-def test_cache_enabled_false_turns_the_cache_off(make_gateway: Any, tmp_path: Path) -> None:
+def test_cache_enabled_false_turns_the_cache_off(make_local_gateway: LocalGateways,
+                                                 tmp_path: Path) -> None:
     config_file = tmp_path / "gw.toml"
     config_file.write_text("cache_enabled = false\ntime_scale = 0.02\n")
     assert GatewayConfig.load(config_file).cache_enabled is False
-    _hits_nothing(make_gateway(fast_config(cache_enabled=False)))
+    _hits_nothing(make_local_gateway(fast_config(cache_enabled=False)))
     # The same setup with the cache on answers the second request from it.
-    gw = make_gateway(fast_config())
+    gw = make_local_gateway(fast_config())
     body = chat_body("anoman-lite", prompt("Explain DNS caching"))
     response, _ = post_stream(gw, "/v1/chat/completions", body)
     wait_row(gw, response.headers["x-request-id"])
@@ -138,11 +148,9 @@ def test_cache_enabled_false_turns_the_cache_off(make_gateway: Any, tmp_path: Pa
 
 
 def test_serve_no_cache_flag(tmp_path: Path) -> None:
-    from .test_serve_embedded import _start_serve
-
     config_file = tmp_path / "gw.toml"
     config_file.write_text("time_scale = 0.02\n")
-    proc, url, _ = _start_serve("--port", "0", "--api-key", "anm-sk-nocache-1234",
+    proc, url, _ = start_serve("--port", "0", "--api-key", "anm-sk-nocache-1234",
                                 "--config", str(config_file), "--db", str(tmp_path / "s.db"),
                                 "--no-cache", cli=True)
     try:

@@ -10,8 +10,8 @@ import httpx
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.ledger import UsageLedger, format_usage_table
-
-from .conftest import auth, chat_body, post_stream, prompt, wait_row
+from tests.gateway.helpers import auth, chat_body, fast_config, post_stream, prompt, wait_row
+from tests.helpers import LocalGateways
 
 
 def _stream_then_close(gw: EmbeddedGateway, tokens_before_close: int, simulate: str,
@@ -96,8 +96,8 @@ def test_non_streaming_cancel(gateway: EmbeddedGateway) -> None:
     assert 3 <= row["completion_tokens"] <= 8  # about 0.3 s at 20 tokens/s
 
 
-def test_gateway_stop_cancels_in_flight_streams(make_gateway: Any) -> None:
-    gw = make_gateway()
+def test_gateway_stop_cancels_in_flight_streams(make_local_gateway: LocalGateways) -> None:
+    gw = make_local_gateway(fast_config())
     errors: list[Exception] = []
     started = threading.Event()
     rid_box: list[str] = []
@@ -238,8 +238,8 @@ def test_usage_endpoint(gateway: EmbeddedGateway) -> None:
     assert "completed" in table and rids[0][-12:] in table
 
 
-def test_one_row_per_request_whatever_the_ending(make_gateway: Any) -> None:
-    gw = make_gateway()
+def test_one_row_per_request_whatever_the_ending(make_local_gateway: LocalGateways) -> None:
+    gw = make_local_gateway(fast_config())
     endings = {
         "completed": ({}, chat_body()),
         "failed": ({"X-Anoman-Simulate": "ttft=0,interrupt-after=1"}, chat_body()),

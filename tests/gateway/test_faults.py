@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import socket
 import time
-from typing import Any
 
 import httpx
 import pytest
 
 from anoman_tui.gateway.config import ModelDefaults
 from anoman_tui.gateway.embedded import EmbeddedGateway
-
-from .conftest import auth, chat_body, fast_config, parse_sse, post_stream, wait_row
+from tests.gateway.helpers import auth, chat_body, fast_config, parse_sse, post_stream, wait_row
+from tests.helpers import LocalGateways
 
 FAST = "ttft=0,rate=2000"
 
@@ -151,8 +150,8 @@ def test_non_streaming_malformed_body(gateway: EmbeddedGateway) -> None:
         json.loads(response.content)
 
 
-def test_non_streaming_timeout_is_a_504(make_gateway: Any) -> None:
-    gw = make_gateway(fast_config(non_stream_timeout_s=0.3))
+def test_non_streaming_timeout_is_a_504(make_local_gateway: LocalGateways) -> None:
+    gw = make_local_gateway(fast_config(non_stream_timeout_s=0.3))
     with httpx.Client(base_url=gw.base_url, headers=auth(gw)) as client:
         started = time.monotonic()
         slow = client.post("/v1/chat/completions", json=chat_body(stream=False),
@@ -172,10 +171,10 @@ def test_non_streaming_timeout_is_a_504(make_gateway: Any) -> None:
         "failed", "timeout", 504)
 
 
-def test_per_model_faults_from_config(make_gateway: Any) -> None:
+def test_per_model_faults_from_config(make_local_gateway: LocalGateways) -> None:
     cfg = fast_config(models={"anoman-lite": ModelDefaults(
         simulate="ttft=0,rate=5000,interrupt-after=2")})
-    gw = make_gateway(cfg)
+    gw = make_local_gateway(cfg)
     _, frames = post_stream(gw, "/v1/chat/completions", chat_body("anoman-lite"))
     assert frames[-2].json()["error"]["_anoman"]["completion_tokens"] == 2
     # The header overrides the model's default.
@@ -186,8 +185,8 @@ def test_per_model_faults_from_config(make_gateway: Any) -> None:
     assert frames[-1].data == "[DONE]" and "_anoman" in frames[-2].json()
 
 
-def test_faulted_requests_are_never_cached(make_gateway: Any) -> None:
-    gw = make_gateway()
+def test_faulted_requests_are_never_cached(make_local_gateway: LocalGateways) -> None:
+    gw = make_local_gateway(fast_config())
     body = chat_body("anoman-lite")
     for _ in range(2):
         response, _ = post_stream(gw, "/v1/chat/completions", body,

@@ -21,7 +21,7 @@ import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.generation import _sleep_until
-from tests.gateway.conftest import chat_body, wait_row
+from tests.gateway.helpers import auth, chat_body, wait_row
 
 
 async def test_wakes_at_the_deadline_never_before() -> None:
@@ -100,8 +100,6 @@ def test_a_long_answer_is_composed_without_holding_other_streams(
     import threading
 
     import httpx
-
-    from tests.gateway.conftest import auth
 
     def simulate(spec: str) -> dict[str, str]:
         return {**auth(gateway), "X-Anoman-Simulate": spec}

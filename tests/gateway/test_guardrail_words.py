@@ -9,7 +9,7 @@ from anoman_tui.gateway.config import GuardrailSettings
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.guardrails import run_guardrails, score_injection, score_moderation
 from anoman_tui.wire import AnomanBlock
-from tests.gateway.conftest import auth, prompt
+from tests.gateway.helpers import auth, prompt
 
 BENIGN = [
     "How do I keep my Kubernetes cluster stable?",

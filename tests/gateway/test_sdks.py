@@ -10,8 +10,7 @@ import openai
 import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
-
-from .conftest import prompt, wait_row
+from tests.gateway.helpers import prompt, wait_row
 
 
 @pytest.fixture

@@ -16,40 +16,7 @@ import pytest
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.ledger import UsageLedger
 from anoman_tui.gateway.serve import add_serve_arguments, is_loopback
-
-from .conftest import chat_body, fast_config
-
-_SERVE = (
-    "import argparse, sys\n"
-    "from anoman_tui.gateway.serve import add_serve_arguments, serve_main\n"
-    "parser = argparse.ArgumentParser()\n"
-    "add_serve_arguments(parser)\n"
-    "sys.exit(serve_main(parser.parse_args(sys.argv[1:])))\n"
-)
-
-
-def _start_serve(*args: str, cli: bool = False) -> tuple[subprocess.Popen[str], str, list[str]]:
-    """`serve` in a child process; ``cli``: through `anoman-tui serve`'s own parser."""
-    command = ([sys.executable, "-m", "anoman_tui.cli", "serve"] if cli
-               else [sys.executable, "-c", _SERVE])
-    proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    lines: list[str] = []
-    url = ""
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line.rstrip("\n"))
-        if "listening on" in line:
-            url = line.split("listening on ")[1].strip()
-        if url and ((line.startswith("Usage ledger") and "--api-key" in args)
-                    or line.startswith("API key")):
-            break
-    assert url, lines
-    return proc, url, lines
+from tests.gateway.helpers import SERVE_SCRIPT, chat_body, fast_config, start_serve
 
 
 def test_serve_arguments() -> None:
@@ -68,7 +35,7 @@ def test_serve_arguments() -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_serve_prints_url_and_key_and_stops_cleanly(tmp_path: Path, sig: int) -> None:
     db = tmp_path / "serve.db"
-    proc, url, lines = _start_serve("--port", "0", "--db", str(db))
+    proc, url, lines = start_serve("--port", "0", "--db", str(db))
     try:
         key_lines = [line for line in lines if line.startswith("API key")]
         assert len(key_lines) == 1
@@ -98,8 +65,8 @@ def test_serve_prints_url_and_key_and_stops_cleanly(tmp_path: Path, sig: int) ->
 def test_serve_with_keys_and_config_warns_off_loopback(tmp_path: Path) -> None:
     config = tmp_path / "gw.toml"
     config.write_text('region = "sg"\n[models."anoman-lite"]\nsimulate = "ttft=0,rate=5000"\n')
-    proc, url, lines = _start_serve("--host", "0.0.0.0", "--port", "0", "--api-key",
-                                    "anm-sk-mine-1234", "--config", str(config),
+    proc, url, lines = start_serve("--host", "0.0.0.0", "--port", "0", "--api-key",
+                                   "anm-sk-mine-1234", "--config", str(config),
                                     "--db", str(tmp_path / "s.db"))
     try:
         assert not any(line.startswith("API key") for line in lines)
@@ -119,8 +86,8 @@ def test_serve_with_keys_and_config_warns_off_loopback(tmp_path: Path) -> None:
 def test_serve_rejects_a_bad_config(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("rate_limit_rpm = -5\n")
-    done = subprocess.run([sys.executable, "-c", _SERVE, "--config", str(config), "--port", "0"],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run([sys.executable, "-c", SERVE_SCRIPT, "--config", str(config),
+                           "--port", "0"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "cannot load the configuration" in done.stderr
 
 

@@ -17,8 +17,7 @@ from anoman_tui.gateway.catalogue import CATALOGUE
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.generation import GenerationRun
 from anoman_tui.gateway.tokenizer import count_prompt_tokens
-
-from .conftest import auth, chat_body, post_stream, prompt, wait_row
+from tests.gateway.helpers import auth, chat_body, post_stream, prompt, wait_row
 
 
 def _check_anoman(block: dict[str, Any], model: str, prompt_tokens: int,
