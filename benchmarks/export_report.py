@@ -17,7 +17,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
+
+from anoman_tui.streaming.cost import Cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -66,7 +69,7 @@ def record(tokens: int) -> ComparisonRecord:
             metrics={"ttft_s": 0.31, "e2e_s": 900.0, "output_tokens_per_s": 111.1,
                      "chunks": tokens},
             rate_series=tuple(float(100 + (i * 7) % 40) for i in range(3600)),
-            cost_text="$0.0123",
+            cost=Cost(Decimal("0.0123"), "gateway"),
         )
         for n, model in enumerate(("gpt-4o-mini", "claude-3-5-haiku", "llama-3.1-8b"), start=1)
     )

@@ -37,6 +37,7 @@ import shutil
 import statistics
 import time
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from _common import probe_line
@@ -51,6 +52,7 @@ from history_store import MODELS as HISTORY_MODELS
 from history_store import answer, comparison
 
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, default_path
+from anoman_tui.streaming.cost import Cost
 
 TARGET_MS = 5.0
 CHARS_PER_TOKEN = 4  # about what the local gateway's answers average
@@ -87,7 +89,7 @@ def big_comparison(rng: random.Random, n: int, tokens: int) -> ComparisonRecord:
             metrics={"ttft_s": rng.uniform(0.1, 2), "e2e_s": rng.uniform(10, 40),
                      "output_tokens_per_s": rng.uniform(50, 150), "chunks": tokens},
             rate_series=tuple(round(rng.uniform(0, 200), 1) for _ in range(cells)),
-            cost_text=f"${tokens * 2e-6:.6f}",
+            cost=Cost(Decimal(f"{tokens * 2e-6:.6f}"), "gateway"),
         ))
     return ComparisonRecord(
         prompt="compare connection pooling strategies for postgres under bursty load "

@@ -32,7 +32,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
+
+from anoman_tui.streaming.cost import Cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -85,7 +88,7 @@ def comparison(rng: random.Random, n: int) -> ComparisonRecord:
             metrics={"ttft_s": rng.uniform(0.1, 2), "e2e_s": rng.uniform(2, 30),
                      "output_tokens_per_s": rng.uniform(20, 200), "chunks": out},
             rate_series=tuple(round(rng.uniform(0, 200), 1) for _ in range(40)),
-            cost_text=f"${out * 2e-6:.6f}",
+            cost=Cost(Decimal(f"{out * 2e-6:.6f}"), "gateway"),
         ))
     return ComparisonRecord(
         prompt=sentence(rng, rng.randint(8, 60)), panes=tuple(panes),

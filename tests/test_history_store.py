@@ -10,12 +10,14 @@ import subprocess
 import sys
 import textwrap
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable, PaneRecord
 from anoman_tui.history.store import SCHEMA_VERSION
+from anoman_tui.streaming.cost import Cost
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +35,7 @@ def record(prompt: str = "Explain WAL mode", models: tuple[str, ...] = ("gpt-4o-
             usage={"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
             anoman={"cost_usd": 0.0012, "routing": {"provider": "x"}},
             metrics={"ttft_s": 0.1, "e2e_s": 1.0, "output_tokens_per_s": 40.0, "chunks": 9},
-            rate_series=(1.0, 2.5, 0.0), cost_text="$0.0012",
+            rate_series=(1.0, 2.5, 0.0), cost=Cost(Decimal("0.0012"), "gateway"),
             conversation=(("user", "hi"), ("assistant", f"hello from {m}")) if i != 2 else None,
         )
         for i, m in enumerate(models, start=1)
@@ -444,3 +446,53 @@ def test_times_are_kept_finely_enough_to_round_as_the_live_footer_did() -> None:
     # The footer shows 2 places: 0.02 s live, so 0.02 s reopened (0.015 would show 0.01).
     assert f"{saved['ttft_s']:.2f}" == f"{0.0150341:.2f}" == "0.02"
     assert f"{saved['e2e_s']:.2f}" == "1.20" and f"{saved['output_tokens_per_s']:.1f}" == "1428.2"
+
+
+def test_a_schema_7_file_gets_its_shown_costs_as_values(tmp_path: Path) -> None:
+    # Schema 7 kept a cost only as the text a view showed; the next keeps its amount and
+    # source (and whether the model was simulated: the local gateway's panes).
+    from anoman_tui.history.store import MIGRATIONS
+
+    path = tmp_path / "h.sqlite3"
+    conn = sqlite3.connect(path)
+    for step in MIGRATIONS[:7]:
+        step(conn)
+    conn.execute("INSERT INTO comparisons (id, created_at, source, prompt) "
+                 "VALUES (1, 1.0, 'app', 'costs')")
+    shown = ["$0.000041", "$0.000060 (provider)", "~$0.000038 (est.)", "—", "$1e-7"]
+    for n, text in enumerate(shown, start=1):
+        conn.execute(
+            "INSERT INTO panes (comparison_id, pane, model, base_url, endpoint, scenario, "
+            "status, committed, text, reasoning, metrics, cost_text, target) VALUES "
+            "(1, ?, 'm', 'http://x', 'openai', 'none', 'completed', 1, '', '', '{}', ?, ?)",
+            (n, text, "local" if n == 1 else "openai"))
+    conn.execute("PRAGMA user_version = 7")
+    conn.commit()
+    conn.close()
+    with HistoryStore.open(path) as store:
+        got = store.get(1)
+        assert got is not None
+        assert [p.cost for p in got.panes] == [
+            Cost(Decimal("0.000041"), "gateway"), Cost(Decimal("0.000060"), "provider"),
+            Cost(Decimal("0.000038"), "estimate"), Cost(), Cost(Decimal("1e-7"), "gateway")]
+        assert [p.cost_text for p in got.panes[:4]] == shown[:4]
+        assert got.panes[1].provider_cost == Decimal("0.000060")
+        assert [p.simulated for p in got.panes] == [True, False, False, False, False]
+        assert store.simulated_models() == frozenset({"m"})
+        assert store.model_numbers()["m"].mean_cost == pytest.approx(
+            (0.000041 + 0.000060 + 0.000038 + 1e-7) / 4)
+    with sqlite3.connect(path) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(panes)")}
+    assert "cost_text" not in columns and {"cost_decimal", "cost_source"} <= columns
+
+
+def test_a_cost_and_the_simulated_mark_round_trip(tmp_path: Path) -> None:
+    pane = dataclasses.replace(record().panes[0], cost=Cost(Decimal("0.0000415"), "estimate"),
+                               provider_cost=Decimal("0.00005"), simulated=True)
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        saved = store.save(dataclasses.replace(record(), panes=(pane,)))
+        got = store.get(saved)
+        assert got is not None and got.panes[0].cost == pane.cost
+        assert got.panes[0].provider_cost == Decimal("0.00005") and got.panes[0].simulated
+        listed = store.listing(5)[0].panes[0]
+        assert listed.cost == pane.cost and listed.simulated

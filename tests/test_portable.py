@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from anoman_tui.history.portable import (
 )
 from anoman_tui.report import export
 from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamClient, StreamRequest, TextDelta
+from anoman_tui.streaming.cost import Cost
 from tests.replay_server import ReplayServer, Script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +81,7 @@ async def _pane(gateway: str, scripted: str, number: int, endpoint: EndpointForm
         assert stream.result is not None and stream.result.recording is not None
         return pane_record(number, model, base_url=base_url, endpoint=endpoint,
                            result=stream.result, temperature=0.5, max_tokens=300,
-                           rate_series=(0.0, 12.5, 40.0), cost_text="$0.0001",
+                           rate_series=(0.0, 12.5, 40.0), cost=Cost(Decimal("0.0001"), "gateway"),
                            conversation=(("user", "hi"), ("assistant", "hello")),
                            target="local")
 
@@ -361,15 +363,17 @@ TOP_FIELDS = ["prompt", "system_prompt", "conversation", "created_at", "source",
               "vote", "panes"]
 PANE_FIELDS = ["pane", "model", "target", "base_url", "endpoint", "temperature", "max_tokens",
                "scenario", "status", "committed", "text", "reasoning", "finish_reason",
-               "failure", "usage", "anoman", "metrics", "rate_series", "cost_text",
+               "failure", "usage", "anoman", "metrics", "rate_series",
                "conversation", "label", "recording"]
+# Added after the first files were written: a file without them still reads.
+LATER_PANE_FIELDS = ["cost", "cost_text", "provider_cost_usd", "simulated"]
 
 
 def test_the_valid_document_reads_back(valid: dict[str, Any]) -> None:
     record = read_comparison_document(json.dumps(valid))
     assert [p.pane for p in record.panes] == [1, 2, 3] and record.recorded
     assert set(valid) == {"format", "version", *TOP_FIELDS}
-    assert set(valid["panes"][0]) == set(PANE_FIELDS)
+    assert set(valid["panes"][0]) == {*PANE_FIELDS, *LATER_PANE_FIELDS}
 
 
 @pytest.mark.parametrize("field", TOP_FIELDS)
@@ -390,6 +394,47 @@ def test_every_pane_field_wrong_or_missing_is_refused(valid: dict[str, Any], fie
     refused(document)
     del document["panes"][pane][field]
     assert repr(field) in refused(document)
+
+
+@pytest.mark.parametrize("field", ["cost", "provider_cost_usd", "simulated"])
+def test_a_later_pane_field_of_the_wrong_shape_is_refused(valid: dict[str, Any],
+                                                          field: str) -> None:
+    for wrong in ("x", 3, ["x"], {"usd": "-1", "source": "gateway"},
+                  {"usd": None, "source": "gateway"}, {"usd": "1", "source": "hidden"}):
+        if field == "simulated" and wrong == 3:
+            continue
+        document = copy.deepcopy(valid)
+        document["panes"][0][field] = wrong
+        assert field in refused(document)
+
+
+def test_the_cost_is_read_as_a_value_and_simulated_kept(valid: dict[str, Any]) -> None:
+    document = copy.deepcopy(valid)
+    document["panes"][0].update(cost={"usd": "0.000123", "source": "provider"},
+                                cost_text="ignored when cost is there",
+                                provider_cost_usd="0.000123", simulated=True)
+    pane = read_comparison_document(json.dumps(document)).panes[0]
+    assert pane.cost == Cost(Decimal("0.000123"), "provider")
+    assert pane.provider_cost == Decimal("0.000123") and pane.simulated is True
+
+
+@pytest.mark.parametrize(("shown", "cost"), [
+    ("$0.000041", Cost(Decimal("0.000041"), "gateway")),
+    ("$0.000060 (provider)", Cost(Decimal("0.000060"), "provider")),
+    ("~$0.000038 (est.)", Cost(Decimal("0.000038"), "estimate")),
+    ("—", Cost()),
+    ("something else", Cost()),
+])
+def test_a_file_from_before_the_cost_value_reads_its_cost_text(
+        valid: dict[str, Any], shown: str, cost: Cost) -> None:
+    document = copy.deepcopy(valid)
+    for field in LATER_PANE_FIELDS:
+        del document["panes"][0][field]
+    document["panes"][0]["cost_text"] = shown
+    pane = read_comparison_document(json.dumps(document)).panes[0]
+    assert pane.cost == cost and pane.simulated is False and pane.provider_cost is None
+    del document["panes"][0]["cost_text"]
+    assert "'cost_text'" in refused(document)
 
 
 def _set(valid: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:

@@ -8,11 +8,13 @@ whoever writes it out (`anoman_tui.report`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
 
 from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult
+from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost
 from anoman_tui.streaming.recording import StreamRecording
 from anoman_tui.wire import AnomanBlock, Usage
 
@@ -48,8 +50,15 @@ class PaneRecord:
     """`StreamMetrics.to_json()`: ttft_s, e2e_s, output_tokens_per_s, chunks."""
     rate_series: tuple[float, ...] = ()
     """Tokens/s per 250 ms cell, oldest first: what the pane's sparkline drew."""
-    cost_text: str = "—"
-    """The cost as shown: the gateway's `$…`, an estimate `~$… (est.)`, or `—`."""
+    cost: Cost = UNKNOWN
+    """What the answer cost and where that came from (the gateway, the provider, an
+    estimate), or unknown: a value, formatted only where it is shown (`Cost.shown`)."""
+    provider_cost: Decimal | None = None
+    """The server's own figure for the answer (LiteLLM's and OpenRouter's `usage.cost`),
+    kept even when the gateway's block is the cost shown."""
+    simulated: bool = False
+    """The server said the model is simulated (the local gateway's `anoman.simulated`):
+    every view and export of the answer says so."""
     conversation: tuple[tuple[str, str], ...] | None = None
     """(role, content) turns this pane had sent before this prompt: each model answered
     the earlier prompts its own way. None when not recorded (then the comparison's)."""
@@ -60,6 +69,11 @@ class PaneRecord:
     recording: StreamRecording | None = field(default=None, compare=False, repr=False)
     """The stream byte-exact with its timing, to be replayed (None: not recorded). Kept
     apart in the store: `HistoryStore.get` leaves it None, `recordings()` reads them."""
+
+    @property
+    def cost_text(self) -> str:
+        """The cost as every view writes it (`Cost.shown`)."""
+        return self.cost.shown()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +133,7 @@ class ComparisonRecord:
             return self
         return replace(self, panes=tuple(
             replace(p, model=p.label or f"pane {p.pane}", base_url="", target="",
-                    anoman=None, cost_text="hidden until the vote", recording=None,
+                    anoman=None, cost=HIDDEN, provider_cost=None, recording=None,
                     failure=_masked_failure(p.failure, p.model, p.label))
             for p in self.panes))
 
@@ -159,6 +173,8 @@ class ModelNumbers:
     """(column, q) -> the q-th percentile: ("ttft_s", 50.0), ("tokens_per_s", 95.0)..."""
     mean_cost: float | None = None
     """Dollars per answer, as shown (reported or estimated), over those with a cost."""
+    simulated_answers: int = 0
+    """How many of its answers came from a simulated model (the local gateway's)."""
     failures: dict[str, int] = field(default_factory=dict)
     """By failure kind: http_error (refused before streaming), stream_error, truncated,
     stalled, protocol_error, transport_error, cancelled."""
@@ -194,9 +210,11 @@ def pane_record(
     max_tokens: int | None = None,
     scenario: str = "none",
     rate_series: tuple[float, ...] = (),
-    cost_text: str = "—",
+    cost: Cost = UNKNOWN,
     conversation: tuple[tuple[str, str], ...] | None = None,
     target: str = "",
+    simulated: bool = False,
+    label: str = "",
 ) -> PaneRecord:
     """The record of one pane from its stream's result."""
     usage = result.usage
@@ -221,9 +239,12 @@ def pane_record(
         anoman=result.anoman_raw,
         metrics=_metrics(result),
         rate_series=rate_series,
-        cost_text=cost_text,
+        cost=cost,
+        provider_cost=result.provider_cost,
+        simulated=simulated,
         conversation=conversation,
         target=target,
+        label=label,
         recording=result.recording,
     )
 
@@ -235,7 +256,12 @@ class ListedPane:
     pane: int
     model: str
     status: str
-    cost_text: str
+    cost: Cost
+    simulated: bool = False
+
+    @property
+    def cost_text(self) -> str:
+        return self.cost.shown()
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,4 +321,5 @@ def result_from_record(pane: PaneRecord) -> StreamResult:
         ),
         finish_reason=pane.finish_reason,
         cache_hit=bool(anoman is not None and anoman.cache_hit),
+        provider_cost=pane.provider_cost,
     )

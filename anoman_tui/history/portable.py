@@ -24,9 +24,12 @@ import math
 import zlib
 from collections.abc import Iterable
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
+from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, VoteRecord
+from anoman_tui.streaming.cost import Cost, decimal_or_none
 
 # (_mask: the one way a recording masks a key in its bytes, even across reads)
 from anoman_tui.streaming.recording import RecordingError, StreamRecording, _mask
@@ -160,7 +163,12 @@ def _pane_document(p: PaneRecord, recording: StreamRecording) -> dict[str, Any]:
         "anoman": p.anoman,
         "metrics": p.metrics,
         "rate_series": list(p.rate_series),
-        "cost_text": p.cost_text,
+        # The value, and as shown for readers of files written before it (ignored on import
+        # when `cost` is there).
+        "cost": p.cost.to_json(),
+        "cost_text": p.cost.shown(),
+        "provider_cost_usd": None if p.provider_cost is None else str(p.provider_cost),
+        "simulated": p.simulated,
         "conversation": None if p.conversation is None else [list(t) for t in p.conversation],
         "label": p.label,
         "recording": recording.to_json(),
@@ -504,12 +512,44 @@ def _pane(item: Any, index: int) -> PaneRecord:
         anoman=_block(fields.get("anoman"), f"{where}'s anoman block"),
         metrics=_metrics(fields.get("metrics"), f"{where}'s metrics"),
         rate_series=_series(fields.get("rate_series"), f"{where}'s rate_series"),
-        cost_text=fields.name("cost_text"),
+        cost=_cost(item, fields, where),
+        provider_cost=_provider_cost(item, where),
+        simulated=_simulated(item, where),
         conversation=_turns(fields.get("conversation"), f"{where}'s conversation"),
         target=fields.name("target"),
         label=fields.name("label"),
         recording=recording,
     )
+
+
+def _cost(value: dict[str, Any], fields: _Fields, where: str) -> Cost:
+    """The pane's `cost` object; a file written before it has only `cost_text`."""
+    if "cost" not in value:
+        return legacy_cost(fields.name("cost_text"))
+    try:
+        cost = Cost.from_json(value["cost"])
+    except ValueError as exc:
+        raise PortableRefused(f"{where}'s cost: {exc}.") from None
+    if cost.source == "hidden":
+        raise PortableRefused(f"{where}'s cost is hidden: a file holds the real one.")
+    return cost
+
+
+def _provider_cost(value: dict[str, Any], where: str) -> Decimal | None:
+    raw = value.get("provider_cost_usd")
+    if raw is None:
+        return None
+    amount = decimal_or_none(raw) if isinstance(raw, str) and len(raw) <= MAX_NAME else None
+    if amount is None or not amount.is_finite() or amount < 0:
+        raise PortableRefused(f"{where}'s provider_cost_usd is not a decimal string.")
+    return amount
+
+
+def _simulated(value: dict[str, Any], where: str) -> bool:
+    raw = value.get("simulated", False)  # absent in files written before it
+    if not isinstance(raw, bool):
+        raise PortableRefused(f"{where}'s simulated is not true or false.")
+    return raw
 
 
 def _vote(value: Any, panes: set[int]) -> VoteRecord | None:

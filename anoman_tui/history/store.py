@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import sqlite3
 import stat
 import threading
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from anoman_tui import locations
+from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import (
     ComparisonRecord,
     ListedComparison,
@@ -38,6 +38,7 @@ from anoman_tui.history.model import (
     VotedRound,
     VoteRecord,
 )
+from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost, decimal_or_none
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
 FILE_NAME = "history.sqlite3"
@@ -149,10 +150,8 @@ def _add_scoreboard_columns(conn: sqlite3.Connection) -> None:
     conn.execute(
         "UPDATE panes SET ttft_s = json_extract(metrics, '$.ttft_s'), "
         "tokens_per_s = json_extract(metrics, '$.output_tokens_per_s'), "
-        "failure_kind = json_extract(failure, '$.kind'), "
-        "cost_usd = CASE WHEN instr(cost_text, '$') > 0 THEN "
-        "CAST(substr(cost_text, instr(cost_text, '$') + 1) AS REAL) END"
-    )
+        "failure_kind = json_extract(failure, '$.kind')"
+    )  # cost_usd: filled from each cost's amount by the 7 -> 8 step
 
 
 def _add_recordings(conn: sqlite3.Connection) -> None:
@@ -171,6 +170,26 @@ def _add_recordings(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE comparisons ADD COLUMN rerun_of INTEGER")
 
 
+def _cost_as_value(conn: sqlite3.Connection) -> None:
+    # The cost becomes its amount (an exact decimal string; `cost_usd` stays its REAL copy
+    # for the scoreboard's sums) and its source, in place of the text a view showed.
+    conn.execute("ALTER TABLE panes ADD COLUMN cost_decimal TEXT")
+    conn.execute("ALTER TABLE panes ADD COLUMN cost_source TEXT NOT NULL DEFAULT 'unknown'")
+    conn.execute("ALTER TABLE panes ADD COLUMN provider_cost TEXT")
+    # The local gateway's models are simulated: its panes were saved with target `local`.
+    conn.execute("ALTER TABLE panes ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0")
+    updates = []
+    for rowid, text in conn.execute("SELECT rowid, cost_text FROM panes").fetchall():
+        cost = legacy_cost(text)
+        amount = None if cost.usd is None else str(cost.usd)
+        updates.append((amount, cost.source, None if cost.usd is None else float(cost.usd),
+                        amount if cost.source == "provider" else None, rowid))
+    conn.executemany("UPDATE panes SET cost_decimal = ?, cost_source = ?, cost_usd = ?, "
+                     "provider_cost = ? WHERE rowid = ?", updates)
+    conn.execute("UPDATE panes SET simulated = 1 WHERE target = 'local'")
+    conn.execute("ALTER TABLE panes DROP COLUMN cost_text")
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
@@ -180,6 +199,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _add_blind_rounds_and_votes,  # 4 -> 5: blind arena rounds, pane labels, votes
     _add_scoreboard_columns,  # 5 -> 6: TTFT, tokens/s, cost and failure kind as columns
     _add_recordings,  # 6 -> 7: streams recorded for replay; which comparison a rerun repeats
+    _cost_as_value,  # 7 -> 8: cost as amount and source; whether the model was simulated
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -227,8 +247,9 @@ def _loads(text: str | None) -> Any:
 _PANE_COLUMNS = (
     "comparison_id", "pane", "model", "base_url", "endpoint", "temperature", "max_tokens",
     "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
-    "usage", "anoman", "metrics", "cost_text", "rate_series", "conversation", "target",
-    "label", "ttft_s", "tokens_per_s", "cost_usd", "failure_kind",
+    "usage", "anoman", "metrics", "rate_series", "conversation", "target",
+    "label", "ttft_s", "tokens_per_s", "cost_usd", "failure_kind", "cost_decimal",
+    "cost_source", "provider_cost", "simulated",
 )
 _INSERT_PANE = (
     f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
@@ -241,11 +262,15 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
         comparison_id, p.pane, p.model, p.base_url, p.endpoint, p.temperature, p.max_tokens,
         p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
         _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
-        p.cost_text, json.dumps(list(p.rate_series)),
+        json.dumps(list(p.rate_series)),
         None if p.conversation is None else _turns_json(p.conversation), p.target, p.label,
         _number(p.metrics.get("ttft_s")), _number(p.metrics.get("output_tokens_per_s")),
-        _cost_value(p.cost_text),
+        None if p.cost.usd is None else float(p.cost.usd),
         p.failure.get("kind") if isinstance(p.failure, dict) else None,
+        None if p.cost.usd is None else str(p.cost.usd),
+        # A blind round's record is saved unmasked; a masked cost is never a stored one.
+        "unknown" if p.cost.source == "hidden" else p.cost.source,
+        None if p.provider_cost is None else str(p.provider_cost), int(p.simulated),
     )
 
 
@@ -298,20 +323,21 @@ def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
         anoman=_loads(row["anoman"]),
         metrics=_loads(row["metrics"]) or {},
         rate_series=tuple(float(x) for x in json.loads(row["rate_series"])),
-        cost_text=row["cost_text"],
+        cost=_cost(row["cost_decimal"], row["cost_source"]),
+        provider_cost=decimal_or_none(row["provider_cost"]),
+        simulated=bool(row["simulated"]),
         conversation=_turns(row["conversation"]),
         target=row["target"],
         label=row["label"],
     )
 
 
-_COST = re.compile(r"\$([0-9]+(?:\.[0-9]+)?(?:[eE]-?[0-9]+)?)")
-
-
-def _cost_value(text: str | None) -> float | None:
-    """The dollars in a cost as shown (`$0.0012`, `~$0.0001 (est.)`), None for `—`."""
-    found = _COST.search(text or "")
-    return float(found[1]) if found else None
+def _cost(amount: str | None, source: str) -> Cost:
+    """A stored cost; one a hand-edited file left inconsistent reads as unknown."""
+    try:
+        return Cost.from_json({"usd": amount, "source": source})
+    except ValueError:
+        return UNKNOWN
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -587,16 +613,18 @@ class HistoryStore:
             voted = self._voted(ids, marks)
             hidden = {row["id"] for row in rows if row["blind"] and row["id"] not in voted}
             for row in conn.execute(
-                "SELECT comparison_id, pane, model, status, cost_text, label FROM panes "
+                "SELECT comparison_id, pane, model, status, cost_decimal, cost_source, label, "
+                "simulated FROM panes "
                 f"WHERE comparison_id IN ({marks}) ORDER BY comparison_id, pane", ids,
             ):
                 if row["comparison_id"] in hidden:  # a blind round: its labels only
                     panes[row["comparison_id"]].append(ListedPane(
                         row["pane"], row["label"] or f"pane {row['pane']}", row["status"],
-                        "hidden until the vote"))
+                        HIDDEN, bool(row["simulated"])))
                     continue
                 panes[row["comparison_id"]].append(ListedPane(
-                    row["pane"], row["model"], row["status"], row["cost_text"]))
+                    row["pane"], row["model"], row["status"],
+                    _cost(row["cost_decimal"], row["cost_source"]), bool(row["simulated"])))
         return [ListedComparison(row["id"], row["created_at"], row["prompt"],
                                  bool(row["follow_up"]), tuple(panes[row["id"]]),
                                  blind=bool(row["blind"]), hidden=row["id"] in hidden,
@@ -675,6 +703,13 @@ class HistoryStore:
             counts[key] = counts.get(key, 0) + row["n"]
         return [dataclasses.replace(key, count=n) for key, n in counts.items()]
 
+    def simulated_models(self) -> frozenset[str]:
+        """The models any of whose saved answers came from a simulated model (the local
+        gateway's): every view that names them says so."""
+        with self._reading() as conn:
+            return frozenset(row[0] for row in conn.execute(
+                "SELECT DISTINCT model FROM panes WHERE simulated = 1"))
+
     def model_numbers(self) -> dict[str, ModelNumbers]:
         """What the history knows of each model, over every pane it answered: its TTFTs
         and tokens/s (sorted), mean cost shown, and how each answer ended. Aggregated by
@@ -682,10 +717,11 @@ class HistoryStore:
         numbers: dict[str, ModelNumbers] = {}
         with self._reading() as conn:
             for row in conn.execute(
-                    "SELECT model, COUNT(*) AS n, AVG(cost_usd) AS cost FROM panes "
-                    "GROUP BY model"):
+                    "SELECT model, COUNT(*) AS n, AVG(cost_usd) AS cost, "
+                    "SUM(simulated) AS sim FROM panes GROUP BY model"):
                 numbers[row["model"]] = ModelNumbers(answers=row["n"],
-                                                     mean_cost=row["cost"])
+                                                     mean_cost=row["cost"],
+                                                     simulated_answers=row["sim"] or 0)
             for row in conn.execute(
                     "SELECT model, failure_kind, COUNT(*) AS n FROM panes "
                     "WHERE status = 'failed' GROUP BY model, failure_kind"):

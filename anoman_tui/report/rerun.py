@@ -7,17 +7,16 @@ two saved records (`PaneRecord`), so the live screen and a reopened rerun say th
 
 Better and worse are said with ▲ (better) and ▼ (worse), and in words where there is
 room: a lower TTFT and cost are better, a higher tokens/s is. The screens draw the line
-(`anoman_tui.ui.rerun`); `anoman-tui compare --rerun` prints the same figures as a table
+(`anoman_tui.ui.render.rerun`); `anoman-tui compare --rerun` prints the same figures as a table
 and as JSON (`PaneDelta.to_json`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Literal
 
 from anoman_tui.history import PaneRecord
@@ -30,10 +29,6 @@ DASH = "—"
 CostKind = Literal["reported", "estimate", "mixed", "unknown"]
 """Both figures reported by a server, both estimated from prices, one of each, or a
 figure missing (then no difference is computed)."""
-
-# `cost_text` as every view writes it (`anoman_tui.streaming.cost_text`): `$0.000041`,
-# `$0.000060 (provider)`, `~$0.000038 (est.)`.
-_COST = re.compile(r"^(~)?\$(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 DELTA_HELP = (
     "This rerun against the original comparison, pane by pane:\n"
@@ -99,20 +94,6 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def parse_cost(text: str) -> tuple[Decimal | None, bool]:
-    """(USD, is an estimate) of a cost as shown; (None, False) when none is known."""
-    found = _COST.match(text.strip())
-    if found is None:
-        return None, False
-    try:
-        value = Decimal(found.group(2))
-    except InvalidOperation:
-        return None, False
-    if not value.is_finite():
-        return None, False
-    return value, found.group(1) is not None
-
-
 _FAILURE_WORDS = {
     "stream_error": "interrupted",
     "truncated": "truncated",
@@ -156,16 +137,14 @@ def pane_delta(new: PaneRecord, old: PaneRecord, original_id: int) -> PaneDelta:
     if new_rate is not None and old_rate is not None:
         rate = new_rate - old_rate
         rate_pct = rate / old_rate * 100 if old_rate > 0 else None
-    new_cost, new_est = parse_cost(new.cost_text)
-    old_cost, old_est = parse_cost(old.cost_text)
     cost: Decimal | None = None
     kind: CostKind = "unknown"
-    if new_cost is not None and old_cost is not None:
-        if new_est != old_est:
+    if new.cost.usd is not None and old.cost.usd is not None:
+        if new.cost.estimated != old.cost.estimated:
             kind = "mixed"
         else:
-            kind = "estimate" if new_est else "reported"
-            cost = new_cost - old_cost
+            kind = "estimate" if new.cost.estimated else "reported"
+            cost = new.cost.usd - old.cost.usd
     was, now = outcome(old), outcome(new)
     changed = was != now
     return PaneDelta(

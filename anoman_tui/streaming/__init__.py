@@ -6,6 +6,7 @@ headless `anoman-tui compare`. Imports httpx and pydantic, never Textual.
 """
 
 from anoman_tui.streaming.client import ModelStream, StreamClient
+from anoman_tui.streaming.cost import COST_SOURCES, Cost, CostSource, cost_of
 from anoman_tui.streaming.events import (
     AnomanMetadata,
     ReasoningDelta,
@@ -39,9 +40,12 @@ from anoman_tui.streaming.vocabulary import (
 )
 
 __all__ = [
+    "COST_SOURCES",
     "ENDPOINT_FORMATS",
     "AnomanMetadata",
     "ChatTurn",
+    "Cost",
+    "CostSource",
     "EndpointFormat",
     "FailureDescription",
     "FailureKind",
@@ -64,6 +68,7 @@ __all__ = [
     "StreamRequest",
     "StreamResult",
     "TextDelta",
+    "cost_of",
     "cost_text",
     "describe_failure",
     "estimate_from_price_library",

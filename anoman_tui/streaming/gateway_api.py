@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
+from anoman_tui.streaming.cost import cost_of
 from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
-from anoman_tui.streaming.prices import estimate_from_price_library
 from anoman_tui.streaming.request import normalize_base_url
 from anoman_tui.wire import AnomanBlock, Usage
 
@@ -32,40 +32,8 @@ def cost_text(
     model: str | None = None,
     provider: str | None = None,
 ) -> str:
-    """A stream's cost as every view shows it: a figure a server gave, else a labelled estimate.
-
-    In order: `$0.000041` when the Anoman block carries `cost_usd`; `$0.000060 (provider)`
-    when the server reported its own cost (`StreamResult.provider_cost`, LiteLLM's and
-    OpenRouter's `usage.cost`); `~$0.000038 (est.)` from the model's listed prices and
-    the usage counts; `~$0.000060 (est.)` from the price library for the model's name
-    (`model`, else `info.id`; `provider` a hint such as "openai" or "anthropic"); `—`
-    when none is known, never a made-up zero.
-    """
-    if block is not None and block.cost_usd is not None:
-        return f"${block.cost_usd}"
-    if provider_cost is not None:
-        return f"${_usd(provider_cost)} (provider)"
-    if usage is None:
-        return "—"
-    if info is not None:
-        estimate = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
-        if estimate is not None:
-            return f"~${estimate} (est.)"
-    name = model or (info.id if info is not None else None)
-    if name:
-        estimate = estimate_from_price_library(
-            name, usage.prompt_tokens, usage.completion_tokens, provider)
-        if estimate is not None:
-            return f"~${estimate} (est.)"
-    return "—"
-
-
-def _usd(value: Decimal) -> str:
-    """Six decimals, as the gateway's figures; a cost below a micro-dollar keeps two digits."""
-    rounded = value.quantize(Decimal("0.000001"))
-    if rounded == 0 and value != 0:
-        return f"{value:.2g}"
-    return f"{rounded:f}"
+    """`cost_of(...).shown()`: a stream's cost as every view shows it (see `Cost`)."""
+    return cost_of(block, usage, info, provider_cost, model=model, provider=provider).shown()
 
 
 class GatewayRequestError(Exception):
@@ -98,6 +66,9 @@ class ModelInfo:
     output_usd_per_mtok: Decimal | None = None
     description: str = ""
     thinking: bool = False
+    simulated: bool = False
+    """The server says the model's answers are simulated (the local gateway's
+    `anoman.simulated`); False for any server that does not say so."""
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
         """Cost from the listed prices, for gateways that send no Anoman block.
@@ -126,6 +97,7 @@ class ModelInfo:
             output_usd_per_mtok=_decimal(pricing.get("output_usd_per_mtok")),
             description=str(extra.get("description") or ""),
             thinking=bool(extra.get("thinking")),
+            simulated=extra.get("simulated") is True,
         )
 
 

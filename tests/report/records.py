@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from anoman_tui.history import ComparisonRecord, PaneRecord
+from anoman_tui.streaming.cost import UNKNOWN, Cost
 
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(1)> "
@@ -26,7 +29,7 @@ def pane(n: int, model: str, **fields: object) -> PaneRecord:
         text="Hello.", usage={"prompt_tokens": 12, "completion_tokens": 34, "total_tokens": 46},
         anoman=ANOMAN, metrics={"ttft_s": 0.4213, "e2e_s": 1.9, "output_tokens_per_s": 57.31,
                                 "chunks": 34},
-        rate_series=(0.0, 20.0, 55.5, 61.0, 58.0, 12.0), cost_text="$0.000412",
+        rate_series=(0.0, 20.0, 55.5, 61.0, 58.0, 12.0), cost=Cost(Decimal("0.000412"), "gateway"),
         finish_reason="stop",
     )
     base.update(fields)
@@ -71,7 +74,7 @@ def sample() -> ComparisonRecord:
             pane(1, "gpt-4o-mini", text=ANSWER, reasoning="Think about scopes."),
             pane(2, "claude-3-5-haiku", status="failed", committed=False,
                  text="Closures capture\n```python\ndef outer():", failure=FAILED_FAILURE,
-                 finish_reason=None, anoman=None, cost_text="—"),
+                 finish_reason=None, anoman=None, cost=UNKNOWN),
             pane(3, "llama-3.1-8b", status="cancelled", committed=False, text="Partial",
                  failure=CANCELLED_FAILURE, finish_reason=None,
                  anoman={**ANOMAN, "cache": {"hit": True}}),
@@ -94,6 +97,6 @@ def hostile() -> ComparisonRecord:
                  failure={**FAILED_FAILURE, "message": HOSTILE}, finish_reason=None,
                  anoman={"routing": {"mode": HOSTILE, "region": HOSTILE},
                          "guardrails": {HOSTILE: {"status": HOSTILE, "category": HOSTILE}}},
-                 cost_text=HOSTILE),
+                 cost=Cost(Decimal("0.000001"), "estimate")),
         ),
     )
