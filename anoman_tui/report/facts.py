@@ -25,6 +25,27 @@ def _seconds(value: Any) -> str:
     return f"{value:.2f} s" if isinstance(value, int | float) else DASH
 
 
+SIMULATED = "simulated"
+
+
+def model_name(pane: PaneRecord) -> str:
+    """The pane's model as every report names it: `anoman-lite (simulated)` for a model
+    its server said is simulated (the local gateway's), so no reader takes it for the
+    real one."""
+    return f"{pane.model} ({SIMULATED})" if pane.simulated else pane.model
+
+
+def simulated_note(record: ComparisonRecord) -> str | None:
+    """One sentence for the top of a report with simulated answers, else None."""
+    names = [p.model for p in record.panes if p.simulated]
+    if not names:
+        return None
+    which = "every answer" if len(names) == len(record.panes) else "the answers of " + \
+        ", ".join(names)
+    return (f"Simulated: {which} came from the local gateway's simulated models, "
+            "generated on this machine, not from the real models of those names.")
+
+
 def created_iso(record: ComparisonRecord) -> str:
     """When the turn was saved, ISO 8601 in UTC (`2026-12-01T02:05:26Z`)."""
     moment = datetime.fromtimestamp(record.created_at, UTC)
@@ -159,7 +180,7 @@ def metrics_row(pane: PaneRecord) -> MetricsRow:
         status += " (cut: max tokens)"
     return MetricsRow(
         pane=str(pane.pane),
-        model=pane.model,
+        model=model_name(pane),
         status=status,
         ttft=_seconds(pane.metrics.get("ttft_s")),
         rate=rate_text(pane),

@@ -139,7 +139,9 @@ def _metrics_table(record: ComparisonRecord) -> str:
 def _pane(pane: PaneRecord) -> str:
     parts = [
         f'<section class="pane {_esc(pane.status)}">',
-        f'<header><h2><span class="num">{pane.pane}</span> {_esc(pane.model)}</h2>',
+        f'<header><h2><span class="num">{pane.pane}</span> {_esc(pane.model)}'
+        + (f' <span class="simulated">{facts.SIMULATED}</span>' if pane.simulated else "")
+        + "</h2>",
         f'<div class="badges">{_badges(pane)}</div>',
         f'<div class="figures">TTFT {_esc(facts.metrics_row(pane).ttft)} · '
         f"{_esc(facts.rate_text(pane))} tok/s · {_esc(facts.tokens_text(pane))} tokens · "
@@ -197,6 +199,10 @@ table.metrics {{ border-collapse: collapse; font-size: 13px; width: 100%; }}
 .pane.cancelled {{ border-color: {c['muted']}; }}
 .pane h2 {{ font-size: 16px; margin: 0 0 6px; word-break: break-all; }}
 .pane h2 .num {{ color: {c['accent']}; margin-right: 4px; }}
+.pane h2 .simulated {{ font-size: 12px; font-weight: 600; color: {c['warning']};
+  border: 1px solid currentColor; border-radius: 10px; padding: 1px 8px; }}
+.simulated-note {{ color: {c['warning']}; border: 1px solid {c['warning']};
+  border-radius: 4px; padding: 6px 12px; margin: 0 0 14px; }}
 .badges {{ display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 6px; }}
 .badge {{ font-size: 12px; font-weight: 600; padding: 1px 8px; border-radius: 10px;
   border: 1px solid currentColor; }}
@@ -239,10 +245,13 @@ def _code_class(rendered: str) -> str:
 
 
 def to_html(record: ComparisonRecord) -> str:
-    models = ", ".join(p.model for p in record.panes) or "no models"
+    models = ", ".join(facts.model_name(p) for p in record.panes) or "no models"
     title = "Comparison" + (f" #{record.id}" if record.id is not None else "")
     head = [f"<h1>{_esc(title)}</h1>",
             f'<div class="meta">{_esc(facts.created_iso(record))} · {_esc(models)}</div>']
+    note = facts.simulated_note(record)
+    if note is not None:
+        head.append(f'<p class="simulated-note">{_esc(note)}</p>')
     if record.system_prompt.strip():
         head.append(_quote("System prompt", record.system_prompt))
     for role, content in record.conversation:

@@ -1,8 +1,14 @@
-"""The comparison as the `anoman-tui compare --json` document, plus its history id and time.
+"""A comparison as JSON: the one serializer of a panel, for every document that has one.
 
-The keys are those of `compare --json` (`prompt`, `endpoint`, `panels` with `panel`,
-`model`, `status`, `text`, `committed`, `finish_reason`, `failure`, `usage`, `anoman`,
-`metrics`): a script that reads one reads the other.
+`anoman-tui compare --json`, `anoman-tui export ID --format json` and
+`anoman-tui compare --replay ID --json` all write their panels with `panel_json`, so
+the same pane gives the same keys in each (`PANEL_KEYS`): `panel`, `model`, `target`,
+`endpoint`, `simulated`, `status`, `text`, `committed`, `finish_reason`, `failure`,
+`usage`, `anoman`, `provider_cost_usd`, `metrics`. A replay adds only `recorded` (what
+was measured live), a rerun only `vs_original`. A blind round not voted on yet leaves
+out all that names or prices a model (`BLIND_HIDDEN`) and is named by its label.
+
+May import: the history's records and the report's own modules; never Rich or Textual.
 """
 
 from __future__ import annotations
@@ -12,38 +18,82 @@ from typing import Any
 from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.report import facts
 
+PANEL_KEYS = ("panel", "model", "target", "endpoint", "simulated", "status", "text",
+              "committed", "finish_reason", "failure", "usage", "anoman",
+              "provider_cost_usd", "metrics")
+BLIND_HIDDEN = ("model", "target", "endpoint", "anoman", "provider_cost_usd")
+"""What a blind round's panel leaves out: all that names or prices a model."""
+# Where a failure says how to reach a server (a route, a key's variable): it can name one.
+_BLIND_FAILURE_HIDDEN = ("route", "key_env", "detail")
+
 
 def _metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     out = dict(metrics)
     rate = out.get("output_tokens_per_s")
     if isinstance(rate, float):
-        out["output_tokens_per_s"] = round(rate, 2)  # as `compare --json` gives it
+        out["output_tokens_per_s"] = round(rate, 2)  # the history keeps 4 places
     return out
 
 
-def pane_json(pane: PaneRecord) -> dict[str, Any]:
-    return {
-        "panel": pane.pane,
+def panel_json(pane: PaneRecord, *, blind: bool = False) -> dict[str, Any]:
+    """One pane as every JSON document gives it. `blind`: a blind round's, before its
+    vote (pass the record's `masked()` pane: its failure already names the label)."""
+    failure = pane.failure if isinstance(pane.failure, dict) else None
+    hidden_in_failure = _BLIND_FAILURE_HIDDEN if blind else ("detail",)
+    panel: dict[str, Any] = {
+        "panel": pane.label if blind else pane.pane,
         "model": pane.model,
+        "target": pane.target,
+        "endpoint": pane.endpoint,  # each pane's own (a [[panes]] table may set it)
+        # The server said the model is simulated (the local gateway's): not the real one.
+        "simulated": pane.simulated,
         "status": pane.status,
         "text": pane.text,
         "committed": pane.committed,
-        "finish_reason": pane.finish_reason,
-        # As `compare --json` has it: the history also keeps the failure's raw `detail`.
-        "failure": {k: v for k, v in pane.failure.items() if k != "detail"}
-        if isinstance(pane.failure, dict) else pane.failure,
+        "finish_reason": pane.finish_reason,  # "length" / "max_tokens": cut by the limit
+        "failure": None if failure is None
+        else {k: v for k, v in failure.items() if k not in hidden_in_failure},
         "usage": pane.usage,
         "anoman": pane.anoman,
+        # What the server said the answer cost, when it says (LiteLLM, OpenRouter).
+        "provider_cost_usd": None if pane.provider_cost is None else str(pane.provider_cost),
         "metrics": _metrics(pane.metrics),
     }
+    if blind:
+        for key in BLIND_HIDDEN:
+            del panel[key]
+    return panel
+
+
+def panels_json(record: ComparisonRecord) -> list[dict[str, Any]]:
+    """The record's panels; a blind round's masked until its vote."""
+    if record.hidden:
+        return [panel_json(p, blind=True) for p in record.masked().panes]
+    return [panel_json(p) for p in record.panes]
+
+
+def compare_json(record: ComparisonRecord, *, history_id: int | None,
+                 endpoint: str) -> dict[str, Any]:
+    """The `compare --json` document of a run, built from its record (`history_id`: the
+    history's id, None when not saved; `endpoint`: the run's format)."""
+    if record.hidden:
+        return {"id": history_id, "blind": True, "prompt": record.prompt,
+                "endpoint": endpoint, "panels": panels_json(record)}
+    return {"id": history_id, "prompt": record.prompt, "endpoint": endpoint,
+            "panels": panels_json(record)}
 
 
 def to_json(record: ComparisonRecord) -> dict[str, Any]:
-    return {
+    """The `export --format json` document: `compare --json`'s keys, with the history's
+    id and the time it was saved."""
+    document: dict[str, Any] = {
         "id": record.id,
         "created_at": facts.created_iso(record),
         "prompt": record.prompt,
         # One endpoint format per comparison: every pane was sent the same way.
         "endpoint": record.panes[0].endpoint if record.panes else None,
-        "panels": [pane_json(p) for p in record.panes],
+        "panels": panels_json(record),
     }
+    if record.hidden:
+        document["blind"] = True
+    return document

@@ -114,7 +114,7 @@ def _inline(text: str) -> str:
 
 
 def _pane_section(pane: PaneRecord) -> str:
-    parts = [f"## {pane.pane} · {_inline(pane.model)}"]
+    parts = [f"## {pane.pane} · {_inline(facts.model_name(pane))}"]
     notes = []
     if pane.status in ("failed", "cancelled"):
         notes.append(f"**{_inline(facts.outcome_text(pane))}**")
@@ -140,9 +140,12 @@ def _pane_section(pane: PaneRecord) -> str:
 
 
 def to_markdown(record: ComparisonRecord) -> str:
-    models = ", ".join(p.model for p in record.panes) or "no models"
+    models = ", ".join(facts.model_name(p) for p in record.panes) or "no models"
     title = "# Comparison" + (f" #{record.id}" if record.id is not None else "")
     parts = [title, f"*{facts.created_iso(record)} · {_inline(models)}*"]
+    note = facts.simulated_note(record)
+    if note is not None:
+        parts.append(f"> **{_inline(note)}**")
     if record.system_prompt.strip():
         parts.append("**System prompt**\n\n" + quoted(record.system_prompt.strip("\n")))
     if record.conversation:

@@ -46,6 +46,9 @@ class ScoreRow:
     cost_per_win: float | None
     failure_rates: dict[str, float] = field(default_factory=dict)
     """Share of the model's answers that failed, by kind (keys of `FAILURE_WORDS`)."""
+    simulated: bool = False
+    """Some of its answers came from a simulated model (the local gateway's): its rating
+    rates the simulation, not the real model of that name."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,7 @@ class ScoreRow:
             "mean_cost_usd": _round(self.mean_cost, 6),
             "cost_per_win_usd": _round(self.cost_per_win, 6),
             "failure_rates": {k: round(v, 4) for k, v in self.failure_rates.items()},
+            "simulated": self.simulated,
         }
 
 
@@ -77,12 +81,18 @@ def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f} s"
 
 
+def model_cell(row: ScoreRow) -> str:
+    """The model as the scoreboard names it: `anoman-lite (simulated)` for a simulated one."""
+    return f"{row.model} (simulated)" if row.simulated else row.model
+
+
 def cells(row: ScoreRow) -> tuple[str, ...]:
-    """A row's cells in `COLUMNS` order; the model's name is the first, without its
-    "(few rounds)" mark (each view marks `row.unstable` its own way)."""
+    """A row's cells in `COLUMNS` order; the model's name is the first (with "(simulated)"
+    for a simulated model), without its "(few rounds)" mark (each view marks
+    `row.unstable` its own way)."""
     failures = ", ".join(f"{FAILURE_WORDS[k]} {v:.0%}" for k, v in row.failure_rates.items()
                          if v) or "none"
-    return (row.model, f"{row.rating:.0f} ({row.ci_low:.0f}–{row.ci_high:.0f})",
+    return (model_cell(row), f"{row.rating:.0f} ({row.ci_low:.0f}–{row.ci_high:.0f})",
             str(row.rounds), f"{row.wins}/{row.ties}/{row.losses}", f"{row.win_rate:.0%}",
             f"{_seconds(row.ttft_p50)} / {_seconds(row.ttft_p95)}",
             "—" if row.rate_p50 is None else f"{row.rate_p50:.1f}", _money(row.mean_cost),
@@ -123,6 +133,7 @@ def build(rounds: list[VotedRound], numbers: dict[str, ModelNumbers], *,
                           if mean_cost is not None and score.wins else None),
             failure_rates={kind: known.failures.get(kind, 0) / known.answers
                            for kind in FAILURE_WORDS if known.answers},
+            simulated=known.simulated_answers > 0,
         ))
     rows.sort(key=lambda r: r.rating, reverse=True)
     return rows

@@ -127,3 +127,27 @@ def test_big_code_block_is_plain_but_escaped() -> None:
 def test_no_key_in_any_html() -> None:
     for record in (sample(), hostile(), cut()):
         assert "anm-sk-" not in export(record, "html")
+
+
+def test_simulated_answers_say_so_in_the_heading_table_and_a_note() -> None:
+    from dataclasses import replace
+
+    record = sample()
+    record = replace(record, panes=tuple(replace(p, simulated=True) for p in record.panes))
+    page = to_html(record)
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.parts: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.parts.append(data)
+
+    reader = Text()
+    reader.feed(page)
+    text = " ".join(reader.parts)
+    assert "Simulated: every answer came from the local gateway's simulated models" in text
+    assert text.count(f"{record.panes[0].model} (simulated)") >= 1  # the table's row
+    assert page.count('<span class="simulated">simulated</span>') == len(record.panes)
+    assert "simulated" not in to_html(sample()).split("<body>")[1].lower()

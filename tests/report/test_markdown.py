@@ -130,3 +130,18 @@ def test_conversation_turns_stay_apart() -> None:
     rendered = MarkdownIt("commonmark").render(to_markdown(record))
     assert "<p><strong>assistant</strong>:</p>\n<p>B</p>" in rendered
     assert "<pre><code>open\n</code></pre>" in rendered
+
+
+def test_simulated_answers_say_so_in_the_heading_table_and_a_note() -> None:
+    from dataclasses import replace
+
+    record = sample()
+    record = replace(record, panes=(replace(record.panes[0], simulated=True),
+                                    *record.panes[1:]))
+    markdown = to_markdown(record)
+    first = record.panes[0].model
+    assert ("h2", f"1 · {first} (simulated)") in _headings(markdown)
+    assert f"| 1 | {first} (simulated) |" in markdown
+    assert f"Simulated: the answers of {first} came from the local gateway's simulated" \
+        in markdown.replace("\\-", "-")
+    assert "simulated" not in to_markdown(sample()).lower()
