@@ -30,20 +30,9 @@ from tests.frames import (
     OPENAI_ERROR_FRAME,
     OPENAI_EXAMPLE_STREAM,
 )
+from tests.helpers import STREAM_KEY as KEY
+from tests.helpers import make_request
 from tests.replay_server import ReplayServer, Script
-
-KEY = "anm-sk-test-0123456789abcdef"
-
-
-def make_request(server: ReplayServer, model: str, endpoint: EndpointFormat = "openai", **kw):
-    return StreamRequest(
-        base_url=server.base_url,
-        api_key=KEY,
-        endpoint=endpoint,
-        model=model,
-        messages=(ChatTurn(role="user", content="Tell me a short story"),),
-        **kw,
-    )
 
 
 async def collect(server: ReplayServer, model: str, endpoint: EndpointFormat = "openai", **kw):
@@ -478,3 +467,21 @@ async def test_cancel_before_the_first_step_still_ends_with_a_result(replay) -> 
         result = await asyncio.wait_for(stream.wait(), 5)
     assert result.status == "cancelled"
     assert replay.requests == []
+
+
+def test_a_stream_read_in_one_go_has_no_rate_rather_than_a_made_up_one() -> None:
+    # docs/wire-contract.md §7: every token at one instant gives no time to divide by.
+    from anoman_tui.streaming.events import TextDelta
+    from anoman_tui.streaming.recorder import ResultRecorder
+
+    recorder = ResultRecorder(sent_at=10.0)
+    for text in ("a", "b", "c"):
+        recorder.record(TextDelta(text=text, at=10.5))
+    metrics = recorder.result(ended_at=10.5, completed=True).metrics
+    assert metrics.output_tokens_per_s is None and metrics.to_json()["output_tokens_per_s"] is None
+    assert metrics.ttft_s == 0.5 and metrics.chunks == 3
+    spread = ResultRecorder(sent_at=10.0)
+    for i, text in enumerate(("a", "b", "c")):
+        spread.record(TextDelta(text=text, at=10.5 + i * 0.1))
+    assert spread.result(ended_at=10.8, completed=True).metrics.output_tokens_per_s == \
+        pytest.approx(10.0)

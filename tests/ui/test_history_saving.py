@@ -12,8 +12,7 @@ from anoman_tui.history import ComparisonRecord, HistoryStore, default_path
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.messages import PaneStreamFinished
 from anoman_tui.ui.widgets.pane import PaneFooter
-from tests.pilot import panes, settled, until
-from tests.ui.test_compare_screen import ready
+from tests.pilot import panes, ready, settled, until
 
 KEY = "anm-sk-app-history-1f2e3d4c5b6a"
 
@@ -52,8 +51,11 @@ async def test_each_finished_turn_is_saved_as_shown(make_app, ui_gateway) -> Non
             assert pane.rate_series == tuple(shown._buckets[:-1])
             footer = str(shown.query_one(PaneFooter).render())
             assert pane.cost_text.startswith("$") and pane.cost_text in footer
+            # A fast stream's tokens can all arrive in one read: then it has no rate
+            # (docs/wire-contract.md §7), saved as null like the footer's "—".
+            rate = result.metrics.output_tokens_per_s
             assert pane.metrics == {**result.metrics.to_json(), "output_tokens_per_s":
-                                    round(result.metrics.output_tokens_per_s, 4)}
+                                    None if rate is None else round(rate, 4)}
             assert pane.anoman
 
         # The next turn carries the conversation before it.
