@@ -31,7 +31,6 @@ from anoman_tui.streaming import (
     normalize_base_url,
 )
 from anoman_tui.targets import Target
-from anoman_tui.ui.code_blocks import code_blocks
 from anoman_tui.ui.messages import (
     GatewayConnecting,
     GatewayReady,
@@ -40,12 +39,13 @@ from anoman_tui.ui.messages import (
     PaneStreamFinished,
     PromptSubmitted,
 )
-from anoman_tui.ui.pane_state import PaneParams, PaneState
-from anoman_tui.ui.rerun import rerun_deltas
+from anoman_tui.ui.render.code_blocks import code_blocks
+from anoman_tui.ui.render.pane_state import PaneParams, PaneState
+from anoman_tui.ui.render.rerun import rerun_deltas
+from anoman_tui.ui.render.verdict import verdict
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import draw_dirty_lines_only
-from anoman_tui.ui.verdict import verdict
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -573,37 +573,33 @@ class CompareScreen(Screen[None]):
         if prompt is None or not turn:
             return None
         # Imported here: SQLite stays off the path to the first paint.
-        from anoman_tui.history import ComparisonRecord, pane_record
+        from anoman_tui.history.builder import PaneTurn, comparison_record
 
-        def earlier(state: PaneState) -> list[ChatTurn]:
+        def earlier(state: PaneState) -> tuple[tuple[str, str], ...]:
             # A committed answer has joined the pane's conversation: leave it out.
             result = state.last_result
-            return state.history[:-2] if result is not None and result.committed \
+            turns = state.history[:-2] if result is not None and result.committed \
                 else state.history
+            return tuple((t.role, t.content) for t in turns)
 
         panes = []
         for state in turn:
             pane, result = self.pane(state.index), state.last_result
             assert result is not None
             connection = self.services.connection(state.target)
-            panes.append(pane_record(
-                state.index, state.model,
+            panes.append(PaneTurn(
+                state.index, state.model, result,
                 base_url=connection.base_url if connection else (self.base_url or ""),
-                target=state.target.name,
-                endpoint=state.endpoint, result=result,
+                endpoint=state.endpoint, target=state.target.name,
                 temperature=state.params.temperature, max_tokens=state.params.max_tokens,
                 scenario=state.applied_scenario,
                 # What the footer shows: its sparkline (the last cell is partial) and cost.
                 rate_series=tuple(pane._buckets[:-1]),
-                cost_text=pane.cost_shown(even_blind=True),  # the record masks it itself
-                conversation=tuple((t.role, t.content) for t in earlier(state)),
+                cost=pane.cost(),  # the record masks it itself in a blind round
+                conversation=earlier(state),
             ))
-        record = ComparisonRecord(
-            prompt=prompt, panes=tuple(panes),
-            system_prompt=self._system_text(),
-            conversation=tuple((t.role, t.content) for t in earlier(turn[0])),
-            created_at=time.time(), source="app", rerun_of=self._rerun_of,
-        )
+        record = comparison_record(prompt, panes, source="app",
+                                   system_prompt=self._system_text(), rerun_of=self._rerun_of)
         saved = self._saved.get(prompt)
         if saved is not None and saved.panes == record.panes:
             return saved  # the same turn, with its history id
@@ -621,13 +617,12 @@ class CompareScreen(Screen[None]):
         record = self.turn_record(prompt)
         if record is None:
             return
-        settings = self.services.settings
-        streams = record.recording_bytes
-        record, dropped = record.within_recording_limit(settings.recording_limit())
-        if dropped:
-            self.notify(f"This comparison was saved without its recording: "
-                        f"{streams / 1e6:.1f} MB of streams, over the "
-                        f"{settings.record_limit_mb:g} MB limit (record_limit_mb).",
+        from anoman_tui.history.builder import for_history
+
+        kept = for_history(record, self.services.settings.recording_limit())
+        record = kept.record
+        if kept.dropped is not None:
+            self.notify(f"This comparison was saved without its recording: {kept.dropped}.",
                         title="History", severity="warning", timeout=8)
 
         async def save() -> None:
@@ -810,7 +805,7 @@ class CompareScreen(Screen[None]):
                 result = result_from_record(saved)
                 state.record(record.prompt, result)
                 pane.show_ended(record.prompt, result, rate_series=saved.rate_series,
-                                earlier=_pairs(turns), cost=saved.cost_text)
+                                earlier=_pairs(turns), cost=saved.cost)
             used.append(state)
         for state in self.panes[len(record.panes):]:
             # A comparison of fewer models: the spare pane starts afresh.

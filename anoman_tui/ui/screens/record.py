@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.binding import Binding
 
 from anoman_tui.streaming import ENDPOINT_FORMATS
-from anoman_tui.ui.pane_state import SCENARIO_HEADERS, PaneParams, PaneState
+from anoman_tui.ui.render.pane_state import SCENARIO_HEADERS, PaneParams, PaneState
 from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.key_bar import KeyBar
@@ -95,7 +95,7 @@ class RecordScreen(CompareScreen):
                 else record.conversation
             self.pane(state.index).show_ended(
                 record.prompt, result_from_record(saved), rate_series=saved.rate_series,
-                earlier=_pairs(turns), cost=saved.cost_text)
+                earlier=_pairs(turns), cost=saved.cost)
         for pane in self.query(ComparePane):
             pane.refresh_chrome()
         self._mark_verdict()

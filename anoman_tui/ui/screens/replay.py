@@ -21,7 +21,7 @@ from textual.screen import Screen
 
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
 from anoman_tui.streaming.recording import RecordingError, ReplayTransport, StreamRecording
-from anoman_tui.ui.pane_state import SCENARIO_HEADERS, SCENARIO_IDLE_TIMEOUT
+from anoman_tui.ui.render.pane_state import SCENARIO_HEADERS, SCENARIO_IDLE_TIMEOUT
 from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen, when
@@ -144,7 +144,7 @@ class ReplayScreen(RecordScreen):
             if recording is None:
                 pane.show_ended(record.prompt, result_from_record(saved),
                                 rate_series=saved.rate_series, earlier=_pairs(turns),
-                                cost=saved.cost_text)
+                                cost=saved.cost)
                 continue
             pane.show_earlier(_pairs(turns))
             request = self._request(state.index, saved, recording, tuple(state.history))

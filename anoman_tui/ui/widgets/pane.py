@@ -1,4 +1,5 @@
-"""One compare pane: header, (reasoning), answer body, badge and metadata footer.
+"""One compare pane: header, answer body (each turn's prompt, reasoning and answer, in
+that order: `AnswerView` orders them), badge and metadata footer.
 
 The pane consumes one stream at a time (a `ModelStream`, or the app's
 `ThreadedStream` that reads it off the UI's thread) in an exclusive worker. Deltas
@@ -23,7 +24,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Static
+from textual.widgets import Static
 from textual.worker import Worker
 
 from anoman_tui.streaming import (
@@ -38,15 +39,14 @@ from anoman_tui.streaming import (
     StreamOpened,
     StreamResult,
     TextDelta,
-    cost_text,
     describe_failure,
-    estimate_from_price_library,
 )
-from anoman_tui.ui.diff import word_diff
+from anoman_tui.streaming.cost import HIDDEN, Cost, cost_of
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.network import ThreadedStream
-from anoman_tui.ui.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
-from anoman_tui.ui.verdict import PaneFigures, marks_line
+from anoman_tui.ui.render.diff import word_diff
+from anoman_tui.ui.render.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
+from anoman_tui.ui.render.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.diff_view import DiffView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
@@ -205,7 +205,7 @@ class PaneBadge(Static):
 
 
 class PaneMarks(Static):
-    """What this pane's answer won among the turn's answers (`anoman_tui.ui.verdict`)."""
+    """What this pane's answer won among the turn's answers (`anoman_tui.ui.render.verdict`)."""
 
 
 FOOTER_HELP = (
@@ -268,7 +268,6 @@ class ComparePane(Vertical):
         self._diff_base: int | str | None = None
         self._answer_scroll_y: float | None = None  # the answer's, when the diff opened
         self._answer_view: AnswerView | None = None
-        self._reasoning_view: AnswerView | None = None
         self._reset_live()
 
     def _reset_live(self) -> None:
@@ -283,12 +282,10 @@ class ComparePane(Vertical):
         self._anoman: AnomanBlock | None = None
         self._result: StreamResult | None = None
         self._retry_at: float | None = None
-        self._cost_shown: str | None = None  # a saved turn's cost, as it was shown
+        self._cost_saved: Cost | None = None  # a saved turn's cost, as it was saved
 
     def compose(self) -> ComposeResult:
         yield PaneHeader(id=f"pane-{self.state.index}-header", classes="pane-header")
-        with Collapsible(title="Reasoning", collapsed=True, classes="reasoning"):
-            yield AnswerView(classes="reasoning-body")
         yield AnswerView(classes="answer")
         yield DiffView(classes="diff")
         yield PaneBadge(classes="badge")
@@ -301,8 +298,6 @@ class ComparePane(Vertical):
         self.refresh_chrome()  # the header and footer are laid out to the pane's width
 
     def on_mount(self) -> None:
-        self.query_one(".reasoning", Collapsible).display = False
-        self.query_one(".reasoning-body", AnswerView).dimmed = True
         self.query_one(".badge", PaneBadge).display = False
         self.query_one(PaneMarks).display = False
         self.query_one(DiffView).display = False
@@ -316,13 +311,6 @@ class ComparePane(Vertical):
         view = self._answer_view
         if view is None:
             view = self._answer_view = self.query_one(".answer", AnswerView)
-        return view
-
-    @property
-    def reasoning(self) -> AnswerView:
-        view = self._reasoning_view
-        if view is None:
-            view = self._reasoning_view = self.query_one(".reasoning-body", AnswerView)
         return view
 
     # -- diff -----------------------------------------------------------------
@@ -509,12 +497,19 @@ class ComparePane(Vertical):
 
     def cost_shown(self, *, even_blind: bool = False) -> str:
         """The cost as the footer shows it (hidden in a blind round: a price can be unique
-        to one model); `even_blind`: the cost itself, for the history."""
+        to one model); `even_blind`: the cost itself."""
         if self.state.label and not even_blind:
-            return "hidden until the vote"
+            return HIDDEN.shown()
+        return self.cost().shown()
+
+    def cost(self) -> Cost:
+        """The latest turn's cost: a saved turn's as saved, else from what the stream
+        ended with (reported, else estimated, else unknown)."""
+        if self._cost_saved is not None:
+            return self._cost_saved
         result = self._result
         info = self.model_info(self.state) if self.model_info else None
-        return self._cost_shown or cost_text(
+        return cost_of(
             self._anoman, self._usage, info, result.provider_cost if result else None,
             model=self.state.model, provider=self.state.target.price_provider)
 
@@ -529,17 +524,7 @@ class ComparePane(Vertical):
         if self.state.label:  # no "cheapest" in a blind round: it would tell the price
             return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
                                result.metrics.output_tokens_per_s, None)
-        cost = self._anoman.cost_usd if self._anoman is not None else None
-        if cost is None:
-            cost = result.provider_cost
-        info = self.model_info(self.state) if self.model_info else None
-        usage = self._usage
-        if cost is None and usage is not None and info is not None:
-            cost = info.estimate_cost(usage.prompt_tokens, usage.completion_tokens)
-        if cost is None and usage is not None and self.state.model:
-            cost = estimate_from_price_library(self.state.model, usage.prompt_tokens,
-                                               usage.completion_tokens,
-                                               self.state.target.price_provider)
+        cost = self.cost().usd
         return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
                            result.metrics.output_tokens_per_s, cost)
 
@@ -594,10 +579,6 @@ class ComparePane(Vertical):
 
     def _clear_turn(self) -> None:
         self.rerun_delta.show(None)  # a new turn: compared again when it ends
-        self.reasoning.clear()
-        reasoning = self.query_one(".reasoning", Collapsible)
-        if reasoning.display:  # (setting it asks for a layout even when it is unchanged)
-            reasoning.display = False
         self._hide_badge()
         self.show_marks([])
         self._reset_live()
@@ -729,13 +710,9 @@ class ComparePane(Vertical):
             assert isinstance(event, ReasoningDelta)
             self._count(event.at)
             self._reasoning_chunks += 1
-            if self._reasoning_chunks == 1:
-                box = self.query_one(".reasoning", Collapsible)
-                box.display = True
-                box.collapsed = False
-                if self.status != "streaming":
-                    self.set_status("streaming")
-            self.reasoning.append(event.text, event.at)
+            if self._reasoning_chunks == 1 and self.status != "streaming":
+                self.set_status("streaming")
+            self.answer.append_reasoning(event.text, event.at)
         elif kind is StreamOpened:
             pass
         elif kind is StreamFinished:
@@ -769,7 +746,7 @@ class ComparePane(Vertical):
         *,
         rate_series: tuple[float, ...] = (),
         earlier: tuple[tuple[str, str], ...] = (),
-        cost: str | None = None,
+        cost: Cost | None = None,
     ) -> None:
         """Show a turn that ended elsewhere (a saved comparison) exactly as it ended here:
         answer, reasoning, badge, footer and sparkline; no stream, no message posted.
@@ -781,11 +758,12 @@ class ComparePane(Vertical):
         self.show_earlier(earlier)
         self.answer.begin_turn(prompt)
         self._prompt = prompt
+        self.answer.append_reasoning(result.reasoning)
         self.answer.append(result.text)
         self._chunks = result.metrics.chunks
         # The sparkline leaves out the newest cell (partial while live): keep every saved one.
         self._buckets = [*rate_series, 0.0]
-        self._cost_shown = cost
+        self._cost_saved = cost
         self.state.last_prompt = prompt
         self._conclude(result, drawn=True)
 
@@ -814,6 +792,10 @@ class ComparePane(Vertical):
             self._usage = result.usage
         if result.anoman is not None:
             self._anoman = result.anoman
+        if not drawn and not self._reasoning_chunks:
+            # Reasoning that came whole with the result (a cache hit): the view puts
+            # it above the answer, even one already drawn.
+            self.answer.append_reasoning(result.reasoning)
         if result.cache_hit and not self._chunks and not drawn:
             self.answer.append(result.text)
         cut = cut_badge(result)
@@ -825,14 +807,7 @@ class ComparePane(Vertical):
         elif cut is not None:
             self.answer.end_turn(note=cut)
         else:
-            self.answer.end_turn()
-        if self._reasoning_chunks:
-            self.reasoning.finish()
-            self.query_one(".reasoning", Collapsible).collapsed = True
-        elif result.reasoning:
-            self.reasoning.append(result.reasoning)
-            self.reasoning.finish()
-            self.query_one(".reasoning", Collapsible).display = True
+            self.answer.end_turn()  # (its reasoning is collapsed to one row)
         self.state.last_result = result
         self.state.status = OUTCOME_STATUS[result.status]
         if result.failure is not None:
