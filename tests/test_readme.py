@@ -1,9 +1,16 @@
-"""Every Python example in the README runs as printed, against the real local gateway.
+"""The README and the documents it links to say what is true, and stay findable.
 
-Each ```python block is written to a file and run in its own interpreter, with
-`ANOMAN_BASE_URL` and `ANOMAN_API_KEY` pointing at a gateway on loopback (the
-examples read them, defaulting to the hosted gateway); each must exit 0 and print
-the answer it streamed.
+- Every ```python block in the README and in `docs/` runs as printed, in its own
+  interpreter, against the real local gateway on loopback (`ANOMAN_BASE_URL` and
+  `ANOMAN_API_KEY` point at it; the examples read them), exits 0 and prints the answer
+  it streamed.
+- Every configuration example loads: the app's through the settings loader, the local
+  gateway's through its config model, and every `[keymap]` example shows the defaults.
+- The README stays a README for users: at most 450 lines and 25 KB, its quick start as
+  `.ci/run` runs it, its Performance table five rows found, figures and all, in
+  `benchmarks/README.md`.
+- Every relative link in these documents resolves to a file of the repository, and to a
+  heading of that file when it names one.
 """
 
 from __future__ import annotations
@@ -12,37 +19,55 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from anoman_tui.config import ConfigError, load_settings
 from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
+from tests.helpers import LocalGateways
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"^```python\n(.*?)^```$", README, re.M | re.S)
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+# The documents a reader reaches from the README, whose links must hold.
+LINKED = [README, ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md",
+          ROOT / "benchmarks" / "README.md", *DOCS]
+FENCE = re.compile(r"^(```+|~~~+)([^\n]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
+
+
+def _blocks(path: Path, language: str) -> list[str]:
+    return [body for _, info, body in FENCE.findall(path.read_text(encoding="utf-8"))
+            if info.strip() == language]
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+EXAMPLES = [(path, index, block) for path in [README, *DOCS]
+            for index, block in enumerate(_blocks(path, "python"))]
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
-    config = GatewayConfig(time_scale=0.05)
-    gw = EmbeddedGateway(config, db_path=tmp_path_factory.mktemp("readme") / "u.sqlite3")
-    gw.start()
-    yield gw
-    gw.stop()
+def gateway(make_module_gateway: LocalGateways) -> EmbeddedGateway:
+    return make_module_gateway(time_scale=0.05)
 
 
-def test_the_readme_has_python_examples() -> None:
-    assert len(BLOCKS) >= 3  # the stream core, and the two SDKs with no-cache
+def test_the_readme_and_docs_have_python_examples() -> None:
+    in_readme = [block for path, _, block in EXAMPLES if path == README]
+    assert len(in_readme) >= 2  # the stream core, and a script that votes in the arena
+    assert len(EXAMPLES) >= 4  # and the two official SDKs against the local gateway
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
+@pytest.mark.parametrize(("path", "index", "source"), EXAMPLES,
+                         ids=[f"{_rel(p)}-{i}" for p, i, _ in EXAMPLES])
 def test_each_python_example_runs_as_printed(gateway: EmbeddedGateway, tmp_path: Path,
-                                            index: int) -> None:
+                                            path: Path, index: int, source: str) -> None:
     script = tmp_path / f"example_{index}.py"
-    script.write_text(BLOCKS[index], encoding="utf-8")
+    script.write_text(source, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
     env.update(ANOMAN_BASE_URL=gateway.base_url, ANOMAN_API_KEY=gateway.api_key,
                ANOMAN_CONFIG=os.devnull, XDG_DATA_HOME=str(tmp_path / "data"),
@@ -50,10 +75,127 @@ def test_each_python_example_runs_as_printed(gateway: EmbeddedGateway, tmp_path:
                PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=60)
-    assert done.returncode == 0, f"{BLOCKS[index]}\n{done.stderr}"
+    assert done.returncode == 0, f"{_rel(path)}:\n{source}\n{done.stderr}"
     assert len(done.stdout.strip()) > 20, done.stdout  # the streamed answer
     assert "Traceback" not in done.stderr
     # Twice: the no-cache header keeps the second run a stream, not an empty cache hit.
     again = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                            env=env, cwd=tmp_path, timeout=60)
     assert again.returncode == 0 and len(again.stdout.strip()) > 20, again.stdout
+
+
+APP_CONFIGS = [(path, block) for path in [README, ROOT / "docs" / "configuration.md"]
+               for block in _blocks(path, "toml")]
+
+
+@pytest.mark.parametrize(("path", "block"), APP_CONFIGS,
+                         ids=[f"{_rel(p)}-{i}" for i, (p, _) in enumerate(APP_CONFIGS)])
+def test_each_config_example_loads(clean_env: Path, path: Path, block: str) -> None:
+    clean_env.write_text(block, encoding="utf-8")
+    try:
+        load_settings()
+    except ConfigError as exc:
+        pytest.fail(f"{_rel(path)}: {exc}\n{block}")
+
+
+def test_the_config_reference_shows_each_kind_of_example() -> None:
+    tables = [set(tomllib.loads(block)) for _, block in APP_CONFIGS]
+    for key in ("base_url", "targets", "panes", "keymap"):
+        assert any(key in table for table in tables), key
+
+
+@pytest.mark.parametrize("path", [README, ROOT / "docs" / "configuration.md"], ids=_rel)
+def test_keymap_examples_name_real_bindings_with_their_defaults(path: Path) -> None:
+    from textual.binding import Binding
+
+    from anoman_tui.ui.app import AnomanApp, keymap_conflict
+    from anoman_tui.ui.screens.compare import CompareScreen
+    from anoman_tui.ui.widgets.prompt_box import PromptBox
+
+    blocks = [tomllib.loads(b)["keymap"] for b in _blocks(path, "toml") if "[keymap]" in b]
+    assert blocks, f"{_rel(path)} shows no [keymap] example"
+    defaults = {b.id: b.key for holder in (AnomanApp, CompareScreen, PromptBox)
+                for b in holder.BINDINGS if isinstance(b, Binding) and b.id is not None}
+    for keymap in blocks:
+        assert keymap_conflict(keymap) is None
+        assert set(keymap) <= set(defaults)
+        # The examples show the defaults, so copying one changes nothing.
+        assert keymap == {i: defaults[i] for i in keymap}
+
+
+def test_the_local_gateway_config_example_loads(tmp_path: Path) -> None:
+    blocks = _blocks(ROOT / "docs" / "local-gateway.md", "toml")
+    assert blocks
+    for index, block in enumerate(blocks):
+        file = tmp_path / f"gateway_{index}.toml"
+        file.write_text(block, encoding="utf-8")
+        config = GatewayConfig.load(file)
+        assert config.api_keys  # the example is read, not silently defaulted
+
+
+def test_the_readme_is_a_readme_for_users() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 450
+    assert len(text.encode("utf-8")) <= 25_000
+    # The quick start, exactly as .ci/run runs it.
+    shell = _blocks(README, "sh")
+    assert shell[:2] == ["pip install -e '.[test]' && anoman-tui\n", "pytest\n"]
+    assert "simulated" in text
+    assert re.search(r"^!\[[^\]]*\]\(screenshots/[\w-]+\.svg\)$", text, re.M)
+
+
+def _unlinked(text: str) -> str:
+    """A table row with each `[text](target)` reduced to its text."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).strip()
+
+
+def test_the_readme_performance_rows_are_the_benchmarks_own() -> None:
+    section = README.read_text(encoding="utf-8").split("\n## Performance\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    assert len(rows) == 5
+    benchmarks = {_unlinked(line) for line in
+                  (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8").splitlines()}
+    for row in rows:
+        assert _unlinked(row) in benchmarks, f"not in benchmarks/README.md: {row[:80]}"
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _prose(text: str) -> str:
+    """The text outside fenced blocks and inline code, where links and headings live."""
+    text = FENCE.sub("", text)
+    return re.sub(r"(`+).+?\1", "", text)
+
+
+def _anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    anchors = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", FENCE.sub("", path.read_text("utf-8")),
+                              re.M):
+        slug = _slug(heading)
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+@pytest.mark.parametrize("path", LINKED, ids=_rel)
+def test_every_relative_link_resolves(path: Path) -> None:
+    assert path.is_file(), _rel(path)
+    broken = []
+    for target in re.findall(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)",
+                             _prose(path.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):
+            continue  # a web address
+        file, _, anchor = target.partition("#")
+        resolved = (path.parent / file).resolve() if file else path
+        if not resolved.exists() or ROOT not in resolved.parents:
+            broken.append(f"{target}: no such file in the repository")
+        elif anchor and (resolved.suffix != ".md" or anchor not in _anchors(resolved)):
+            broken.append(f"{target}: no heading #{anchor} there")
+    assert not broken, f"{_rel(path)}:\n" + "\n".join(broken)
