@@ -12,11 +12,11 @@ core and fell behind (a 10 s stream took 14 s to feed). So this is a Line-API wi
 * `append()` only buffers. The app's `FrameClock` (ticking only while something waits)
   flushes every view with new text on one grid and then draws the screen at once, so
   panes that stream together are composited in one frame.
-* A flush feeds the text to `BlockSplitter` (`anoman_tui.ui.markdown_blocks`), which
+* A flush feeds the text to `BlockSplitter` (`anoman_tui.ui.render.markdown_blocks`), which
   cuts the source into Markdown blocks at blank lines outside fenced code, keeps list
   continuations with their list, and cuts very long blocks into bounded pieces. Parsing
   per flush is time-boxed (`FLUSH_BUDGET`); the rest waits for the next tick.
-* A finished block is rendered once with Rich (`anoman_tui.ui.markdown_render`:
+* A finished block is rendered once with Rich (`anoman_tui.ui.render.markdown_render`:
   `Markdown` -> `Console.render_lines` at the content width) into cached `Strip`s. Only
   the open (trailing) block is re-rendered per flush and only its changed rows are
   redrawn; a long open code fence is rendered in stable chunks so that cost stays
@@ -38,6 +38,11 @@ core and fell behind (a 10 s stream took 14 s to feed). So this is a Line-API wi
   finished turn's blocks stay in the view as they are, so a new turn costs what a new
   answer costs: nothing above the open block is re-rendered while it streams. A turn
   that was not committed is drawn dimmed, with a note saying how it ended.
+* A turn's parts are ordered here, and only here: its prompt, then the model's reasoning
+  (`append_reasoning()`: a "Reasoning" row, then the text dimmed; collapsed to that row
+  when the turn ends, a click on the row toggles it), then the answer. Reasoning
+  that arrives after the answer has begun is put in its place, above the answer, when
+  the turn ends.
 * Mouse selection works like `Log`: every row carries offset metadata; copying gives the
   (sanitised) source of wholly selected blocks and the rendered text of partly selected
   ones.
@@ -47,7 +52,7 @@ dominated by Textual's compositor and by CPython's cyclic GC; an app that calls
 `gc.freeze()` after its first paint avoids most of the GC pauses.
 
 May import: the standard library, `rich`, `textual`, `anoman_tui.safe_text`,
-`anoman_tui.ui.markdown_blocks`, `anoman_tui.ui.markdown_render`,
+`anoman_tui.ui.render.markdown_blocks`, `anoman_tui.ui.render.markdown_render`,
 `anoman_tui.ui.textual_internals` and `anoman_tui.ui.widgets.frame_clock`. Nothing else
 from the project; no Textual private except through `textual_internals`.
 """
@@ -57,6 +62,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from collections import deque
+from dataclasses import dataclass, field
 from itertools import pairwise
 from math import ceil
 from typing import ClassVar, Self
@@ -66,6 +72,7 @@ from rich.color import Color
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Offset, Region, Size
@@ -77,7 +84,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from anoman_tui.safe_text import terminal_safe
-from anoman_tui.ui.markdown_blocks import (
+from anoman_tui.ui.render.markdown_blocks import (
     NOTE_ERROR,
     PROMPT,
     PROMPT_MORE,
@@ -87,7 +94,7 @@ from anoman_tui.ui.markdown_blocks import (
     ordered_items,
     prompt_blocks,
 )
-from anoman_tui.ui.markdown_render import (
+from anoman_tui.ui.render.markdown_render import (
     CODE_THEME,
     LIGHT_CODE_THEME,
     WARM_LANGUAGES,
@@ -112,6 +119,36 @@ MIN_RENDER_WIDTH = 16
 INGEST_CHUNK = 16_384  # characters fed to the splitter between budget checks
 THUMB_REPAINT_INTERVAL = 0.5  # seconds between scrollbar repaints for streaming text
 KEEP_ROWS = 300  # rendered rows kept above the view; older blocks re-render on demand
+REASONING = "reasoning"  # the kind of a reasoning section's first row ("▼ Reasoning")
+_REASONING_HEAD_STYLES = {True: Style(color="#a5b4c8", bold=True),
+                          False: Style(color="#4a5a70", bold=True)}
+
+
+@dataclass(eq=False)
+class _Reasoning:
+    """One turn's reasoning: its heading row and the blocks of its text (hidden while
+    collapsed)."""
+
+    head: Block[Strip]
+    body: list[Block[Strip]] = field(default_factory=list)
+    collapsed: bool = False
+    words: int = 0
+
+
+def _reasoning_head() -> Block[Strip]:
+    return Block(raw="Reasoning", prefix="", suffix="", joiner="\n\n", gap=True,
+                 trim_top=False, trim_bottom=False, serial=0, nlines=1, kind=REASONING)
+
+
+def render_reasoning_head(console: Console, width: int, *, dark: bool, collapsed: bool,
+                          words: int) -> list[list[Segment]]:
+    """The heading row of a reasoning section: `▼ Reasoning`, or `▶ Reasoning · N words`
+    while collapsed (plain text, never markup)."""
+    plural = "s" if words != 1 else ""
+    label = f"▶ Reasoning · {words} word{plural}" if collapsed else "▼ Reasoning"
+    text = Text(label, style=_REASONING_HEAD_STYLES[dark], end="")
+    return [list(row.render(console, end=""))
+            for row in text.wrap(console, max(1, width), overflow="fold")]
 
 
 def _keep_equal_rows(new: list[Strip], old: list[Strip]) -> int:
@@ -362,7 +399,8 @@ class AnswerView(ScrollView, can_focus=True):
         self._text_parts: list[str] = []
         self._text_recent: list[str] = []
         self._text_cache: str | None = ""
-        self._inbox: deque[tuple[str, float]] = deque()
+        # (text, arrival, is reasoning): reasoning is queued only before the answer begins.
+        self._inbox: deque[tuple[str, float, bool]] = deque()
         self._splitter = BlockSplitter()
         self._blocks: list[Block[Strip]] = []
         self._starts: list[int] = []  # first row of each block (including its gap)
@@ -384,7 +422,17 @@ class AnswerView(ScrollView, can_focus=True):
         self._answer_from = 0  # index of the latest turn's first answer block
         self._turn_end: tuple[bool, str | None, bool, bool] | None = None  # see end_turn
         self._turn_dimmed = False
+        self._reset_reasoning()
+        self._reasoning_by_head: dict[Block[Strip], _Reasoning] = {}  # every turn's
         self._row_styles.forget_rows()
+
+    def _reset_reasoning(self) -> None:
+        """The latest turn has no reasoning yet, and its answer has not begun."""
+        self._feeding_reasoning = False  # the splitter is fed the reasoning, not the answer
+        self._reasoning: _Reasoning | None = None  # the latest turn's
+        self._reasoning_parts: list[str] = []
+        self._late_reasoning: list[str] = []  # arrived after the answer had begun
+        self._answer_begun = False
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -410,9 +458,73 @@ class AnswerView(ScrollView, can_focus=True):
             self._text_parts.append("".join(self._text_recent))
             self._text_recent.clear()
         self._text_cache = None
-        self._inbox.append((text, now))
+        self._answer_begun = True
+        self._inbox.append((text, now, False))
         self._finishing = False
         self._schedule()
+
+    def append_reasoning(self, text: str, at: float | None = None) -> None:
+        """Buffer a delta of the latest turn's reasoning, drawn between its prompt and its
+        answer (dimmed, under a "Reasoning" row); as `append()` otherwise."""
+        if not text:
+            return
+        self._reasoning_parts.append(text)
+        if self._answer_begun:
+            # Its place is above the answer, which is already drawn: inserted at the end.
+            self._late_reasoning.append(text)
+            return
+        self._inbox.append((text, time.monotonic() if at is None else at, True))
+        self._finishing = False
+        self._schedule()
+
+    @property
+    def reasoning_text(self) -> str:
+        """The latest turn's reasoning so far, sanitised as displayed."""
+        return terminal_safe("".join(self._reasoning_parts))
+
+    @property
+    def reasoning_collapsed(self) -> bool | None:
+        """Whether the latest turn's reasoning is collapsed (None: it has none shown)."""
+        return None if self._reasoning is None else self._reasoning.collapsed
+
+    def set_reasoning_collapsed(self, collapsed: bool) -> None:
+        """Collapse (or expand) the latest turn's reasoning, if it has any."""
+        if self._reasoning is not None:
+            self._set_collapsed(self._reasoning, collapsed)
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a "Reasoning" row collapses or expands that turn's reasoning."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        y = offset.y + self.scroll_offset.y
+        if y >= self._ensure_starts():
+            return
+        index = bisect_right(self._starts, y) - 1
+        block = self._blocks[index]
+        section = self._reasoning_by_head.get(block)
+        if section is not None and y >= self._starts[index] + block.top_gap:
+            event.stop()
+            self._set_collapsed(section, not section.collapsed)
+
+    def _set_collapsed(self, section: _Reasoning, collapsed: bool) -> None:
+        if section.collapsed == collapsed:
+            return
+        section.collapsed = collapsed
+        for block in section.body:
+            block.hidden = collapsed
+        head = section.head
+        head.strips = None  # its label says whether it is collapsed
+        index = self._blocks.index(head)
+        self._ensure_starts()
+        self._mark_dirty(self._starts[index])
+        self._valid = min(self._valid, index)
+        if section is self._reasoning and self._feeding_reasoning:
+            self._tail_key = None  # the open block of the reasoning shows or hides too
+            self._render_tail()
+        self._row_styles.forget_rows()
+        self._relayout()
+        self.refresh()
 
     def finish(self) -> None:
         """Flush everything now and render the whole answer in its final form."""
@@ -426,6 +538,7 @@ class AnswerView(ScrollView, can_focus=True):
         `append()` feeds the new turn and `text` is its answer only.
         """
         self._close_turn()
+        self._reset_reasoning()
         self._turn_from = len(self._blocks)
         self._add_blocks(prompt_blocks(prompt))
         self._answer_from = len(self._blocks)
@@ -445,7 +558,8 @@ class AnswerView(ScrollView, can_focus=True):
 
         `dim`: draw its answer dimmed (not committed); `note`: a line under it (`error`
         picks the error colour); `reveal`: if the view was following the end, scroll back
-        so the turn reads from its prompt (its start stays in view when it fits).
+        so the turn reads from its prompt (its start stays in view when it fits). Its
+        reasoning, if any, is collapsed to its "Reasoning" row.
         """
         self._turn_end = (dim, note, error, reveal)
         self.finish()
@@ -519,16 +633,16 @@ class AnswerView(ScrollView, can_focus=True):
         new_blocks: list[Block[Strip]] = []
         inbox = self._inbox
         while inbox and time.perf_counter() - started < budget:
-            text, arrived = inbox.popleft()
+            text, arrived, reasoning = inbox.popleft()
             if len(text) > INGEST_CHUNK:
-                inbox.appendleft((text[INGEST_CHUNK:], arrived))
+                inbox.appendleft((text[INGEST_CHUNK:], arrived, reasoning))
                 text = text[:INGEST_CHUNK]
             else:
                 latest = arrived
-            new_blocks.extend(self._splitter.feed(text))
+            new_blocks = self._feed(text, reasoning, new_blocks)
         drained = not inbox
         if drained and final:
-            new_blocks.extend(self._splitter.close())
+            new_blocks.extend(self._close_splitter())
         self._add_blocks(new_blocks)
         self._render_tail()
         reveal = False
@@ -589,14 +703,103 @@ class AnswerView(ScrollView, can_focus=True):
             index += 1
         self._evict_from = index
 
+    def _feed(self, text: str, reasoning: bool,
+              pending: list[Block[Strip]]) -> list[Block[Strip]]:
+        """Feed `text` to its section's splitter; returns the blocks not added yet (those
+        of `pending` are added first when the text starts the other section)."""
+        if reasoning != self._feeding_reasoning:
+            self._add_blocks(pending)
+            pending = []
+            if reasoning:
+                self._begin_reasoning()
+            else:
+                self._end_reasoning()
+        blocks = self._splitter.feed(text)
+        if reasoning:
+            self._in_reasoning(blocks)
+        pending.extend(blocks)
+        return pending
+
+    def _close_splitter(self) -> list[Block[Strip]]:
+        blocks = self._splitter.close()
+        if self._feeding_reasoning:
+            self._in_reasoning(blocks)
+        return blocks
+
+    def _begin_reasoning(self) -> None:
+        """The turn's reasoning starts: its heading row, then its text (under the prompt:
+        reasoning is queued only while the answer has not begun)."""
+        head = _reasoning_head()
+        section = self._reasoning = _Reasoning(head)
+        self._reasoning_by_head[head] = section
+        self._add_blocks([head])
+        self._new_splitter(gap=False)  # its text right under the heading
+        self._feeding_reasoning = True
+
+    def _end_reasoning(self) -> None:
+        """The answer starts: close the reasoning, the answer's blocks follow it."""
+        self._add_blocks(self._close_splitter())
+        self._feeding_reasoning = False
+        self._answer_from = len(self._blocks)
+        self._new_splitter(gap=True)
+
+    def _new_splitter(self, *, gap: bool) -> None:
+        self._splitter = BlockSplitter(gap=gap)
+        self._soft, self._soft_lines, self._soft_serial = [], 0, 0
+        self._items = []
+
+    def _in_reasoning(self, blocks: list[Block[Strip]]) -> None:
+        section = self._reasoning
+        assert section is not None
+        for block in blocks:
+            block.dim = True
+            block.hidden = section.collapsed
+            section.words += len(block.raw.split())
+        section.body.extend(blocks)
+
+    def _place_late_reasoning(self) -> None:
+        """Put reasoning that came after the answer had begun above the answer."""
+        late, self._late_reasoning = self._late_reasoning, []
+        if not late:
+            return
+        splitter = BlockSplitter()
+        text = "".join(late)
+        blocks = [*splitter.feed(text), *splitter.close()]
+        section = self._reasoning
+        if section is None:
+            head = _reasoning_head()
+            section = self._reasoning = _Reasoning(head)
+            self._reasoning_by_head[head] = section
+            blocks.insert(0, head)
+            body = blocks[1:]
+        else:
+            body = blocks
+        for block in body:
+            block.dim = True
+            block.hidden = section.collapsed
+            section.words += len(block.raw.split())
+        section.body.extend(body)
+        at = self._answer_from
+        for block in blocks:
+            block.top_gap = 1 if block.gap else 0
+            block.height = block.estimate(self._width) if self._width > 0 else 1
+        self._blocks[at:at] = blocks
+        self._answer_from += len(blocks)
+        self._evict_from = min(self._evict_from, at)
+        self._valid = min(self._valid, at)
+        self._mark_dirty(self._starts[at] if at < len(self._starts) else self._ensure_starts())
+        self._row_styles.forget_rows()
+        self.refresh()
+
     def _close_turn(self) -> None:
         """End the open turn now, with whatever it has buffered (a new turn begins)."""
         splitter = self._splitter
         if self._inbox or splitter.has_open or splitter.partial or self._finishing:
             blocks: list[Block[Strip]] = []
             while self._inbox:
-                blocks.extend(splitter.feed(self._inbox.popleft()[0]))
-            blocks.extend(splitter.close())
+                text, _arrived, reasoning = self._inbox.popleft()
+                blocks = self._feed(text, reasoning, blocks)
+            blocks.extend(self._close_splitter())
             self._add_blocks(blocks)
             self._finalise_approx()
             self._finishing = False
@@ -605,9 +808,16 @@ class AnswerView(ScrollView, can_focus=True):
 
     def _apply_turn_end(self) -> bool:
         """Dim and annotate the finished turn as `end_turn()` asked; True to reveal it."""
+        if self._feeding_reasoning and not (self._inbox or self._splitter.has_open
+                                            or self._splitter.partial):
+            self._feeding_reasoning = False  # a turn of reasoning alone: it is closed
+            self._answer_from = len(self._blocks)
+        self._place_late_reasoning()
         end, self._turn_end = self._turn_end, None
         if end is None:
             return False
+        if self._reasoning is not None:
+            self._set_collapsed(self._reasoning, True)
         dim, note, error, reveal = end
         if dim:
             self._turn_dimmed = True
@@ -650,8 +860,11 @@ class AnswerView(ScrollView, can_focus=True):
     # -- rendering ---------------------------------------------------------------------
     def _render_source(
         self, source: str, *, trim_top: bool = False, trim_bottom: bool = False,
-        dim: bool = False,
+        dim: bool | None = None,
     ) -> list[Strip]:
+        """`dim` None: dimmed if it is the reasoning's (the open block, its chunks)."""
+        if dim is None:
+            dim = self._feeding_reasoning
         app = self.app
         dark = app.current_theme.dark
         lines = render_block(
@@ -678,6 +891,12 @@ class AnswerView(ScrollView, can_focus=True):
             if kind in (PROMPT, PROMPT_MORE):
                 lines = render_prompt(console, block.raw, self._width, dark=dark,
                                       header=kind == PROMPT)
+            elif kind == REASONING:
+                section = self._reasoning_by_head.get(block)
+                lines = render_reasoning_head(
+                    console, self._width, dark=dark,
+                    collapsed=section is not None and section.collapsed,
+                    words=section.words if section is not None else 0)
             else:
                 lines = render_note(console, block.raw, self._width, dark=dark,
                                     error=kind == NOTE_ERROR)
@@ -697,7 +916,9 @@ class AnswerView(ScrollView, can_focus=True):
         """Re-render the open block if it changed (bounded by the splitter's caps)."""
         splitter = self._splitter
         old = self._tail
-        if not splitter.has_open:
+        collapsed = self._feeding_reasoning and self._reasoning is not None \
+            and self._reasoning.collapsed
+        if not splitter.has_open or collapsed:
             new: list[Strip] = []
             self._tail_key = None
         else:
@@ -883,7 +1104,7 @@ class AnswerView(ScrollView, can_focus=True):
             lowest_changed = len(blocks)
             while index >= 0 and covered < height:
                 block = blocks[index]
-                if block.strips is None:
+                if block.strips is None and not block.hidden:
                     self._render_block(block)
                     lowest_changed = index
                 covered += block.rows
@@ -899,7 +1120,7 @@ class AnswerView(ScrollView, can_focus=True):
         changed = False
         while index < len(blocks) and y < top + height:
             block = blocks[index]
-            if block.strips is None:
+            if block.strips is None and not block.hidden:
                 self._render_block(block)
                 if not changed:
                     self._valid = min(self._valid, index + 1)
@@ -1107,7 +1328,7 @@ class AnswerView(ScrollView, can_focus=True):
                 stop = bisect_right(self._starts, end.y)
             units.extend(
                 (self._starts[i], self._blocks[i].top_gap, self._blocks[i])
-                for i in range(first, stop)
+                for i in range(first, stop) if not self._blocks[i].hidden
             )
         if end.y >= finished_rows and self._tail:
             units.append((finished_rows, self._tail_gap, None))
@@ -1152,6 +1373,8 @@ class AnswerView(ScrollView, can_focus=True):
         rows: list[str] = []
         rendered_any = False
         for index, block in enumerate(self._blocks):
+            if block.hidden:
+                continue
             strips = block.strips
             if strips is None:
                 strips = self._render_block(block)
