@@ -2,15 +2,16 @@
 
 ``compose_answer(model, prompt, seed)`` reads the prompt for three things: its language
 (Indonesian or English, from common function words), its kind (an explanation, steps, a
-comparison, code, a poem, a greeting, thanks, a yes/no question) and its topic (the
-content words before the first preposition, with the rest as context). It then writes an
+comparison, code, a poem, a greeting, thanks, a yes/no question) and its topic, in the
+user's own words (``topic.read_topic``: a heading, the noun phrase the sentences restate,
+and its context). It then writes an
 answer of that kind, in that language, in the model's style: terse, balanced (headings,
 lists, a table, code), verbose, plain prose, code-first, or thinking (reasoning first, in
 the prompt's language too). The same (model, prompt, seed) always gives the same text.
 The sentences are generic but sensible for the topic; nothing is lorem ipsum, and there is
 no network and no model.
 
-Imports only the standard library and the catalogue / tokenizer modules.
+Imports only the standard library and the catalogue / tokenizer / topic modules.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Literal
 
 from anoman_tui.gateway.catalogue import SimulatedModel, Style
 from anoman_tui.gateway.tokenizer import tokenize
+from anoman_tui.gateway.topic import read_topic
 
 Lang = Literal["en", "id"]
 Kind = Literal["explain", "steps", "compare", "code", "poem", "greeting", "thanks", "yesno"]
@@ -62,16 +64,6 @@ _FRAMING = _STOPWORDS | frozenset(
     scalable stabil cepat aman efisien murah andal tetap cocok good
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
-# Where a topic ends and its context begins: "pooling strategies | for postgres | under load",
-# "Kubernetes | dan bagaimana menjaga cluster".
-_SPLITTERS = frozenset(
-    """
-    for in on with under over during without within across via at to from by when while
-    untuk di pada dengan dalam saat ketika tanpa melalui lewat dari ke agar supaya
-    and how why dan serta bagaimana mengapa kenapa
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
 
 # Common function words of each language; the one with more hits wins, English on a tie.
@@ -173,20 +165,6 @@ def _content(words: list[str]) -> list[str]:
     return out
 
 
-def _phrase(words: list[str]) -> str:
-    """A chunk of the prompt without its framing words at either end ("the size of the
-    universe" keeps its inner "of the"); only content words when it is long."""
-    start, end = 0, len(words)
-    while start < end and words[start].lower() in _FRAMING:
-        start += 1
-    while end > start and words[end - 1].lower() in _FRAMING:
-        end -= 1
-    inner = words[start:end]
-    if len(inner) > 5:
-        inner = _content(inner)[:4]
-    return " ".join(inner)
-
-
 def _options(prompt: str) -> tuple[str, str] | None:
     """The two things a comparison is about, if the prompt names them."""
     patterns = [
@@ -198,11 +176,28 @@ def _options(prompt: str) -> tuple[str, str] | None:
     for pattern in patterns:
         match = re.search(pattern, prompt, re.I)
         if match:
-            a = " ".join(_content(_WORD.findall(match.group(1)))[-2:])
-            b = " ".join(_content(_WORD.findall(match.group(2)))[:2])
+            a = _name(match.group(1), last=True)
+            b = _name(match.group(2), last=False)
             if a and b and a.lower() != b.lower():
                 return a, b
     return None
+
+
+def _name(text: str, *, last: bool) -> str:
+    """The name an option's text ends (``last``) or starts with, as the user wrote it: the
+    run of up to three words next to the "vs" / "and" ("the Go programming language" -> "Go
+    programming language"), never words picked from either side of a "with" or "the"."""
+    run: list[str] = []
+    words = _WORD.findall(text)
+    for word in reversed(words) if last else words:
+        if word.lower() in _STOPWORDS:
+            if run:
+                break
+            continue
+        run.append(word)
+        if len(run) == 3:
+            break
+    return " ".join(reversed(run) if last else run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +206,7 @@ class _Reading:
 
     lang: Lang
     kind: Kind
+    title: str  # the request restated for a heading ("How to keep your cluster stable")
     main: str  # the topic phrase, in the prompt's own casing ("connection pooling strategies")
     context: str  # what the topic is about or for ("postgres, bursty load"), may be empty
     words: tuple[str, ...]  # every content word, for filling lists
@@ -228,28 +224,13 @@ class _Reading:
 def read_prompt(prompt: str) -> _Reading:
     lang = detect_language(prompt)
     kind = classify(prompt)
-    chunks: list[list[str]] = [[]]
-    for word in _WORD.findall(prompt):
-        if word.lower() in _SPLITTERS and chunks[-1]:
-            chunks.append([])
-        else:
-            chunks[-1].append(word)
-    phrases = [_phrase(chunk) for chunk in chunks]
-    phrases = [p for p in phrases if p]
+    topic = read_topic(prompt)
     every = _content(_WORD.findall(prompt))
-    fallback_main = "topik ini" if lang == "id" else "this topic"
-    main = phrases[0] if phrases else fallback_main
-    first = _WORD.findall(prompt)[:1]
-    if first and main.startswith(first[0]) and first[0][1:].islower():
-        main = main[:1].lower() + main[1:]  # capitalised only because it starts the sentence
-    context = ", ".join(phrases[1:3])
+    main = topic.main or ("topik ini" if lang == "id" else "this topic")
     options = _options(prompt)
     if kind == "compare" and options is not None:
         main = f"{options[0]} {'dan' if lang == 'id' else 'and'} {options[1]}"
-    if options is None:
-        options = ((every[0], every[1]) if len(every) >= 2 else
-                   (main, "pendekatan lain" if lang == "id" else "the alternatives"))
-    a, b = options
+    a, b = options or (main, "pendekatan lain" if lang == "id" else "the alternatives")
     low = prompt.lower()
     code_lang = "python"
     if re.search(r"\b(javascript|typescript|node|js|ts|react)\b", low):
@@ -262,8 +243,8 @@ def read_prompt(prompt: str) -> _Reading:
     ident = re.sub(r"\W+", "_", "_".join(ident_words)).strip("_") or "item"
     if not ident.isidentifier():
         ident = f"item_{ident}"
-    return _Reading(lang, kind, main, context, tuple(every), a, b, code_lang, ident,
-                    haiku="haiku" in low)
+    return _Reading(lang, kind, topic.title or _cap(main), main, topic.context, tuple(every),
+                    a, b, code_lang, ident, haiku="haiku" in low)
 
 
 def _fill(template: str, r: _Reading) -> str:
@@ -307,8 +288,8 @@ _INTROS: dict[Lang, dict[str, list[str]]] = {
             "fails.",
         ],
         "code": [
-            "Here is a small, self-contained version for {main} that you can run as is.",
-            "A minimal implementation for {main}, with the edge cases handled:",
+            "Here is a small, self-contained take on {main}; you can run it as is.",
+            "A minimal implementation of {main}, with the edge cases handled:",
         ],
     },
     "id": {
@@ -335,7 +316,7 @@ _INTROS: dict[Lang, dict[str, list[str]]] = {
             "Perbedaan {a} dan {b} paling terasa saat beban tinggi dan ketika ada yang gagal.",
         ],
         "code": [
-            "Berikut versi kecil dan mandiri untuk {main} yang bisa langsung dijalankan.",
+            "Berikut versi kecil dan mandiri untuk {main}; bisa langsung dijalankan.",
             "Implementasi minimal untuk {main}, termasuk penanganan kasus tepi:",
         ],
     },
@@ -854,7 +835,7 @@ def _section(rng: random.Random, r: _Reading, style: Style) -> str:
     if style == "verbose":
         note = _fill(rng.choice(_NOTES[r.lang]), r)
         second = _intro(rng, r)
-        parts = [f"# {r.Main}: {h['guide']}\n\n{intro}",
+        parts = [f"# {r.title}: {h['guide']}\n\n{intro}",
                  f"## {h['background']}\n\n{second}",
                  f"## {h['steps']}\n\n{_bullets(rng, r, 5, numbered=True)}",
                  f"## {h['compare']}\n\n{_table(rng, r, 4)}\n\n{note}"]
@@ -866,7 +847,7 @@ def _section(rng: random.Random, r: _Reading, style: Style) -> str:
         return "\n\n".join(parts)
     # balanced and thinking share the answer shape
     key = h["steps"] if numbered else h["key"]
-    parts = [f"## {r.Main}\n\n{intro}", f"### {key}\n\n{_bullets(rng, r, 4, numbered=numbered)}"]
+    parts = [f"## {r.title}\n\n{intro}", f"### {key}\n\n{_bullets(rng, r, 4, numbered=numbered)}"]
     parts.append(f"### {h['glance']}\n\n{_table(rng, r, 3)}")
     if r.kind == "compare":
         parts.append(verdict)
