@@ -18,13 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from anoman_tui.streaming.prices import estimate_from_price_library
+from anoman_tui.wire import AnomanBlock, Usage
 
-if TYPE_CHECKING:
-    from anoman_tui.streaming.gateway_api import ModelInfo
-    from anoman_tui.wire import AnomanBlock, Usage
+
+class ListedPrices(Protocol):
+    """What a model list says of a model's prices (`gateway_api.ModelInfo`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None: ...
+
 
 CostSource = Literal["gateway", "provider", "estimate", "unknown", "hidden"]
 """Where the amount came from; `hidden` is a blind round's cost before its vote."""
@@ -94,7 +101,7 @@ HIDDEN = Cost(None, "hidden")
 def cost_of(
     block: AnomanBlock | None,
     usage: Usage | None,
-    info: ModelInfo | None,
+    info: ListedPrices | None,
     provider_cost: Decimal | None = None,
     *,
     model: str | None = None,
