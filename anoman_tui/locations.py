@@ -40,6 +40,10 @@ def log_file() -> Path:
     return data_dir() / "anoman-tui.log"
 
 
+# The repository's top-level themes/ folder, shipped as this data package (setup.py).
+BUNDLED_THEMES = "anoman_tui.theme_files"
+
+
 def bundled(name: str) -> Traversable:
     """A file or folder shipped inside the `anoman_tui.ui` package (package data)."""
     return files("anoman_tui.ui").joinpath(name)
@@ -52,4 +56,4 @@ def stylesheet() -> str:
 
 def theme_dirs() -> list[Traversable]:
     """The bundled themes, then the user's own, which win."""
-    return [bundled("themes"), config_dir() / "themes"]
+    return [files(BUNDLED_THEMES), config_dir() / "themes"]

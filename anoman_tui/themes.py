@@ -1,4 +1,9 @@
-"""Theme files (TOML, Textual `Theme` fields) turned into Textual themes."""
+"""Theme files (TOML, Textual `Theme` fields) turned into Textual themes.
+
+The bundled ones are the repository's top-level themes/ folder, shipped in the wheel as
+the data package `anoman_tui.theme_files`; `anoman_tui.locations.theme_dirs` says where
+they and the user's own are.
+"""
 
 from __future__ import annotations
 

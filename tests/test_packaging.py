@@ -36,14 +36,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 VERSION = PYPROJECT["project"]["version"]
-RUNTIME_FILES = [
-    "anoman_tui/ui/anoman.tcss",
-    "anoman_tui/ui/themes/anoman-dark.toml",
-    "anoman_tui/ui/themes/anoman-light.toml",
-    "anoman_tui/ui/themes/anoman-high-contrast.toml",
+THEME_FILES = ["anoman-dark.toml", "anoman-light.toml", "anoman-high-contrast.toml"]
+# Each file as it sits in the wheel and in the sdist (the checkout's layout). The theme
+# files live in the checkout's top-level themes/ and ship as anoman_tui.theme_files
+# (setup.py). py.typed is not read at run time but promised to type checkers (PEP 561).
+SHIPPED_FILES = [
+    ("anoman_tui/ui/anoman.tcss", "anoman_tui/ui/anoman.tcss"),
+    *((f"anoman_tui/theme_files/{name}", f"themes/{name}") for name in THEME_FILES),
+    ("anoman_tui/py.typed", "anoman_tui/py.typed"),
 ]
-# Not read at run time, but promised to users: the PEP 561 marker for type checkers.
-SHIPPED_FILES = [*RUNTIME_FILES, "anoman_tui/py.typed"]
 # anoman-dark's `background` (#0F1420) as a 24-bit SGR colour: seen only if the bundled
 # theme loaded (Textual's own default theme has another background).
 DARK_BACKGROUND_SGR = "48;2;15;20;32"
@@ -68,6 +69,17 @@ def test_rendering_dependencies_are_pinned_and_installed_as_pinned() -> None:
             "snapshot tests were taken with the pinned version; reinstall with "
             "`pip install -e '.[test]'` in a fresh virtual environment"
         )
+
+
+def test_checkout_themes_are_the_bundled_ones() -> None:
+    """In a checkout (`pip install -e .`, as CI and contributors run) the app reads the
+    theme files from the top-level themes/ folder itself, so an edit there shows at once."""
+    from anoman_tui.locations import theme_dirs
+    from anoman_tui.themes import load_themes
+
+    assert Path(str(theme_dirs()[0])).resolve() == ROOT / "themes"
+    bundled = load_themes(theme_dirs()[:1])
+    assert sorted(bundled) == sorted(name.removesuffix(".toml") for name in THEME_FILES)
 
 
 def _clean_env(home: Path) -> dict[str, str]:
@@ -107,9 +119,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         in_wheel = set(zf.namelist())
     with tarfile.open(sdist) as tf:
         in_sdist = {name.split("/", 1)[1] for name in tf.getnames() if "/" in name}
-    for name in SHIPPED_FILES:
-        assert name in in_wheel, f"the wheel lacks {name}"
-        assert name in in_sdist, f"the sdist lacks {name}"
+    for in_the_wheel, in_the_sdist in SHIPPED_FILES:
+        assert in_the_wheel in in_wheel, f"the wheel lacks {in_the_wheel}"
+        assert in_the_sdist in in_sdist, f"the sdist lacks {in_the_sdist}"
 
     env_dir = work / "venv"
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
@@ -135,14 +147,18 @@ def test_installed_package_is_not_the_checkout(installed: Path) -> None:
     probe = subprocess.run(
         [str(installed / "python"), "-c",
          "import anoman_tui, anoman_tui.locations as l; print(anoman_tui.__file__); "
-         "print(sorted(p.name for p in l.bundled('themes').iterdir()))"],
+         "print(l.theme_dirs()[0]); "
+         "print(sorted(p.name for p in l.theme_dirs()[0].iterdir()))"],
         capture_output=True, text=True, timeout=60, cwd=installed,
         env=_clean_env(installed.parent.parent / "home"),
     )
     assert probe.returncode == 0, probe.stderr
-    where, themes = probe.stdout.splitlines()
+    where, themes_dir, themes = probe.stdout.splitlines()
     assert str(installed.parent) in where and str(ROOT) not in where
-    assert "anoman-dark.toml" in themes
+    # The wheel-installed app reads its themes from inside the installed package.
+    assert str(installed.parent) in themes_dir and str(ROOT) not in themes_dir
+    for name in THEME_FILES:
+        assert name in themes
 
 
 def test_installed_version(installed: Path) -> None:
