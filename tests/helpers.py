@@ -1,5 +1,7 @@
 """Pieces the tests share that are not fixtures: the local gateway's test configuration
-and the starter behind the gateway fixtures of ``tests/conftest.py``.
+and the starter behind the gateway fixtures of ``tests/conftest.py``; a loopback server
+that records what each request carried; `anoman-tui` as a subprocess; a stream request
+to a loopback server.
 
 Test modules import shared code from modules like this one (never from a ``test_*``
 module or a ``conftest.py``: ``tests/test_test_layout.py`` checks it).
@@ -7,11 +9,19 @@ module or a ``conftest.py``: ``tests/test_test_layout.py`` checks it).
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from anoman_tui.gateway.config import GatewayConfig, ModelDefaults
 from anoman_tui.gateway.embedded import EmbeddedGateway
+from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamRequest
+from tests.frames import ANTHROPIC_EXAMPLE_STREAM, OPENAI_EXAMPLE_STREAM
+from tests.replay_server import RecordedRequest, ReplayServer, Script
 
 # The simulated models run this much faster than life unless a test says otherwise.
 FAST_TIME_SCALE = 0.02
@@ -74,3 +84,68 @@ class LocalGateways:
         """Stop every gateway started here (one a test stopped already is left as is)."""
         while self._started:
             self._started.pop().stop()
+
+
+# -- a loopback server that records requests (tests/test_settings.py and others) -----
+
+LISTED = ["listed-1", "listed-2", "listed-3"]  # the models RecordingGateway lists
+
+
+class RecordingGateway(ReplayServer):
+    """Loopback HTTP: lists three models, records every request and answers any model.
+
+    It answers with the example stream of the request's format, or, with
+    `stall`, sends the headers and stays silent until the client gives up.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stall = False
+        listing = json.dumps({"data": [{"id": m} for m in LISTED]}).encode()
+        self._listing = Script(content_type="application/json", body=[listing], chunked=False)
+
+    @property
+    def streams(self) -> list[RecordedRequest]:
+        """The generation requests (not the model listing), oldest first."""
+        return [r for r in self.requests if r.method == "POST"]
+
+    def script_for(self, request: RecordedRequest) -> Script:
+        if request.method != "POST":  # the model list, under whatever base URL path
+            return self._listing if request.path.endswith("/v1/models") else super().script_for(
+                request)
+        if self.stall:
+            return Script(body=[], ending="hang")
+        frames = (ANTHROPIC_EXAMPLE_STREAM if "/anthropic/" in request.path
+                  else OPENAI_EXAMPLE_STREAM)
+        return Script(body=list(frames))
+
+
+async def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`anoman-tui ARGS` in a subprocess with this environment plus ``env``:
+    (exit status, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "anoman_tui.cli", *args,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+# -- a stream request to a loopback server ------------------------------------------
+
+STREAM_KEY = "anm-sk-test-0123456789abcdef"
+
+
+def make_request(server: ReplayServer, model: str, endpoint: EndpointFormat = "openai",
+                 **kw: Any) -> StreamRequest:
+    """A short story asked of ``model`` on ``server``, with ``STREAM_KEY``."""
+    return StreamRequest(
+        base_url=server.base_url,
+        api_key=STREAM_KEY,
+        endpoint=endpoint,
+        model=model,
+        messages=(ChatTurn(role="user", content="Tell me a short story"),),
+        **kw,
+    )

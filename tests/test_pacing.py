@@ -10,8 +10,8 @@ import httpx
 
 from anoman_tui.streaming import ReasoningDelta, StreamClient, StreamDone, TextDelta
 from anoman_tui.streaming.pacing import PacedBackend, paced_transport
+from tests.helpers import make_request
 from tests.replay_server import ReplayServer, Script
-from tests.test_stream_core import make_request
 
 WORDS = 240
 

@@ -4,7 +4,6 @@ parameters, reaching the wire in `compare` and on the screen; `models` still win
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,9 @@ import pytest
 from anoman_tui.config import ConfigError, load_settings
 from anoman_tui.ui.app import AnomanApp
 from tests.frames import ANTHROPIC_EXAMPLE_STREAM
+from tests.helpers import RecordingGateway, cli
 from tests.pilot import settled, submit, until
 from tests.replay_server import RecordedRequest, Script
-from tests.test_settings import RecordingGateway, cli
 
 
 class Gateway(RecordingGateway):
@@ -28,14 +27,9 @@ class Gateway(RecordingGateway):
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.upper().startswith("ANOMAN_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "config.toml"
-    monkeypatch.setenv("ANOMAN_CONFIG", str(path))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    return path
+def isolated(clean_env: Path) -> Path:
+    """The config file (not created); only what a test sets (`clean_env`, tests/conftest.py)."""
+    return clean_env
 
 
 @pytest.fixture

@@ -25,12 +25,11 @@ import pytest
 from anoman_tui.cli import build_parser, settings_from_args
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.prompt_box import PromptBox
-from tests.frames import ANTHROPIC_EXAMPLE_STREAM, OPENAI_EXAMPLE_STREAM
+from tests.helpers import RecordingGateway, cli
 from tests.pilot import settled, until
-from tests.replay_server import RecordedRequest, ReplayServer, Script
+from tests.replay_server import RecordedRequest
 
 PROMPT = "ping"
-LISTED = ["listed-1", "listed-2", "listed-3"]
 ENDPOINT_SUFFIXES = {
     "/anthropic/v1/messages": "anthropic",
     "/anoman/v1/playground/run": "playground",
@@ -39,35 +38,6 @@ ENDPOINT_SUFFIXES = {
 
 
 Recorded = RecordedRequest
-
-
-class RecordingGateway(ReplayServer):
-    """Loopback HTTP: lists three models, records every request and answers any model.
-
-    It answers with the example stream of the request's format, or, with
-    `stall`, sends the headers and stays silent until the client gives up.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stall = False
-        listing = json.dumps({"data": [{"id": m} for m in LISTED]}).encode()
-        self._listing = Script(content_type="application/json", body=[listing], chunked=False)
-
-    @property
-    def streams(self) -> list[RecordedRequest]:
-        """The generation requests (not the model listing), oldest first."""
-        return [r for r in self.requests if r.method == "POST"]
-
-    def script_for(self, request: RecordedRequest) -> Script:
-        if request.method != "POST":  # the model list, under whatever base URL path
-            return self._listing if request.path.endswith("/v1/models") else super().script_for(
-                request)
-        if self.stall:
-            return Script(body=[], ending="hang")
-        frames = (ANTHROPIC_EXAMPLE_STREAM if "/anthropic/" in request.path
-                  else OPENAI_EXAMPLE_STREAM)
-        return Script(body=list(frames))
 
 
 @pytest.fixture
@@ -81,16 +51,10 @@ async def gateway() -> Any:
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Only what a test sets: no developer config, data directory or `ANOMAN_*` variable."""
-    for name in list(os.environ):
-        if name.upper().startswith("ANOMAN_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "config.toml"
-    monkeypatch.setenv("ANOMAN_CONFIG", str(path))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return path
+def isolated(clean_env: Path) -> Path:
+    """The config file (not created); only what a test sets: no developer config, data
+    directory or `ANOMAN_*` variable (`clean_env`, tests/conftest.py)."""
+    return clean_env
 
 
 # -- the settings, each with a value per source and how to see it on the wire --------
@@ -316,17 +280,6 @@ async def test_tui_shows_the_configured_system_prompt_and_parameters(
 
 
 # -- bad values: one line naming the source and key, exit 2, for every command ------
-
-
-async def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "anoman_tui.cli", *args,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 BAD = [

@@ -11,8 +11,8 @@ import httpcore
 
 from anoman_tui.streaming import StreamClient, StreamDone, TextDelta
 from anoman_tui.streaming.spares import SpareConnections
+from tests.helpers import make_request
 from tests.replay_server import ReplayServer, Script, sse
-from tests.test_stream_core import make_request
 
 HOST = "127.0.0.1"
 

@@ -8,7 +8,6 @@ of every request says which target (and which of its paths) it went to.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,8 @@ import pytest
 from anoman_tui.streaming.request import ChatTurn, StreamRequest
 from anoman_tui.targets import BUILT_IN, connect, split_model
 from tests.frames import ANTHROPIC_EXAMPLE_STREAM
+from tests.helpers import RecordingGateway, cli
 from tests.replay_server import RecordedRequest, Script
-from tests.test_settings import RecordingGateway, cli
 
 SECRET = "sk-inline-SECRET-4242abcd"
 
@@ -148,16 +147,10 @@ async def server() -> Any:
 
 
 @pytest.fixture(autouse=True)
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Only what a test sets: no developer config, data directory or `ANOMAN_*` variable."""
-    for name in list(os.environ):
-        if name.upper().startswith("ANOMAN_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "config.toml"
-    monkeypatch.setenv("ANOMAN_CONFIG", str(path))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return path
+def config(clean_env: Path) -> Path:
+    """The config file (not created); only what a test sets: no developer config, data
+    directory or `ANOMAN_*` variable (`clean_env`, tests/conftest.py)."""
+    return clean_env
 
 
 def write(config: Path, server: Recorder, tables: str, *, top: str = "") -> None:

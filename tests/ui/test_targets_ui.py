@@ -28,8 +28,8 @@ from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.widgets.pane import ComparePane
+from tests.helpers import LISTED, RecordingGateway
 from tests.pilot import ready, settled, submit, until
-from tests.test_settings import LISTED, RecordingGateway
 from tests.ui.screen_text import screen_lines
 
 SIZES = [(80, 24), (200, 50)]
