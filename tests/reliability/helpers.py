@@ -13,10 +13,11 @@ import socket
 import struct
 import unicodedata
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from rich.segment import Segment
 
+from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.streaming import (
     ChatTurn,
     EndpointFormat,
@@ -32,6 +33,7 @@ from tests.frames import (
     OPENAI_ERROR_FRAME,
     OPENAI_EXAMPLE_STREAM,
 )
+from tests.helpers import gateway_config
 
 KEY = "anm-sk-reliability-0123456789abcdef"
 FORMATS: tuple[EndpointFormat, ...] = ("openai", "anthropic", "playground")
@@ -176,3 +178,17 @@ def check_segments(segments: Iterable[Segment], where: str) -> None:
             meta = style.meta or {}
             # Scrollbars carry `@mouse.*` handlers of their own; markup would add `@click`.
             assert "@click" not in meta, f"{where}: action {meta!r}"
+
+
+def fast_config(**overrides: Any) -> GatewayConfig:
+    """Simulated models far faster than life, limits out of the way."""
+    values: dict[str, Any] = {
+        "rate_limit_rpm": 1_000_000,
+        "max_concurrent_streams": 100_000,
+        "non_stream_timeout_s": 5.0,
+        # A stalled body gets its 408 in 4 s rather than the default 10 (the trickling
+        # client's whole body takes 2 s, well within it).
+        "body_timeout_s": 4.0,
+    }
+    values.update(overrides)
+    return gateway_config(**values)

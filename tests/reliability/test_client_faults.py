@@ -235,7 +235,7 @@ async def test_cancel_mid_stream(replay: ReplayServer, client: StreamClient,
 
 
 def _start_serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env (tests/reliability/conftest.py): no ANOMAN_* of ours
     proc = subprocess.Popen(
         [sys.executable, "-m", "anoman_tui.cli", "serve", "--port", "0",
          "--db", f"{tmp_path}/ledger.sqlite3"],

@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
-from tests.reliability.conftest import fast_config
+from tests.helpers import LocalGateways
+from tests.reliability.helpers import fast_config
 
 ENDPOINTS = ("/v1/chat/completions", "/anthropic/v1/messages", "/anoman/v1/playground/run")
 BAD_INPUTS_TRIED: list[str] = []
@@ -279,9 +280,9 @@ def test_auth_refusals(rel_gateway: EmbeddedGateway, path: str) -> None:
     assert rel_gateway.state.ledger.count() == rows_before
 
 
-def test_ledger_keeps_only_a_key_hint(tmp_path: Path) -> None:
+def test_ledger_keeps_only_a_key_hint(make_local_gateway: LocalGateways, tmp_path: Path) -> None:
     key = "anm-sk-local-ledger-hint-test-0123456789ABCDEFwxyz"
-    gw = EmbeddedGateway(fast_config(), db_path=tmp_path / "u.sqlite3", api_key=key).start()
+    gw = make_local_gateway(fast_config(), db_path=tmp_path / "u.sqlite3", api_key=key)
     try:
         for style in ({"Authorization": f"Bearer {key}"}, {"x-api-key": key}):
             with httpx.Client(base_url=gw.base_url, timeout=30) as client:

@@ -30,7 +30,8 @@ import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.ledger import UsageLedger
-from tests.reliability.conftest import fast_config
+from tests.helpers import LocalGateways
+from tests.reliability.helpers import fast_config
 
 TOKENS = 24
 # 24 tokens at 12/s (time_scale 1): each stream lasts about two seconds, so a client that
@@ -132,9 +133,8 @@ def _check_rows(gw: EmbeddedGateway, outcome: dict[str, float | None]) -> None:
             assert row["completion_tokens"] == TOKENS
 
 
-def _run_load(tmp_path: Path, n: int, errors: _Errors) -> None:
-    config = fast_config(time_scale=1.0)
-    gw = EmbeddedGateway(config, db_path=tmp_path / "load.sqlite3").start()
+def _run_load(start_gateway: LocalGateways, n: int, errors: _Errors) -> None:
+    gw = start_gateway(fast_config(time_scale=1.0))
     try:
         started = time.monotonic()
         outcome = asyncio.run(_load(gw, n, seed=n))
@@ -142,16 +142,16 @@ def _run_load(tmp_path: Path, n: int, errors: _Errors) -> None:
         _check_rows(gw, outcome)
         assert not gw.state.active  # no run left behind
     finally:
-        gw.stop()
+        gw.stop()  # before the check: an error logged while stopping counts too
     assert not errors.messages, errors.messages[:5]
     cancelled = sum(v is not None for v in outcome.values())
     print(f"\nload: {n} concurrent streams ({cancelled} disconnected by the client) in "
           f"{elapsed:.1f} s: {n} ledger rows, none lost, no error logged")
 
 
-def test_load_1000(tmp_path: Path, errors: _Errors) -> None:
+def test_load_1000(make_local_gateway: LocalGateways, errors: _Errors) -> None:
     # Measured ~5 s here, so the full 1,000 runs by default.
-    _run_load(tmp_path, 1000, errors)
+    _run_load(make_local_gateway, 1000, errors)
 
 
 
@@ -161,7 +161,7 @@ KEY = "anm-sk-local-restart-test-0123456789abcd"
 
 
 def _serve(db: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env (tests/reliability/conftest.py): no ANOMAN_* of ours
     proc = subprocess.Popen(
         [sys.executable, "-m", "anoman_tui.cli", "serve", "--port", "0", "--db", str(db),
          "--api-key", KEY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

@@ -35,10 +35,10 @@ from typing import Any
 
 import pytest
 
-from anoman_tui.gateway.config import GatewayConfig, ModelDefaults
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.faults import FaultPlan
 from anoman_tui.history import HistoryStore
+from tests.helpers import LocalGateways
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -61,13 +61,9 @@ def until(condition: Callable[[], object], timeout: float, what: str,
 
 
 @pytest.fixture
-def gateway(tmp_path: Path) -> Iterator[EmbeddedGateway]:
-    config = GatewayConfig(rate_limit_rpm=1_000_000, max_concurrent_streams=1000,
-                           models={m: ModelDefaults(simulate=FAST) for m in MODELS})
-    gw = EmbeddedGateway(config, db_path=tmp_path / "usage.sqlite3", api_key=KEY)
-    gw.start()
-    yield gw
-    gw.stop()
+def gateway(make_local_gateway: LocalGateways) -> EmbeddedGateway:
+    return make_local_gateway(time_scale=1.0, rate_limit_rpm=1_000_000, api_key=KEY,
+                              faults={m: FAST for m in MODELS})
 
 
 def pace(gw: EmbeddedGateway, simulate: str) -> None:
@@ -77,7 +73,7 @@ def pace(gw: EmbeddedGateway, simulate: str) -> None:
 
 
 def environment(data_home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env (tests/reliability/conftest.py): no ANOMAN_* of ours
     env.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
                XDG_CONFIG_HOME=str(data_home.parent / "config"), ANOMAN_CONFIG="/dev/null",
                ANOMAN_API_KEY=KEY, TERM="xterm-256color", COLUMNS="200")

@@ -162,7 +162,7 @@ async def test_key_never_on_screen_or_in_logs(replay: ReplayServer) -> None:
 
 
 async def _cli(*args: str, env_key: str | None) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env (tests/reliability/conftest.py): no ANOMAN_* of ours
     if env_key is not None:
         env["ANOMAN_API_KEY"] = env_key
     proc = await asyncio.create_subprocess_exec(

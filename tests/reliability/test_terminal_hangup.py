@@ -25,15 +25,8 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX p
 
 
 def test_app_exits_when_its_terminal_vanishes(tmp_path: Path) -> None:
-    env = dict(
-        os.environ,
-        ANOMAN_CONFIG=str(tmp_path / "config.toml"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        TERM="xterm-256color",
-    )
-    for name in ("ANOMAN_BASE_URL", "ANOMAN_API_KEY", "ANOMAN_MODELS"):
-        env.pop(name, None)
+    # clean_env (tests/reliability/conftest.py): no ANOMAN_* of ours, tmp config and data
+    env = dict(os.environ, TERM="xterm-256color")
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 150, 0, 0))
     process = subprocess.Popen(
