@@ -6,8 +6,6 @@ build`, `pipx install` and an index upload do), installs the wheel (not editable
 a new virtual environment, and runs the installed `anoman-tui` from outside the
 checkout: `--version`, a headless `compare --json` against the embedded gateway, and
 the TUI's first paint in a pseudo-terminal.
-
-It also checks that what the snapshot tests render with is what pyproject.toml pins.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ import tomllib
 import venv
 import zipfile
 from collections.abc import Iterator
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -48,27 +45,6 @@ SHIPPED_FILES = [
 # anoman-dark's `background` (#0F1420) as a 24-bit SGR colour: seen only if the bundled
 # theme loaded (Textual's own default theme has another background).
 DARK_BACKGROUND_SGR = "48;2;15;20;32"
-
-
-def _pinned() -> dict[str, str]:
-    pins: dict[str, str] = {}
-    for requirement in PYPROJECT["project"]["dependencies"]:
-        name, sep, pinned = requirement.partition("==")
-        if sep:
-            pins[name.strip()] = pinned.strip()
-    return pins
-
-
-def test_rendering_dependencies_are_pinned_and_installed_as_pinned() -> None:
-    pins = _pinned()
-    for name in ("textual", "rich", "markdown-it-py", "pygments"):
-        assert name in pins, f"{name} renders what the snapshots compare: pin it with =="
-        installed = version(name)
-        assert installed == pins[name], (
-            f"{name} {installed} is installed but pyproject.toml pins {pins[name]}: the "
-            "snapshot tests were taken with the pinned version; reinstall with "
-            "`pip install -e '.[test]'` in a fresh virtual environment"
-        )
 
 
 def test_checkout_themes_are_the_bundled_ones() -> None:
