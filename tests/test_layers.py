@@ -94,6 +94,8 @@ _VIOLATIONS = [
     ("arena/rating.py", "import anoman_tui.ui.messages",
      {"history-and-report-without-textual", "layers"}),
     ("gateway/state.py", "from anoman_tui.gateway import generation", {"no-cycles"}),
+    ("ui/render/verdict.py", "import textual.widget", {"ui-render-without-textual"}),
+    ("ui/render/diff.py", "import anoman_tui.ui.network", {"ui-render-without-textual"}),
 ]
 
 

@@ -39,7 +39,7 @@ from anoman_tui.targets import Connection, Target, connect
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
-from anoman_tui.ui.pane_state import PaneParams, PaneState, scenario_choices
+from anoman_tui.ui.render.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.screens.arena import LABELS, ArenaScreen
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen

@@ -52,6 +52,6 @@ def make_app(ui_gateway: EmbeddedGateway) -> Callable[..., AnomanApp]:
 def fast_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every request without a demo scenario streams its whole answer in a blink: for tests
     about what is on screen once answers are there, not about how they arrive."""
-    from anoman_tui.ui import pane_state
+    from anoman_tui.ui.render import pane_state
 
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0,rate=4000")

@@ -1,5 +1,6 @@
 """The answer view's layers: the Markdown block splitter is plain Python (no Rich, no
-Textual) and the Rich rendering of a block does not import Textual."""
+Textual) and the Rich rendering of a block does not import Textual; nothing in
+`anoman_tui.ui.render` does."""
 
 from __future__ import annotations
 
@@ -28,12 +29,26 @@ def imported_top_level_packages(module: str) -> set[str]:
 @pytest.mark.parametrize(
     ("module", "needs", "forbidden"),
     [
-        ("anoman_tui.ui.markdown_blocks", set(), {"rich", "textual", "markdown_it", "pygments"}),
-        ("anoman_tui.ui.markdown_render", {"rich"}, {"textual"}),
-        ("anoman_tui.ui.fence_render", {"rich", "pygments"}, {"textual", "markdown_it"}),
+        (
+            "anoman_tui.ui.render.markdown_blocks",
+            set(),
+            {"rich", "textual", "markdown_it", "pygments"},
+        ),
+        ("anoman_tui.ui.render.markdown_render", {"rich"}, {"textual"}),
+        ("anoman_tui.ui.render.fence_render", {"rich", "pygments"}, {"textual", "markdown_it"}),
     ],
 )
 def test_module_imports_only_its_layer(module: str, needs: set[str], forbidden: set[str]) -> None:
     loaded = imported_top_level_packages(module)
     assert "anoman_tui" in loaded and needs <= loaded
     assert not loaded & forbidden, f"{module} imports {sorted(loaded & forbidden)}"
+
+
+def test_render_folder_runs_without_textual() -> None:
+    # The import-linter contract sees the package's own imports; this sees what a fresh
+    # interpreter really loads, third-party imports of imports included.
+    folder = ROOT / "anoman_tui" / "ui" / "render"
+    modules = sorted(f"anoman_tui.ui.render.{path.stem}" for path in folder.glob("[!_]*.py"))
+    assert "anoman_tui.ui.render.pane_state" in modules
+    loaded = imported_top_level_packages(", ".join(modules))
+    assert "textual" not in loaded

@@ -18,7 +18,7 @@ from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
 
-from anoman_tui.ui.markdown_blocks import BlockSplitter
+from anoman_tui.ui.render.markdown_blocks import BlockSplitter
 from anoman_tui.ui.widgets.answer_view import AnswerView, _Gutter, _ThumbScrollBar
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
@@ -156,7 +156,7 @@ def test_a_bullet_list_is_cut_at_each_item_and_draws_as_one_list() -> None:
 
     from rich.console import Console
 
-    from anoman_tui.ui.markdown_render import render_block
+    from anoman_tui.ui.render.markdown_render import render_block
 
     source = ("Intro.\n\n- first item, long enough to wrap in a narrow view\n"
               "- second `code` and **bold**\n  continued\n  - nested a\n  - nested b\n"
@@ -591,8 +591,8 @@ def test_a_numbered_list_drawn_item_by_item_draws_as_the_whole_list(
 
     from rich.console import Console
 
-    from anoman_tui.ui.markdown_blocks import ordered_items
-    from anoman_tui.ui.markdown_render import render_block
+    from anoman_tui.ui.render.markdown_blocks import ordered_items
+    from anoman_tui.ui.render.markdown_render import render_block
 
     console = Console(file=io.StringIO(), width=width, color_system="truecolor")
 
@@ -609,7 +609,7 @@ def test_a_numbered_list_drawn_item_by_item_draws_as_the_whole_list(
 
 
 async def test_an_open_numbered_list_draws_each_finished_item_once() -> None:
-    from anoman_tui.ui.markdown_render import render_block
+    from anoman_tui.ui.render.markdown_render import render_block
 
     app = Host()
     async with app.run_test(size=(40, 20)) as pilot:

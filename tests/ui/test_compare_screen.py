@@ -8,8 +8,8 @@ import time
 import pytest
 from textual.widgets import Tabs
 
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, PaneFooter
 from tests.pilot import badge_text, panes, ready, send, settled, until

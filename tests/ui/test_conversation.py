@@ -12,8 +12,8 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Footer
 
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.screens import compare
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import (

@@ -19,10 +19,10 @@ from textual.widgets import OptionList
 
 from anoman_tui.config import Settings
 from anoman_tui.streaming import ModelInfo
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.diff import MARKER, render_diff, summary, tokenize, word_diff
 from anoman_tui.ui.messages import GatewayReady
+from anoman_tui.ui.render import pane_state
+from anoman_tui.ui.render.diff import MARKER, render_diff, summary, tokenize, word_diff
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.diff_view import DiffBody
 from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader

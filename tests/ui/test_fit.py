@@ -11,8 +11,8 @@ import re
 import pytest
 
 from anoman_tui.config import Settings
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.widgets.pane import pack_fields
 from tests.pilot import panes, ready, settled, until
 from tests.pilot import submit as send

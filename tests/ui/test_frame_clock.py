@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.markdown_render import WARM_LANGUAGES, _lexer, warm_up
+from anoman_tui.ui.render.markdown_render import WARM_LANGUAGES, _lexer, warm_up
 from anoman_tui.ui.textual_internals import StylesCache, styles_cache
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
@@ -242,7 +242,7 @@ async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypat
     """While panes stream, each frame first takes in the text read for it (a clock source;
     the iterator gets the rest, and the stream's start and end): together the whole
     answer, once, in order; no source is left once the streams end."""
-    from anoman_tui.ui import pane_state
+    from anoman_tui.ui.render import pane_state
     from tests.pilot import panes, ready, send, settled
 
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0.02,rate=100,tokens=300")
@@ -273,8 +273,8 @@ async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypat
 
 async def test_a_failure_drawing_a_frames_deltas_costs_only_its_pane(make_app, monkeypatch
                                                                      ) -> None:
-    from anoman_tui.ui import pane_state
     from anoman_tui.ui.network import ThreadedStream
+    from anoman_tui.ui.render import pane_state
     from tests.pilot import badge_text, panes, ready, send, settled
 
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0.02,rate=100,tokens=200")

@@ -10,9 +10,9 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 
 from anoman_tui.gateway import composer
-from anoman_tui.ui import fence_render, markdown_render
-from anoman_tui.ui.fence_render import single_fence
-from anoman_tui.ui.markdown_render import (
+from anoman_tui.ui.render import fence_render, markdown_render
+from anoman_tui.ui.render.fence_render import single_fence
+from anoman_tui.ui.render.markdown_render import (
     CODE_THEME,
     LIGHT_CODE_THEME,
     WARM_LANGUAGES,

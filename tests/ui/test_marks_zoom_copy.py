@@ -16,12 +16,11 @@ from textual.widgets import OptionList
 
 from anoman_tui.config import Settings
 from anoman_tui.streaming import ModelInfo, StreamFailure
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.code_blocks import CodeBlock, code_blocks
 from anoman_tui.ui.messages import GatewayReady
-from anoman_tui.ui.screens.pickers import ChoiceScreen
-from anoman_tui.ui.verdict import (
+from anoman_tui.ui.render import pane_state
+from anoman_tui.ui.render.code_blocks import CodeBlock, code_blocks
+from anoman_tui.ui.render.verdict import (
     CHEAPEST,
     FASTEST_FIRST_TOKEN,
     HIGHEST_RATE,
@@ -29,6 +28,7 @@ from anoman_tui.ui.verdict import (
     marks_line,
     verdict,
 )
+from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.pane import ComparePane, PaneMarks
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.pilot import panes, settled, until

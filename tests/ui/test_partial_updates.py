@@ -17,8 +17,8 @@ from textual._compositor import ChopsUpdate, LayoutUpdate
 from textual.strip import Strip
 from textual.widget import Widget
 
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.pilot import ready, settled, submit, until
 

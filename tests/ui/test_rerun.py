@@ -13,9 +13,9 @@ import pytest
 from textual.pilot import Pilot
 
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, default_path
-from anoman_tui.ui import pane_state
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.diff import word_diff
+from anoman_tui.ui.render import pane_state
+from anoman_tui.ui.render.diff import word_diff
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen

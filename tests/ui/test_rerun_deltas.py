@@ -1,5 +1,5 @@
 """The `vs #ID` line of a rerun's pane: signs, units, unknowns, estimates, outcomes, and
-one line at every width (`anoman_tui.ui.rerun`)."""
+one line at every width (`anoman_tui.ui.render.rerun`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from rich.cells import cell_len
 
 from anoman_tui.history import PaneRecord
-from anoman_tui.ui.rerun import delta_line, delta_plain, outcome, pane_delta, parse_cost
+from anoman_tui.ui.render.rerun import delta_line, delta_plain, outcome, pane_delta, parse_cost
 
 OLD = PaneRecord(1, "gpt-4o-mini", "http://gw", "openai", text="old",
                  metrics={"ttft_s": 0.5, "output_tokens_per_s": 80.0}, cost_text="$0.000040")

@@ -112,7 +112,7 @@ async def test_footer_names_the_moderation_category(make_app) -> None:
 
 
 def test_picker_offers_each_scenario_once_and_pinned() -> None:
-    from anoman_tui.ui.pane_state import SCENARIO_LABELS, PaneState, scenario_choices
+    from anoman_tui.ui.render.pane_state import SCENARIO_LABELS, PaneState, scenario_choices
 
     ids = [key for key, _ in scenario_choices()]
     assert ids.count("none") == 1
@@ -131,7 +131,7 @@ def test_picker_offers_each_scenario_once_and_pinned() -> None:
 
 def test_header_note_follows_the_scenario_and_tolerates_registered_ones(monkeypatch) -> None:
     from anoman_tui.targets import BUILT_IN, connect
-    from anoman_tui.ui import pane_state
+    from anoman_tui.ui.render import pane_state
 
     state = pane_state.PaneState(1, model="anoman-lite")
     local = connect(BUILT_IN["local"], local=("http://127.0.0.1:1", "k"))

@@ -26,7 +26,7 @@ from textual.binding import Binding
 
 from anoman_tui.streaming import GatewayRequestError
 from anoman_tui.targets import Target, split_model
-from anoman_tui.ui.pane_state import PaneParams, PaneState
+from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import pack_fields

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from anoman_tui.ui.pane_state import PaneParams
+from anoman_tui.ui.render.pane_state import PaneParams
 
 
 class ChoiceScreen(ModalScreen[str | None]):

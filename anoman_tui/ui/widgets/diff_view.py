@@ -2,7 +2,7 @@
 
 A summary line (how many words came and went, where the answers first part), a note
 while either answer still streams, and the answer itself with the other pane's words
-it lacks as `[-words-]` and its own new words as `{+words+}` (`anoman_tui.ui.diff`),
+it lacks as `[-words-]` and its own new words as `{+words+}` (`anoman_tui.ui.render.diff`),
 scrollable. The colours are the theme's (`$success`, `$error`, `$accent` in
 anoman.tcss), so every theme shows them; the brackets say the same without colour.
 """
@@ -15,7 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from anoman_tui.ui.diff import WordDiff, render_diff, summary
+from anoman_tui.ui.render.diff import WordDiff, render_diff, summary
 
 
 class DiffBody(Widget):

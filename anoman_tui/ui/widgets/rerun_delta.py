@@ -1,7 +1,7 @@
 """`RerunDelta`: one line under a pane's footer, the pane against its rerun's original.
 
 Hidden unless the pane's turn is a rerun of a comparison in the history; drawn at the
-widget's own width (`anoman_tui.ui.rerun.delta_line`), so it stays one line in a narrow
+widget's own width (`anoman_tui.ui.render.rerun.delta_line`), so it stays one line in a narrow
 pane and says more in a wide one.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from anoman_tui.ui.rerun import DELTA_HELP, DeltaStyles, PaneDelta, delta_line
+from anoman_tui.ui.render.rerun import DELTA_HELP, DeltaStyles, PaneDelta, delta_line
 
 
 class RerunDelta(Widget):

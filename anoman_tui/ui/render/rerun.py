@@ -25,7 +25,6 @@ from anoman_tui.report.rerun import (
     delta_fields,
     outcome,
     pane_delta,
-    parse_cost,
     rerun_deltas,
 )
 
@@ -105,4 +104,4 @@ def delta_plain(delta: PaneDelta, width: int = 1000) -> str:
 
 
 __all__ = ["DELTA_HELP", "DeltaStyles", "PaneDelta", "delta_line", "delta_plain",
-           "outcome", "pane_delta", "parse_cost", "rerun_deltas"]
+           "outcome", "pane_delta", "rerun_deltas"]

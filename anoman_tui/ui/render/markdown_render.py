@@ -1,6 +1,6 @@
 """Rendering one Markdown block with Rich, for the answer view.
 
-`render_block()` turns a block's source (see `anoman_tui.ui.markdown_blocks`) into Rich
+`render_block()` turns a block's source (see `anoman_tui.ui.render.markdown_blocks`) into Rich
 lines of `Segment`s at a given width; `AnswerView` wraps them in Textual `Strip`s and
 caches them. What it adds to Rich's `Markdown`:
 
@@ -13,8 +13,6 @@ caches them. What it adds to Rich's `Markdown`:
 * a light-theme palette for Markdown elements (Rich's defaults are made for dark
   terminals);
 * `warm_up()`: the one-time set-up of a first render, done off the UI thread.
-
-(Not under `ui/widgets/`: importing that package imports Textual.)
 
 May import: the standard library, `rich` (and its `markdown_it` and `pygments`
 dependencies) and `anoman_tui.safe_text`. Never Textual
@@ -40,7 +38,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from anoman_tui.safe_text import terminal_safe
-from anoman_tui.ui.fence_render import PerConsole, fence_rows, single_fence
+from anoman_tui.ui.render.fence_render import PerConsole, fence_rows, single_fence
 
 __all__ = ["CODE_THEME", "LIGHT_CODE_THEME", "WARM_LANGUAGES", "render_block", "warm_up"]
 
