@@ -8,9 +8,20 @@ is joined, not replaced), one leading BOM dropped, CRLF / LF / CR line ends
 line end), comments, `event` / `data` / `id` / `retry` fields, multi-line
 data, and events whose data buffer is empty are not dispatched.
 
-Line splitting is done on CR and LF only, never with `str.splitlines`, which
-would also split on U+2028/U+2029 and other characters that may legally sit
-inside a JSON string.
+Line splitting is done on CR and LF only (as the standard says, and as
+httpx-sse does), never with `str.splitlines`, which would also split on
+U+2028/U+2029 and other characters that may legally sit inside a JSON string.
+
+Why the stream core has its own decoder rather than httpx-sse's: this one is
+pushed the raw reads of the response body, one `feed` per read as the stream
+worker gets it (`StreamClient._read_events` in client.py). So every event it
+completes keeps the arrival stamp of the read that brought it, and the very same
+bytes, read for read (a key a server echoed back masked), go into the recording
+(recording.py) that a replay later feeds back through this decoder. httpx-sse
+pulls lines of decoded text from a response (`EventSource.iter_sse`), which hides
+where one read ended and the next began. Both decode the same events from the
+same valid streams: tests/test_sse_vs_httpx_sse.py checks that on generated
+streams cut into arbitrary reads.
 
 Pure: imports only the standard library.
 """
