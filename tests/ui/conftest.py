@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from anoman_tui.config import Settings
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.ui.app import AnomanApp
+from tests.helpers import LocalGateways
 
 
 @pytest.fixture(autouse=True)
-def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Never read or write the developer's own config, data or log files."""
-    path = tmp_path / "config.toml"
-    monkeypatch.setenv("ANOMAN_CONFIG", str(path))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    for name in ("ANOMAN_BASE_URL", "ANOMAN_API_KEY", "ANOMAN_MODELS"):
-        monkeypatch.delenv(name, raising=False)
-    return path
+def isolated_config(clean_env: Path) -> Path:
+    """Never read or write the developer's own config, data or log files: the config
+    file's path (not created), from `clean_env` (tests/conftest.py)."""
+    return clean_env
 
 
 @pytest.fixture(scope="session")
-def ui_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
-    config = GatewayConfig(time_scale=0.05, rate_limit_rpm=100_000, max_concurrent_streams=1_000)
-    gw = EmbeddedGateway(config, db_path=tmp_path_factory.mktemp("ui-gw") / "usage.sqlite3")
-    gw.start()
-    yield gw
-    gw.stop()
+def ui_gateway(make_session_gateway: LocalGateways) -> EmbeddedGateway:
+    return make_session_gateway(time_scale=0.05)
 
 
 @pytest.fixture

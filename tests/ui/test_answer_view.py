@@ -21,6 +21,7 @@ from textual.strip import Strip
 from anoman_tui.ui.render.markdown_blocks import BlockSplitter
 from anoman_tui.ui.widgets.answer_view import AnswerView, _Gutter, _ThumbScrollBar
 from anoman_tui.ui.widgets.frame_clock import FrameClock
+from tests.ui.helpers import Host, drained
 
 LONG_CODE = "".join(f"    value_{i} = compute({i})  # step {i}\n" for i in range(70))
 
@@ -70,26 +71,6 @@ still code
 
 Final paragraph after the long fence.
 """
-
-
-class Host(App[None]):
-    CSS = "AnswerView { height: 1fr; }"
-
-    def __init__(self, **options: bool) -> None:
-        super().__init__()
-        self.options = options
-
-    def compose(self) -> ComposeResult:
-        yield AnswerView(**self.options)
-
-
-async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -> None:
-    """Wait until every appended delta has been flushed (and finish() completed)."""
-    deadline = time.monotonic() + timeout
-    while not view.caught_up:
-        assert time.monotonic() < deadline, "AnswerView did not drain in time"
-        await pilot.pause(0.01)
-    await pilot.pause()
 
 
 def random_deltas(text: str, rng: random.Random) -> list[str]:

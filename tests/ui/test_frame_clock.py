@@ -19,7 +19,7 @@ from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.pilot import until
-from tests.ui.test_answer_view import Host, drained
+from tests.ui.helpers import Host, drained
 
 
 class Three(App[None]):

@@ -11,43 +11,22 @@ import re
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
-from anoman_tui.history import ComparisonRecord, HistoryStore, default_path
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.widgets.pane import ComparePane, PaneFooter
-from tests.pilot import badge_text, ready, settled, submit, until
-from tests.ui.screen_text import screen_lines
+from tests.pilot import badge_text, ready, settled, until
+from tests.ui.helpers import open_history, saved, screen_text, turn
 
 SIZES = [(80, 24), (200, 50)]
 
 
-def saved() -> list[ComparisonRecord]:
-    if not default_path().exists():
-        return []
-    with HistoryStore.open(default_path()) as store:
-        return store.recent(limit=100)
-
-
-def screen_text(app: AnomanApp) -> str:
-    return "\n".join(screen_lines(app))
-
-
 def notes(app: AnomanApp) -> str:
     return " | ".join(str(n.message) for n in app._notifications)
-
-
-async def turn(pilot: Pilot, prompt: str, count: int) -> None:
-    """Send `prompt` from the compare screen; wait until it ended and was saved."""
-    app = pilot.app
-    assert isinstance(app, AnomanApp)
-    await submit(pilot, prompt)
-    await until(pilot, lambda: settled(app) and len(saved()) == count)
 
 
 def listed(screen: HistoryScreen) -> list[str]:
@@ -59,15 +38,6 @@ def pane_view(pane: ComparePane) -> tuple[str, str, str, str]:
     """What a pane shows of its turn: status, answer, footer and badge."""
     footer = str(pane.query_one(PaneFooter).render())
     return pane.status, pane.answer.text, footer, badge_text(pane)
-
-
-async def open_history(pilot: Pilot) -> HistoryScreen:
-    await pilot.press("f6")
-    await until(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen))
-    screen = pilot.app.screen
-    assert isinstance(screen, HistoryScreen)
-    await until(pilot, lambda: screen.shown_at is not None)
-    return screen
 
 
 @pytest.mark.parametrize("size", SIZES)

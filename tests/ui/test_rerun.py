@@ -22,7 +22,7 @@ from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.rerun_delta import RerunDelta
 from tests.pilot import ready, settled, until
-from tests.ui.test_history_screen import open_history, saved, screen_text, turn
+from tests.ui.helpers import open_history, saved, screen_text, turn
 
 SIZES = [(80, 24), (200, 50)]
 MINUS = "−"

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 import socket
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import ComparisonRecord, HistoryStore, default_path
 from anoman_tui.ui.app import AnomanApp
@@ -28,7 +26,7 @@ from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.widgets.pane import ComparePane
-from tests.helpers import LISTED, RecordingGateway
+from tests.helpers import LISTED, LocalGateways, RecordingGateway
 from tests.pilot import ready, settled, submit, until
 from tests.ui.screen_text import screen_lines
 
@@ -38,16 +36,10 @@ THIRD_KEY_VAR = "ANOMAN_TEST_THIRD_KEY"
 
 
 @pytest.fixture(scope="module")
-def second() -> Iterator[EmbeddedGateway]:
+def second(make_module_gateway: LocalGateways) -> EmbeddedGateway:
     """Another server of its own (the gateway's code on another port, with its own key
     and ledger): no cache, so every request streams and is metered there."""
-    config = GatewayConfig(time_scale=0.05, cache_enabled=False, rate_limit_rpm=100_000,
-                           max_concurrent_streams=1_000)
-    with tempfile.TemporaryDirectory() as tmp:
-        gateway = EmbeddedGateway(config, db_path=Path(tmp) / "usage.sqlite3")
-        gateway.start()
-        yield gateway
-        gateway.stop()
+    return make_module_gateway(time_scale=0.05, cache_enabled=False)
 
 
 @pytest.fixture
