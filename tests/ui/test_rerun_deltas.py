@@ -10,12 +10,14 @@ import pytest
 from rich.cells import cell_len
 
 from anoman_tui.history import PaneRecord
-from anoman_tui.ui.render.rerun import delta_line, delta_plain, outcome, pane_delta, parse_cost
+from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost
+from anoman_tui.ui.render.rerun import delta_line, delta_plain, outcome, pane_delta
 
 OLD = PaneRecord(1, "gpt-4o-mini", "http://gw", "openai", text="old",
-                 metrics={"ttft_s": 0.5, "output_tokens_per_s": 80.0}, cost_text="$0.000040")
+                 metrics={"ttft_s": 0.5, "output_tokens_per_s": 80.0},
+                 cost=Cost(Decimal("0.000040"), "gateway"))
 NEW = replace(OLD, text="new", metrics={"ttft_s": 0.38, "output_tokens_per_s": 92.0},
-              cost_text="$0.000052")
+              cost=Cost(Decimal("0.000052"), "gateway"))
 
 
 def test_faster_and_dearer_in_signed_units_with_words_where_there_is_room() -> None:
@@ -51,7 +53,7 @@ def test_a_change_too_small_to_show_gets_no_arrow() -> None:
 
 
 def test_unknown_figures_are_a_dash_never_a_zero() -> None:
-    failed = replace(OLD, status="failed", committed=False, metrics={}, cost_text="—",
+    failed = replace(OLD, status="failed", committed=False, metrics={}, cost=UNKNOWN,
                      failure={"kind": "http_error", "status": 429, "message": "slow down"})
     delta = pane_delta(failed, OLD, 7)
     assert delta.ttft_ms is None and delta.rate is None and delta.cost is None
@@ -60,20 +62,20 @@ def test_unknown_figures_are_a_dash_never_a_zero() -> None:
 
 
 def test_an_estimate_against_a_reported_cost_is_not_subtracted() -> None:
-    estimated = replace(NEW, cost_text="~$0.000030 (est.)")
+    estimated = replace(NEW, cost=Cost(Decimal("0.000030"), "estimate"))
     delta = pane_delta(estimated, OLD, 4)
     assert delta.cost is None and delta.cost_kind == "mixed"
     assert "cost — (est. vs reported)" in delta_plain(delta)
-    both = pane_delta(estimated, replace(OLD, cost_text="~$0.000050 (est.)"), 4)
+    both = pane_delta(estimated, replace(OLD, cost=Cost(Decimal("0.000050"), "estimate")), 4)
     assert both.cost == Decimal("-0.000020") and both.cost_kind == "estimate"
     assert "cost ~−$0.00002 (est.) ▲ cheaper" in delta_plain(both)
 
 
 def test_provider_costs_count_as_reported() -> None:
-    provider = replace(NEW, cost_text="$0.000060 (provider)")
-    assert parse_cost(provider.cost_text) == (Decimal("0.000060"), False)
-    assert parse_cost("~$1.5 (est.)") == (Decimal("1.5"), True)
-    assert parse_cost("hidden until the vote") == (None, False)
+    provider = replace(NEW, cost=Cost(Decimal("0.000060"), "provider"))
+    assert provider.cost_text == "$0.000060 (provider)"
+    hidden = pane_delta(replace(NEW, cost=HIDDEN), OLD, 1)
+    assert hidden.cost is None and hidden.cost_kind == "unknown"
     assert pane_delta(provider, OLD, 1).cost == Decimal("0.000020")
 
 
