@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -22,7 +21,6 @@ from typing import Any
 import pytest
 
 from anoman_tui import cli
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, pane_record, portable
 from anoman_tui.history.portable import (
@@ -34,10 +32,13 @@ from anoman_tui.history.portable import (
 from anoman_tui.report import export
 from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamClient, StreamRequest, TextDelta
 from anoman_tui.streaming.cost import Cost
+from tests.helpers import LocalGateways
 from tests.replay_server import ReplayServer, Script
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "anm-sk-portable-secret-7d6c5b4a3f2e"
+# No ANOMAN_* variable of the developer's reaches the commands these tests run.
+pytestmark = pytest.mark.usefixtures("clean_env")
 FAST = "ttft=0,rate=4000"
 
 # Each comparison: its endpoint format and, per pane, how it is made to end.
@@ -110,12 +111,8 @@ async def _make_cases(gateway: str, store: HistoryStore) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
-    gw = EmbeddedGateway(GatewayConfig(rate_limit_rpm=100_000),
-                         db_path=tmp_path_factory.mktemp("gw") / "usage.sqlite3", api_key=KEY)
-    gw.start()
-    yield gw
-    gw.stop()
+def gateway(make_module_gateway: LocalGateways) -> EmbeddedGateway:
+    return make_module_gateway(time_scale=1.0, api_key=KEY)
 
 
 @pytest.fixture(scope="module")
@@ -604,7 +601,7 @@ def test_hostile_answer_is_inert_in_the_reports(valid: dict[str, Any], tmp_path:
 def test_import_from_stdin_in_a_real_process(source: tuple[Path, dict[str, int]],
                                              tmp_path: Path) -> None:
     data = exported(source, "playground", tmp_path).read_bytes()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env: no ANOMAN_* of ours
     env.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(tmp_path / "home"),
                ANOMAN_CONFIG=os.devnull)
     for content, code in ((data, 0), (b"\x00" * 64, 2)):

@@ -64,13 +64,14 @@ def test_the_readme_and_docs_have_python_examples() -> None:
 
 @pytest.mark.parametrize(("path", "index", "source"), EXAMPLES,
                          ids=[f"{_rel(p)}-{i}" for p, i, _ in EXAMPLES])
-def test_each_python_example_runs_as_printed(gateway: EmbeddedGateway, tmp_path: Path,
-                                            path: Path, index: int, source: str) -> None:
+def test_each_python_example_runs_as_printed(gateway: EmbeddedGateway, clean_env: Path,
+                                            tmp_path: Path, path: Path, index: int,
+                                            source: str) -> None:
     script = tmp_path / f"example_{index}.py"
     script.write_text(source, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env: no ANOMAN_* of ours, data under tmp_path
     env.update(ANOMAN_BASE_URL=gateway.base_url, ANOMAN_API_KEY=gateway.api_key,
-               ANOMAN_CONFIG=os.devnull, XDG_DATA_HOME=str(tmp_path / "data"),
+               ANOMAN_CONFIG=os.devnull,
                # `anoman-tui` as installed beside this interpreter
                PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
