@@ -18,18 +18,16 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
+from tests.helpers import LocalGateways
+from tests.thirdparty.helpers import ANTHROPIC_MOCK_TEXT, OPENAI_MOCK_TEXT, LiteLLMProxy
 
 MASTER_KEY = "sk-litellm-master-anoman-test-0042"
-OPENAI_MOCK_TEXT = "Hello from the LiteLLM mock, in several small chunks."
-ANTHROPIC_MOCK_TEXT = "Bonjour from the Anthropic-style LiteLLM mock."
 # The local gateway's model that LiteLLM reaches through its Anthropic provider.
 UPSTREAM_MODEL = "claude-sonnet-4-6"
 UPSTREAM_OPENAI_MODEL = "anoman-lite"
@@ -51,22 +49,6 @@ _DROPPED_ENV_PREFIXES = (
     "LITELLM_", "DATABASE_URL", "DIRECT_URL", "REDIS_", "OPENAI_", "ANTHROPIC_",
     "CONFIG_FILE_PATH", "STORE_MODEL_IN_DB", "PORT", "HOST",
 )
-
-
-@dataclass(frozen=True)
-class LiteLLMProxy:
-    base_url: str
-    master_key: str
-    openai_model: str  # OpenAI provider, mock answer OPENAI_MOCK_TEXT
-    anthropic_model: str  # Anthropic provider, mock answer ANTHROPIC_MOCK_TEXT
-    # Anthropic provider whose upstream is the local gateway: streams on /v1/messages,
-    # where LiteLLM answers every mock with a single JSON message instead.
-    messages_model: str
-    # OpenAI provider whose upstream is the local gateway: paced like a real model.
-    paced_model: str
-    rate_limited_model: str  # mock that raises LiteLLM's RateLimitError
-    startup_s: float
-    log_path: Path
 
 
 def _free_port() -> int:
@@ -145,14 +127,9 @@ def litellm_executable() -> str:
 
 
 @pytest.fixture(scope="session")
-def litellm_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
+def litellm_upstream(make_session_gateway: LocalGateways) -> EmbeddedGateway:
     # No cache: the same prompt twice must stream twice, not answer JSON the second time.
-    config = GatewayConfig(time_scale=0.02, rate_limit_rpm=100_000,
-                           max_concurrent_streams=1_000, cache_enabled=False)
-    gw = EmbeddedGateway(config, db_path=tmp_path_factory.mktemp("litellm-up") / "u.sqlite3")
-    gw.start()
-    yield gw
-    gw.stop()
+    return make_session_gateway(time_scale=0.02, cache_enabled=False)
 
 
 @pytest.fixture(scope="session")

@@ -23,14 +23,15 @@ from anoman_tui.streaming import (
     StreamResult,
     describe_failure,
 )
-from tests.thirdparty.conftest import (
+from tests.thirdparty.helpers import (
     ANTHROPIC_MOCK_TEXT,
     OPENAI_MOCK_TEXT,
     LiteLLMProxy,
 )
 
 # One proxy for the session: both files run on the same worker.
-pytestmark = [pytest.mark.thirdparty, pytest.mark.xdist_group("litellm")]
+pytestmark = [pytest.mark.thirdparty, pytest.mark.xdist_group("litellm"),
+              pytest.mark.usefixtures("clean_env")]
 
 PROMPT = (ChatTurn(role="user", content="Say hello in one sentence."),)
 
@@ -209,7 +210,7 @@ async def test_mock_rate_limit_429_carries_litellm_message(litellm_proxy: LiteLL
 
 
 async def run_compare(proxy: LiteLLMProxy, tmp_path: Path, *args: str) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env: no ANOMAN_* of ours
     env["ANOMAN_CONFIG"] = os.devnull  # never the developer's own config or history
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     proc = await asyncio.create_subprocess_exec(

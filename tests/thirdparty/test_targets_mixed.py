@@ -9,34 +9,30 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from anoman_tui.config import load_settings
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore, default_path
 from anoman_tui.ui.app import AnomanApp
+from tests.helpers import LocalGateways
 from tests.pilot import settled, submit, until
-from tests.thirdparty.conftest import OPENAI_MOCK_TEXT, LiteLLMProxy
+from tests.thirdparty.helpers import OPENAI_MOCK_TEXT, LiteLLMProxy
 
 # One proxy for the session: both files run on the same worker.
-pytestmark = [pytest.mark.thirdparty, pytest.mark.xdist_group("litellm")]
+pytestmark = [pytest.mark.thirdparty, pytest.mark.xdist_group("litellm"),
+              pytest.mark.usefixtures("clean_env")]
 
 KEY_VAR = "ANOMAN_TEST_LITELLM_KEY"
 
 
 @pytest.fixture(scope="module")
-def other_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
+def other_server(make_module_gateway: LocalGateways) -> EmbeddedGateway:
     """An OpenAI-compatible server of its own (the local gateway's code on another port),
     reached as a plain `openai-compatible` target: no Anoman block is read from it."""
-    gateway = EmbeddedGateway(GatewayConfig(time_scale=0.05, cache_enabled=False),
-                              db_path=tmp_path_factory.mktemp("other") / "usage.sqlite3")
-    gateway.start()
-    yield gateway
-    gateway.stop()
+    return make_module_gateway(time_scale=0.05, cache_enabled=False)
 
 
 def write_config(path: Path, proxy: LiteLLMProxy, other: EmbeddedGateway) -> None:
@@ -55,7 +51,7 @@ api_key_env = "ANOMAN_TEST_BOX_KEY"
 
 
 def environment(tmp_path: Path, proxy: LiteLLMProxy, other: EmbeddedGateway) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
+    env = dict(os.environ)  # clean_env: no ANOMAN_* of ours
     config = tmp_path / "config.toml"
     write_config(config, proxy, other)
     env.update({"ANOMAN_CONFIG": str(config), "XDG_DATA_HOME": str(tmp_path / "data"),
