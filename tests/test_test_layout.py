@@ -32,10 +32,11 @@ def offences(path: Path, source: str) -> list[str]:
     as "line N: imports NAME"; nested imports (inside a function) count too."""
     found: list[str] = []
     for node in ast.walk(ast.parse(source, filename=str(path))):
-        names: list[str] = []
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
+        else:
             if node.level:
                 package = _package(path)
                 base = package[:len(package) - node.level + 1]

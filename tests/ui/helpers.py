@@ -52,7 +52,7 @@ def screen_text(app: AnomanApp) -> str:
     return "\n".join(screen_lines(app))
 
 
-async def turn(pilot: Pilot, prompt: str, count: int) -> None:
+async def turn(pilot: Pilot[None], prompt: str, count: int) -> None:
     """Send `prompt` from the compare screen; wait until it ended and was saved."""
     app = pilot.app
     assert isinstance(app, AnomanApp)
@@ -60,7 +60,7 @@ async def turn(pilot: Pilot, prompt: str, count: int) -> None:
     await until(pilot, lambda: settled(app) and len(saved()) == count)
 
 
-async def open_history(pilot: Pilot) -> HistoryScreen:
+async def open_history(pilot: Pilot[None]) -> HistoryScreen:
     await pilot.press("f6")
     await until(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen))
     screen = pilot.app.screen
