@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from anoman_tui.config import Settings
+    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.streaming.recording import StreamRecording
 
 KEY_FLAG_HELP = (
     "API key (default: $ANOMAN_API_KEY, then api_key in the config file). Prefer the "
@@ -421,7 +423,7 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     from anoman_tui.headless import (
         CompareSpec,
-        load_saved,
+        PaneSpec,
         replay_spec,
         rerun_spec,
         run_compare_with_target,
@@ -466,9 +468,8 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     panes = settings.pane_specs()
     spec = CompareSpec(
         prompt=args.prompt,
-        models=[p.model for p in panes],
-        targets=tuple(p.target for p in panes),
-        pane_params=tuple((p.endpoint, p.temperature, p.max_tokens) for p in panes),
+        panes=tuple(PaneSpec(model=p.model, endpoint=p.endpoint, temperature=p.temperature,
+                             max_tokens=p.max_tokens, target=p.target) for p in panes),
         default_target=settings.all_targets()[settings.default_target],
         base_url=settings.base_url or "",
         api_key=_key(settings),
@@ -483,7 +484,71 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     if original is not None:
         spec = rerun_spec(original, spec)
-    return run_compare_with_target(spec, as_json=args.json, history=settings.history)
+    store = _open_compare_history(settings.history)
+    try:
+        return run_compare_with_target(spec, as_json=args.json, history=store)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _open_compare_history(enabled: bool) -> HistoryStore | None:
+    """The user's history, or None (with one line on stderr saying why it cannot be used)."""
+    from anoman_tui.history import HistoryStore, HistoryUnavailable
+
+    if not enabled:
+        return None
+    try:
+        return HistoryStore.open()
+    except HistoryUnavailable as exc:
+        print(f"anoman-tui compare: history disabled: {exc.reason}", file=sys.stderr)
+        return None
+
+
+def load_saved(comparison_id: int, prog: str, *, recordings: bool
+               ) -> tuple[ComparisonRecord, dict[int, StreamRecording]] | int:
+    """A comparison from the user's history (and its recordings), or the exit status
+    after one line on stderr: 2 for one that cannot be used, 1 when the history cannot
+    be read."""
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.streaming.recording import RecordingError
+
+    path = default_path()
+    record = None
+    found: dict[int, StreamRecording] = {}
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                record = store.get(comparison_id)
+                if record is not None and recordings and not record.hidden:
+                    found = store.recordings(comparison_id)
+        except HistoryUnavailable as exc:
+            print(f"{prog}: {exc.reason}", file=sys.stderr)
+            return 1
+        except RecordingError as exc:
+            print(f"{prog}: comparison {comparison_id}'s recording cannot be replayed: "
+                  f"{exc.reason}", file=sys.stderr)
+            return 2
+    if record is None:
+        print(f"{prog}: no comparison {comparison_id} in the history ({path}); "
+              "`anoman-tui history` lists the ids", file=sys.stderr)
+        return 2
+    if record.hidden:
+        print(f"{prog}: comparison {comparison_id} is a blind round not voted on yet: vote "
+              f"first (anoman-tui vote {comparison_id} A|B|C|tie|bad)", file=sys.stderr)
+        return 2
+    if recordings:
+        missing = [p.pane for p in record.panes if p.pane not in found]
+        if len(missing) == len(record.panes):
+            print(f"{prog}: comparison {comparison_id} was not recorded (recording was off, "
+                  "its streams were over record_limit_mb, or it was saved before recording "
+                  "existed)", file=sys.stderr)
+            return 2
+        if missing or [p.pane for p in record.panes] != list(range(1, len(record.panes) + 1)):
+            print(f"{prog}: comparison {comparison_id} is not recorded whole (no recording "
+                  f"of pane {', '.join(map(str, missing)) or '?'})", file=sys.stderr)
+            return 2
+    return record, found
 
 
 def _compare_usage(args: argparse.Namespace) -> str | None:

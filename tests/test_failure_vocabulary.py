@@ -15,7 +15,8 @@ import logging
 import httpx
 import pytest
 
-from anoman_tui.headless import CompareSpec, _compare_main
+from anoman_tui.headless import CompareSpec, PaneSpec
+from anoman_tui.headless.compare import _compare_main
 from anoman_tui.streaming import (
     ChatTurn,
     StreamClient,
@@ -132,8 +133,8 @@ async def test_compare_summary_shows_estimated_cost_and_shared_words(
         "input_usd_per_mtok": "3", "output_usd_per_mtok": "15"}}}, {"id": "limited"}]}
     replay.scripts["/v1/models"] = Script(content_type="application/json",
                                           body=[json.dumps(listing).encode()], chunked=False)
-    spec = CompareSpec(prompt="story", models=["priced", "limited"], base_url=replay.base_url,
-                       api_key="anm-sk-test-0000")
+    spec = CompareSpec(prompt="story", panes=(PaneSpec("priced"), PaneSpec("limited")),
+                       base_url=replay.base_url, api_key="anm-sk-test-0000")
     monkeypatch.setenv("COLUMNS", "200")
     code = await _compare_main(spec, as_json=False, store=None)  # no history here
     text = capsys.readouterr().out

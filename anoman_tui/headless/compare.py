@@ -1,0 +1,179 @@
+"""`anoman-tui compare` without the TUI, from a spec to an exit status: starts the local
+gateway or resolves the targets, lists the models (for prices, and to pick them when
+none are given), runs every model at once, saves the run to the history it is given
+and prints it (Rich) or its `--json` document.
+
+The command line (`anoman_tui.cli.compare`) builds the spec and opens the history;
+this never opens it itself. Imports the stream core and Rich; never Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import signal
+import sys
+from dataclasses import replace
+from typing import IO
+
+from rich.console import Console
+from rich.live import Live
+
+from anoman_tui.headless.output import milestones, print_heading, print_results, progress_table
+from anoman_tui.headless.records import compare_json, comparison_record
+from anoman_tui.headless.run import CompareRun, save_to_history
+from anoman_tui.headless.spec import CompareSpec, PaneSpec
+from anoman_tui.history import HistoryStore
+from anoman_tui.streaming import GatewayRequestError, ModelInfo, StreamClient
+from anoman_tui.targets import connect
+
+
+async def run_compare(
+    spec: CompareSpec,
+    *,
+    as_json: bool,
+    out: IO[str] | None = None,
+    model_info: dict[str, ModelInfo] | None = None,
+    history: HistoryStore | None = None,
+    target_info: dict[tuple[str, str], ModelInfo] | None = None,
+) -> int:
+    """Run the comparison and print it; returns the exit status (0: all completed).
+
+    With a `history`, the comparison is saved there once every model has ended.
+    """
+    out = out or sys.stdout  # looked up now: a caller may have redirected it
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    err_console = Console(stderr=True, highlight=False)
+    live_console = err_console if as_json else console
+    live_ok = live_console.is_terminal
+    # Into a file or a pipe, text goes as it came: Rich would wrap it at 80 columns,
+    # inside sentences and code (a terminal wraps long lines itself).
+    as_is = console.soft_wrap = not console.is_terminal
+
+    run = CompareRun(spec, None if live_ok or as_json else milestones(console))
+    run.model_info = model_info or {}
+    run.target_info = target_info or {}
+    if not as_json:
+        print_heading(console, spec)
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, run.cancel)
+    try:
+        if live_ok:
+            with Live(
+                progress_table(run), console=live_console, refresh_per_second=8,
+                transient=True, get_renderable=lambda: progress_table(run),
+            ):
+                await run.run()
+        else:
+            await run.run()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+    history_id = save_to_history(history, comparison_record(spec, run), spec.record_limit) \
+        if history is not None and run.ended else None
+    if as_json:
+        out.write(json.dumps(compare_json(spec, run, history_id), ensure_ascii=False) + "\n")
+        out.flush()
+    else:
+        rerun = comparison_record(spec, run) \
+            if spec.original is not None and spec.replay is None else None
+        print_results(console, run, rerun, as_is=as_is)
+    return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
+
+
+def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
+                            history: HistoryStore | None = None) -> int:
+    """`compare` from the command line: against `spec.base_url`, or the local gateway.
+
+    Without a base URL the local gateway starts in-process on a free loopback
+    port with a fresh key; without models, the first three it lists are used.
+    With a `history`, the comparison is saved there.
+    """
+    gateway = None
+    wanted = [*(p.target for p in spec.panes if p.target is not None),
+              *([spec.default_target] if spec.default_target else [])]
+    if (not spec.base_url and not wanted) or any(t.is_local for t in wanted):
+        from anoman_tui.gateway.embedded import EmbeddedGateway
+
+        gateway = EmbeddedGateway().start()
+        if not wanted:
+            spec = replace(spec, base_url=gateway.base_url, api_key=gateway.api_key,
+                           gateway_label=f"the local gateway ({gateway.base_url})")
+    local = (gateway.base_url, gateway.api_key) if gateway is not None else None
+    if wanted:
+        spec = replace(spec, panes=tuple(
+            replace(p, connection=connect(p.target, local=local)) if p.target is not None
+            else p for p in spec.panes))
+        default = connect(spec.default_target, local=local) if spec.default_target else None
+        if default is not None:
+            spec = replace(spec, base_url=default.base_url,
+                           api_key=default.api_key.get_secret_value(),
+                           gateway_label=default.label())
+    try:
+        return asyncio.run(_compare_main(spec, as_json, history))
+    finally:
+        if gateway is not None:
+            gateway.stop()
+
+
+async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | None) -> int:
+    # The model lists also carry prices: without an Anoman block, cost is estimated
+    # from them (as on the compare screen). Needed only to pick models when none given.
+    listed: list[ModelInfo] = []
+    by_target: dict[tuple[str, str], ModelInfo] = {}
+    default = connect(spec.default_target, local=(spec.base_url, spec.api_key)) \
+        if spec.default_target is not None else None
+    async with StreamClient() as client:
+        try:
+            if default is not None:
+                base_url, key, headers, path = default.list_models_args()
+                listed = await client.list_models(base_url, key, (*headers, *spec.headers),
+                                                  path)
+            else:
+                listed = await client.list_models(spec.base_url, spec.api_key, spec.headers)
+        except GatewayRequestError as exc:
+            if not spec.panes:
+                print(f"anoman-tui compare: cannot list models: {exc}", file=sys.stderr)
+                return 1
+        for connection in {c.name: c for c in spec.connections}.values():
+            if default is not None and connection.name == default.name:
+                models = listed
+            else:
+                base_url, key, headers, path = connection.list_models_args()
+                try:
+                    models = await client.list_models(base_url, key, headers, path)
+                except GatewayRequestError:
+                    continue  # prices only: a target without a model list still streams
+            by_target.update({(connection.name, m.id): m for m in models})
+    if not spec.panes:
+        if not listed:
+            print("anoman-tui compare: the gateway lists no models; pass --model",
+                  file=sys.stderr)
+            return 1
+        # A blind round draws three at random (shuffled); otherwise the first three.
+        chosen = (random.sample([m.id for m in listed], min(3, len(listed))) if spec.blind
+                  else [m.id for m in listed[:3]])
+        if spec.blind and len(chosen) < 2:
+            print("anoman-tui compare: a blind round needs at least two models; the target "
+                  "lists fewer", file=sys.stderr)
+            return 2
+        # Each on the default target, with the comparison's format and parameters.
+        endpoint = default.target.default_endpoint(spec.endpoint) if default is not None \
+            else spec.endpoint
+        spec = replace(spec, panes=tuple(
+            PaneSpec(model=model, endpoint=endpoint, temperature=spec.temperature,
+                     max_tokens=spec.max_tokens,
+                     target=default.target if default is not None else None,
+                     connection=default)
+            for model in chosen))
+    return await run_compare(spec, as_json=as_json, model_info={m.id: m for m in listed},
+                             history=store, target_info=by_target)
+
+
+def run_replay(spec: CompareSpec, *, as_json: bool) -> int:
+    """Replay offline: no gateway, no key, nothing saved."""
+    return asyncio.run(run_compare(spec, as_json=as_json))

@@ -1,0 +1,201 @@
+"""The run of `compare`: every pane's request streamed at once through the stream core,
+each pane's progress kept for whichever view shows it, and the finished run saved.
+
+Imports the stream core, httpx and the history; never Rich or Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+
+from anoman_tui.headless.spec import BLIND_LABELS, REPLAY_BASE_URL, CompareSpec
+from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable
+from anoman_tui.streaming import (
+    ChatTurn,
+    ModelInfo,
+    ModelStream,
+    ReasoningDelta,
+    StreamClient,
+    StreamDone,
+    StreamFailed,
+    StreamFailure,
+    StreamOpened,
+    StreamRequest,
+    StreamResult,
+    TextDelta,
+)
+from anoman_tui.streaming.cost import Cost, cost_of
+from anoman_tui.streaming.recording import ReplayTransport
+
+
+@dataclass
+class PaneProgress:
+    pane: int
+    model: str
+    target: str = ""
+    endpoint: str = ""
+    label: str = ""
+    """A blind round's name for it (`A`, `B`, `C`): all that is shown of it."""
+    state: str = "waiting"
+    chunks: int = 0
+    reasoning_chunks: int = 0
+    tail: str = ""
+    result: StreamResult | None = None
+
+    @property
+    def shown(self) -> str:
+        """What the output calls it: its label in a blind round, else its model."""
+        return self.label or self.model
+
+
+ProgressListener = Callable[[PaneProgress, str], None]
+"""Told of a pane's milestone: "thinking", "first_token" or "done"."""
+
+
+def blind_failure(pane: PaneProgress) -> StreamFailure:
+    """The pane's failure, its model's name replaced by its label in a blind round."""
+    assert pane.result is not None and pane.result.failure is not None
+    failure = pane.result.failure
+    if not pane.label:
+        return failure
+    return replace(failure, detail=failure.detail.replace(pane.model, pane.label))
+
+
+def _requests(spec: CompareSpec) -> list[StreamRequest]:
+    compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
+    requests = []
+    for i, pane in enumerate(spec.panes, start=1):
+        connection = pane.connection
+        where: dict[str, Any] = {"base_url": spec.base_url, "api_key": spec.api_key,
+                                 "extra_headers": spec.headers}
+        if connection is not None:
+            target = connection.target
+            where = {"base_url": connection.base_url, "api_key": connection.api_key,
+                     "extra_headers": (*target.headers, *spec.headers),
+                     "path": target.path_for(pane.endpoint),
+                     "include_usage": target.include_usage, "key_env": target.key_source}
+        if spec.replay is not None and i in spec.replay:
+            # The recorded path: the replay answers only the request it recorded.
+            where = {"base_url": REPLAY_BASE_URL, "path": spec.replay[i].path}
+        requests.append(StreamRequest(
+            endpoint=pane.endpoint,
+            model=pane.model,
+            messages=(*(ChatTurn(role=role, content=content)
+                        for role, content in pane.conversation or ()
+                        if role in ("user", "assistant")),
+                      ChatTurn(role="user", content=spec.prompt)),
+            record=spec.record_limit is not None and spec.replay is None,
+            system=spec.system,
+            temperature=pane.temperature,
+            max_tokens=pane.max_tokens,
+            idle_timeout=spec.idle_timeout,
+            compare_id=compare_id,
+            pane=i,
+            **where,
+        ))
+    return requests
+
+
+class CompareRun:
+    """Drives the streams and keeps per-pane progress for whichever view is showing it."""
+
+    def __init__(self, spec: CompareSpec, on_change: ProgressListener | None = None) -> None:
+        self.spec = spec
+        self.panes = [PaneProgress(i, p.model, p.target_name, p.endpoint,
+                                   BLIND_LABELS[i - 1] if spec.blind else "")
+                      for i, p in enumerate(spec.panes, start=1)]
+        if spec.replay is not None and spec.original is not None:
+            # A replay streams from no target: each pane keeps the one it was recorded from.
+            for pane, was in zip(self.panes, spec.original.panes, strict=False):
+                pane.target = was.target
+        self._on_change: ProgressListener = on_change or (lambda pane, what: None)
+        self._streams: list[ModelStream] = []
+        # What each target lists about its models: prices for an estimated cost.
+        self.model_info: dict[str, ModelInfo] = {}
+        self.target_info: dict[tuple[str, str], ModelInfo] = {}
+
+    def cost(self, pane: PaneProgress) -> Cost:
+        """Its cost: reported, else estimated, else unknown."""
+        r = pane.result
+        assert r is not None
+        connection = self.spec.panes[pane.pane - 1].connection
+        cost = cost_of(r.anoman, r.usage, self.info(pane), r.provider_cost, model=pane.model,
+                       provider=connection.target.price_provider if connection else None)
+        original = self.spec.original
+        if self.spec.replay is not None and original is not None and not cost.known:
+            # A replay has no model list to price from: the cost saved when it was recorded.
+            was = next((p for p in original.panes if p.pane == pane.pane), None)
+            return was.cost if was is not None else cost
+        return cost
+
+    def info(self, pane: PaneProgress) -> ModelInfo | None:
+        """What pane's target listed about its model (prices), if anything."""
+        return self.target_info.get((pane.target, pane.model)) or (
+            None if pane.target else self.model_info.get(pane.model))
+
+    @property
+    def ended(self) -> bool:
+        """Every model has ended (completed, failed or cancelled)."""
+        return all(p.result is not None for p in self.panes)
+
+    def cancel(self) -> None:
+        for stream in self._streams:
+            stream.cancel()
+
+    async def run(self) -> list[StreamResult]:
+        http = None
+        if self.spec.replay is not None:
+            http = httpx.AsyncClient(transport=ReplayTransport(self.spec.replay,
+                                                               self.spec.speed))
+        async with StreamClient(http) as client:
+            self._streams = [client.stream(r) for r in _requests(self.spec)]
+            await asyncio.gather(
+                *(self._follow(p, s) for p, s in zip(self.panes, self._streams, strict=True))
+            )
+        return [p.result for p in self.panes if p.result is not None]
+
+    async def _follow(self, pane: PaneProgress, stream: ModelStream) -> None:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                if pane.chunks == 0:
+                    pane.state = "streaming"
+                    self._on_change(pane, "first_token")
+                pane.chunks += 1
+                pane.tail = (pane.tail + event.text)[-200:]
+            elif isinstance(event, ReasoningDelta):
+                if pane.reasoning_chunks == 0 and pane.chunks == 0:
+                    pane.state = "thinking"
+                    self._on_change(pane, "thinking")
+                pane.reasoning_chunks += 1
+            elif isinstance(event, StreamOpened):
+                pane.state = "opened"
+            elif isinstance(event, StreamFailed):
+                pane.state = event.failure.kind
+            elif isinstance(event, StreamDone):
+                pane.result = event.result
+                pane.state = event.result.status
+                self._on_change(pane, "done")
+
+
+def save_to_history(history: HistoryStore, full: ComparisonRecord,
+                    record_limit: int | None) -> int | None:
+    """Save a finished run's record (`comparison_record`), its recordings dropped when
+    over `record_limit`; its id, or None when it could not be saved."""
+    record, dropped = full.within_recording_limit(record_limit)
+    if dropped:
+        print(f"anoman-tui compare: saved without its recording: "
+              f"{full.recording_bytes / 1e6:.1f} MB of "
+              f"streams, over the {(record_limit or 0) / 1e6:g} MB limit "
+              "(record_limit_mb)", file=sys.stderr)
+    try:
+        return history.save(record)
+    except HistoryUnavailable as exc:
+        print(f"anoman-tui compare: not saved to history: {exc.reason}", file=sys.stderr)
+        return None
