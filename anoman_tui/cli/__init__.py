@@ -1,0 +1,64 @@
+"""The `anoman-tui` command: the compare screen by default, and its subcommands.
+
+One module per subcommand (`compare`, `serve`, `usage`, `history`, `vote`,
+`scoreboard`, `export`, `import_`, `replay`), each with its `NAME`, its one-line
+`HELP`, `add_parser(commands, argv)` and `run(args) -> int`; `tui` is the compare
+screen (no command); `common` and `arguments` hold what they share.
+
+Heavy imports (the stream core, Rich, the gateway, Textual) happen inside the
+subcommand that needs them, so `anoman-tui --help` and start-up stay quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from anoman_tui.cli import (
+    compare,
+    export,
+    history,
+    import_,
+    replay,
+    scoreboard,
+    serve,
+    tui,
+    usage,
+    vote,
+)
+from anoman_tui.cli.arguments import VersionAction
+from anoman_tui.cli.common import Command, settings_from_args
+
+__all__ = ["build_parser", "main", "settings_from_args"]
+
+# In the order argparse lists them (its "invalid choice" message names them so).
+COMMANDS: tuple[Command, ...] = (compare, serve, usage, history, vote, scoreboard, export,
+                                 import_, replay)
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="anoman-tui",
+        description=(
+            "Compare LLMs side by side while they stream, through an Anoman gateway. "
+            "With no command, opens the three-pane compare screen."
+        ),
+    )
+    parser.add_argument("--version", action=VersionAction,
+                        help="print the version and exit")
+    tui.add_arguments(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(commands, argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    for command in COMMANDS:
+        if args.command == command.NAME:
+            return command.run(args)
+    return tui.run(args, parser)

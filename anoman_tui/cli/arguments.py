@@ -1,0 +1,64 @@
+"""The argument types and actions of the `anoman-tui` command line: each turns one
+flag's text into a value or says, in one line, why it cannot.
+
+argparse only: imported on every start-up, so nothing heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+
+class VersionAction(argparse.Action):
+    """`--version`, reading the package metadata only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        from anoman_tui import __version__
+
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
+
+
+def header(value: str) -> tuple[str, str]:
+    name, sep, val = value.partition(":")
+    name = name.strip()
+    if not sep or not name or any(c in name for c in " \t\r\n") or "\n" in val or "\r" in val:
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {value!r}")
+    return name, val.strip()
+
+
+def positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return number
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def non_negative_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not number >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return number

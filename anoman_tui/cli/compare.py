@@ -1,0 +1,249 @@
+"""`anoman-tui compare`: one prompt to several models at once, without the TUI (the
+run itself is `anoman_tui.headless`, imported only for this command); also
+`--replay` and `--rerun` of a saved comparison."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from anoman_tui.cli.arguments import header, positive_float, positive_int
+from anoman_tui.cli.common import (
+    add_setting_arguments,
+    gateway_key,
+    settings_from_args,
+    warn_inline_keys,
+)
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+    from anoman_tui.config import Settings
+    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.streaming.recording import StreamRecording
+
+NAME = "compare"
+HELP = "stream one prompt to several models at once and print the results"
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
+        description=(
+            "Stream one prompt to every --model concurrently (one request each), show live "
+            "progress, then each answer and a summary table. Exit status: 0 when every "
+            "model completed, 1 otherwise, 2 for bad usage."
+        ),
+    )
+    parser.add_argument("prompt", nargs="?", default=None,
+                         help="the user prompt (not with --replay or --rerun)")
+    add_setting_arguments(parser, many_models=True)
+    parser.add_argument(
+        "--header", "-H", action="append", type=header, default=[], dest="headers",
+        metavar="'NAME: VALUE'", help="extra header sent on every request (repeatable)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print exactly one JSON document on stdout"
+    )
+    parser.add_argument(
+        "--blind", action="store_true",
+        help="a blind arena round: three distinct models drawn at random from the pool "
+        "(--model given, else arena.pool in the config file, else every model the default "
+        "target lists), shown as A, B and C only; vote with `anoman-tui vote ID`",
+    )
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument(
+        "--replay", type=positive_int, metavar="ID", default=None,
+        help="replay saved comparison ID from its recording, at its recorded pace, through "
+        "the same stream core: no network, no key, nothing saved",
+    )
+    again.add_argument(
+        "--rerun", type=positive_int, metavar="ID", default=None,
+        help="send saved comparison ID's prompt and conversation again (to its models, or "
+        "to --model ...) and show what changed against it",
+    )
+    parser.add_argument(
+        "--speed", type=positive_float, default=None, metavar="X",
+        help="with --replay: play X times as fast as recorded (default 1)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    prog = "anoman-tui compare"
+    problem = _compare_usage(args)
+    if problem:
+        print(f"{prog}: {problem}", file=sys.stderr)
+        return 2
+    settings = settings_from_args(args, prog)
+    if settings is None:
+        return 2
+    from anoman_tui.headless import (
+        CompareSpec,
+        PaneSpec,
+        replay_spec,
+        rerun_spec,
+        run_compare_with_target,
+        run_replay,
+    )
+
+    if args.replay is not None:
+        found = load_saved(args.replay, prog, recordings=True)
+        if isinstance(found, int):
+            return found
+        record, recordings = found
+        return run_replay(replay_spec(record, recordings, speed=args.speed or 1.0,
+                                      idle_timeout=settings.idle_timeout), as_json=args.json)
+    original = None
+    if args.rerun is not None:
+        loaded = load_saved(args.rerun, prog, recordings=False)
+        if isinstance(loaded, int):
+            return loaded
+        original = loaded[0]
+        if not hasattr(args, "models"):
+            # Its own models, each on its target with its format and parameters.
+            settings = _saved_panes(settings, original, prog)
+            if settings is None:
+                return 2
+    warn_inline_keys(settings, prog)
+    if args.blind:
+        if not settings.history:
+            print("anoman-tui compare: --blind needs the history (a round is voted on by its "
+                  "history id): drop --no-history", file=sys.stderr)
+            return 2
+        # The pool: the models given, else the config's arena.pool, else (below, once
+        # listed) every model of the default target.
+        pool = list(args.models) if hasattr(args, "models") else list(settings.arena.pool)
+        if pool and len(set(pool)) < 2:
+            print("anoman-tui compare: a blind round needs at least two distinct models in "
+                  "its pool", file=sys.stderr)
+            return 2
+        import random
+
+        drawn = random.sample(sorted(set(pool)), min(3, len(set(pool)))) if pool else []
+        settings = settings.model_copy(update={"models": drawn, "panes": []})
+    panes = settings.pane_specs()
+    spec = CompareSpec(
+        prompt=args.prompt,
+        panes=tuple(PaneSpec(model=p.model, endpoint=p.endpoint, temperature=p.temperature,
+                             max_tokens=p.max_tokens, target=p.target) for p in panes),
+        default_target=settings.all_targets()[settings.default_target],
+        base_url=settings.base_url or "",
+        api_key=gateway_key(settings),
+        endpoint=settings.endpoint,
+        system=settings.system_prompt or None,
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+        idle_timeout=settings.idle_timeout,
+        headers=tuple(args.headers),
+        blind=args.blind,
+        record_limit=settings.recording_limit(),
+    )
+    if original is not None:
+        spec = rerun_spec(original, spec)
+    store = _open_compare_history(settings.history)
+    try:
+        return run_compare_with_target(spec, as_json=args.json, history=store)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _open_compare_history(enabled: bool) -> HistoryStore | None:
+    """The user's history, or None (with one line on stderr saying why it cannot be used)."""
+    from anoman_tui.history import HistoryStore, HistoryUnavailable
+
+    if not enabled:
+        return None
+    try:
+        return HistoryStore.open()
+    except HistoryUnavailable as exc:
+        print(f"anoman-tui compare: history disabled: {exc.reason}", file=sys.stderr)
+        return None
+
+
+def load_saved(comparison_id: int, prog: str, *, recordings: bool
+               ) -> tuple[ComparisonRecord, dict[int, StreamRecording]] | int:
+    """A comparison from the user's history (and its recordings), or the exit status
+    after one line on stderr: 2 for one that cannot be used, 1 when the history cannot
+    be read."""
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.streaming.recording import RecordingError
+
+    path = default_path()
+    record = None
+    found: dict[int, StreamRecording] = {}
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                record = store.get(comparison_id)
+                if record is not None and recordings and not record.hidden:
+                    found = store.recordings(comparison_id)
+        except HistoryUnavailable as exc:
+            print(f"{prog}: {exc.reason}", file=sys.stderr)
+            return 1
+        except RecordingError as exc:
+            print(f"{prog}: comparison {comparison_id}'s recording cannot be replayed: "
+                  f"{exc.reason}", file=sys.stderr)
+            return 2
+    if record is None:
+        print(f"{prog}: no comparison {comparison_id} in the history ({path}); "
+              "`anoman-tui history` lists the ids", file=sys.stderr)
+        return 2
+    if record.hidden:
+        print(f"{prog}: comparison {comparison_id} is a blind round not voted on yet: vote "
+              f"first (anoman-tui vote {comparison_id} A|B|C|tie|bad)", file=sys.stderr)
+        return 2
+    if recordings:
+        missing = [p.pane for p in record.panes if p.pane not in found]
+        if len(missing) == len(record.panes):
+            print(f"{prog}: comparison {comparison_id} was not recorded (recording was off, "
+                  "its streams were over record_limit_mb, or it was saved before recording "
+                  "existed)", file=sys.stderr)
+            return 2
+        if missing or [p.pane for p in record.panes] != list(range(1, len(record.panes) + 1)):
+            print(f"{prog}: comparison {comparison_id} is not recorded whole (no recording "
+                  f"of pane {', '.join(map(str, missing)) or '?'})", file=sys.stderr)
+            return 2
+    return record, found
+
+
+def _compare_usage(args: argparse.Namespace) -> str | None:
+    """Why this `compare` command line cannot run, or None."""
+    again = "--replay" if args.replay is not None else "--rerun" if args.rerun else None
+    if again and args.prompt is not None:
+        return f"{again} sends the saved comparison's prompt: drop the prompt argument"
+    if not again and args.prompt is None:
+        return "a prompt is needed (or --replay ID / --rerun ID)"
+    if args.speed is not None and args.replay is None:
+        return "--speed is for --replay"
+    if again and args.blind:
+        return f"--blind draws a new round: it does not go with {again}"
+    if args.replay is not None:
+        given = [flag for flag, dest in (("--model", "models"), ("--target", "target"),
+                                         ("--base-url", "base_url"), ("--endpoint", "endpoint"),
+                                         ("--system", "system"))
+                 if hasattr(args, dest)]
+        if given:
+            return (f"--replay plays what was recorded: {', '.join(given)} cannot change it "
+                    "(--rerun sends the prompt again to other models)")
+    return None
+
+
+def _saved_panes(settings: Settings, record: ComparisonRecord, prog: str) -> Settings | None:
+    """`settings` with the saved comparison's panes: each model on its target (the
+    default one for a comparison saved before targets), format and parameters."""
+    from anoman_tui.config import PaneConfig
+
+    known = settings.all_targets()
+    panes = []
+    for p in record.panes:
+        if p.target and p.target not in known:
+            print(f"{prog}: pane {p.pane}'s target {p.target!r} is not configured here; "
+                  "give the models with -m TARGET:MODEL", file=sys.stderr)
+            return None
+        panes.append(PaneConfig(model=f"{p.target}:{p.model}" if p.target else p.model,
+                                endpoint=p.endpoint, temperature=p.temperature,
+                                max_tokens=p.max_tokens))
+    return settings.model_copy(update={"models": [], "panes": panes})

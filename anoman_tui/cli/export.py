@@ -1,0 +1,133 @@
+"""`anoman-tui export`: a saved comparison as a Markdown, HTML or JSON report, or as
+a portable recording (docs/recording-format.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from anoman_tui.cli.arguments import positive_int
+from anoman_tui.cli.common import gateway_key
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+    from anoman_tui.history import ComparisonRecord, HistoryStore
+
+NAME = "export"
+HELP = "write a saved comparison as a Markdown, HTML or JSON report, or a recording"
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
+        description=(
+            "Write the comparison with this id (see `anoman-tui history`) as a report: "
+            "Markdown, one self-contained HTML file (no scripts, no network), or JSON; or "
+            "with --format recording, as one portable file with its recorded streams that "
+            "`anoman-tui import` adds to another history (docs/recording-format.md). "
+            "Exit status 2 for an unknown id or a comparison that cannot be shared."
+        ),
+    )
+    parser.add_argument("id", type=positive_int, help="the comparison's id")
+    parser.add_argument("--format", "-f", choices=("md", "html", "json", "recording"),
+                        default="md", help="report format, or recording (default: md)")
+    parser.add_argument("-o", "--output", metavar="FILE", default=None,
+                        help="where to write it ('-' for stdout; default: "
+                        "comparison-ID.FORMAT in the current directory, "
+                        "comparison-ID.anoman-recording.json for a recording, which a "
+                        "FILE ending in .gz gets gzip-compressed)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.report import export
+
+    path = default_path()
+    record = None
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                record = store.get(args.id)
+                if record is not None and args.format == "recording":
+                    return _export_recording(args, store, record)
+        except HistoryUnavailable as exc:
+            print(f"anoman-tui export: {exc.reason}", file=sys.stderr)
+            return 1
+    if record is None:
+        print(f"anoman-tui export: no comparison {args.id} in the history ({path}); "
+              "`anoman-tui history` lists the ids", file=sys.stderr)
+        return 2
+    text = export(record.masked(), args.format)  # a blind round: labels until its vote
+    if args.output == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return 0
+    target = Path(args.output or f"comparison-{args.id}.{args.format}")
+    try:
+        target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"anoman-tui export: cannot write {target}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    print(f"wrote {target}")
+    return 0
+
+
+def _known_keys() -> list[str]:
+    """Every key this user's settings hold (the gateway's, each target's): an exported
+    recording masks them wherever a server echoed one."""
+    import os
+
+    from anoman_tui.config import ConfigError, load_settings
+
+    keys = [os.environ.get("ANOMAN_API_KEY", "")]
+    try:
+        settings = load_settings()
+    except ConfigError:
+        return [k for k in keys if k]  # a broken config file: the variable's key still
+    keys += [gateway_key(settings), *(t.key() for t in settings.all_targets().values())]
+    return [k for k in dict.fromkeys(keys) if k]
+
+
+def _export_recording(args: argparse.Namespace, store: HistoryStore,
+                      record: ComparisonRecord) -> int:
+    """`export --format recording`: the comparison with its streams, as one file."""
+    from anoman_tui.history.portable import (
+        FILE_SUFFIX,
+        PortableRefused,
+        comparison_document,
+        dumps,
+    )
+    from anoman_tui.streaming.recording import RecordingError
+
+    prog = "anoman-tui export"
+    try:
+        recordings = {} if record.hidden else store.recordings(args.id)
+        text = dumps(comparison_document(record, recordings, _known_keys()))
+    except PortableRefused as exc:
+        print(f"{prog}: comparison {args.id} cannot be exported as a recording: {exc.reason}",
+              file=sys.stderr)
+        return 2
+    except RecordingError as exc:
+        print(f"{prog}: comparison {args.id}'s recording is damaged: {exc.reason}",
+              file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    target = Path(args.output or f"comparison-{args.id}{FILE_SUFFIX}")
+    try:
+        if target.suffix == ".gz":  # SSE compresses about tenfold; import reads either
+            import gzip
+
+            target.write_bytes(gzip.compress(text.encode("ascii"), mtime=0))
+        else:
+            target.write_text(text, encoding="ascii")
+    except OSError as exc:
+        print(f"{prog}: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {target}")
+    return 0

@@ -1,0 +1,86 @@
+"""`anoman-tui history`: the saved comparisons, newest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from anoman_tui.cli.arguments import positive_int
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+
+NAME = "history"
+HELP = "list the saved comparisons, newest first"
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
+        description=(
+            "List the comparisons saved to the history (by the compare screen and by "
+            "`compare`), newest first: id, time, prompt, and each model's status and cost."
+        ),
+    )
+    parser.add_argument("--search", metavar="TEXT", default=None,
+                         help="only comparisons whose prompt or a model matches every word")
+    parser.add_argument("--limit", type=positive_int, default=50, metavar="N",
+                         help="how many (default 50)")
+    parser.add_argument("--json", action="store_true",
+                         help="one JSON object per line instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    import shutil
+    from datetime import datetime
+
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.safe_text import terminal_safe
+
+    path = default_path()
+    records = []
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                records = store.recent(args.limit, args.search)
+        except HistoryUnavailable as exc:
+            print(f"anoman-tui history: {exc.reason}", file=sys.stderr)
+            return 1
+    if not records:
+        what = (f"no saved comparison matches {args.search!r}" if args.search and path.exists()
+                else f"no comparisons saved yet (the history lives in {path})")
+        print(what[0].upper() + what[1:], file=sys.stderr if args.json else sys.stdout)
+        return 0
+    width = shutil.get_terminal_size().columns
+    for record in records:
+        when = datetime.fromtimestamp(record.created_at).astimezone()
+        hidden = record.hidden
+        record = record.masked()  # a blind round shows its labels until its vote
+        if args.json:
+            entry: dict[str, Any] = {
+                "id": record.id,
+                "time": when.isoformat(timespec="seconds"),
+                "prompt": record.prompt,
+                "panes": [{"pane": p.pane, "model": None if hidden else p.model,
+                           "status": p.status, "cost": None if hidden else p.cost_text}
+                          | ({"label": p.label} if record.blind else {})
+                          for p in record.panes],
+            }
+            if record.blind:
+                entry["blind"] = True
+                entry["voted"] = not hidden
+            print(json.dumps(entry, ensure_ascii=False))
+            continue
+        head = f"{record.id:>5}  {when:%Y-%m-%d %H:%M}  "
+        tail = "  " + "  ·  ".join(f"{p.model} {p.status} {p.cost_text}"
+                                    for p in record.panes)
+        prompt = " ".join(terminal_safe(record.prompt).split())
+        room = max(20, width - len(head) - len(tail))
+        if len(prompt) > room:
+            prompt = prompt[: room - 1] + "…"
+        print(f"{head}{prompt:<{room}}{terminal_safe(tail)}".rstrip())
+    return 0

@@ -1,0 +1,75 @@
+"""`anoman-tui scoreboard`: per model, the blind votes' rating and what the history
+knows of its answers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+
+NAME = "scoreboard"
+HELP = "per model: the blind votes' rating, wins and what the history knows"
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
+        description=(
+            "Per model, best first: rounds, wins, ties, losses, win rate and a "
+            "Bradley-Terry rating on the Elo scale with its 95%% bootstrap interval (from "
+            "the blind votes), beside TTFT p50/p95, tokens/s p50, mean cost per answer, "
+            "cost per win and failure rates by kind (from every answer in the history)."
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON document")
+    parser.add_argument("--include-sighted", action="store_true",
+                       help="count votes cast with the names on screen too")
+
+
+def run(args: argparse.Namespace) -> int:
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.report.scoreboard import build
+
+    prog = "anoman-tui scoreboard"
+    path = default_path()
+    rows = []
+    if path.exists():
+        try:
+            with HistoryStore.open(path) as store:
+                rows = build(store.voted_rounds(include_sighted=args.include_sighted),
+                             store.model_numbers())
+        except HistoryUnavailable as exc:
+            print(f"{prog}: {exc.reason}", file=sys.stderr)
+            return 1
+    if args.json:
+        print(json.dumps({"include_sighted": args.include_sighted,
+                          "models": [r.to_json() for r in rows]}, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("No votes yet: run `anoman-tui compare --blind`, then `anoman-tui vote ID`.")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    from anoman_tui.report.scoreboard import COLUMNS, cells
+
+    table = Table(title="Scoreboard" + (" (blind and sighted votes)" if args.include_sighted
+                                        else " (blind votes)"), title_justify="left")
+    for name, justify in COLUMNS:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        name, *rest = cells(r)
+        table.add_row(name + (" (few rounds)" if r.unstable else ""), *rest)
+    console = Console(highlight=False)
+    table.columns[0].no_wrap = True  # a cut name is another model
+    if not console.is_terminal:  # a file or a pipe: as wide as it needs, never squeezed
+        unbounded = console.options.update_width(10_000)
+        console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+    console.print(table)
+    return 0

@@ -1,0 +1,106 @@
+"""`anoman-tui vote`: the vote on a blind round, and the reveal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from anoman_tui.cli.arguments import positive_int
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+    from anoman_tui.history import ComparisonRecord
+
+NAME = "vote"
+HELP = "vote on a blind round and see which model was which"
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
+        description=(
+            "Record the vote on a blind round (`anoman-tui compare --blind`) and print the "
+            "reveal: which model each label was, with its numbers. Exit status 2 for an "
+            "unknown id, a round already voted on, or a label whose pane failed."
+        ),
+    )
+    parser.add_argument("id", type=positive_int, help="the round's id (from compare --blind)")
+    parser.add_argument("choice", choices=("A", "B", "C", "tie", "bad"),
+                      help="the best answer's label, tie, or bad (every answer bad)")
+    parser.add_argument("--json", action="store_true", help="print the reveal as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from anoman_tui.history import HistoryStore, HistoryUnavailable, VoteRefused, default_path
+
+    prog = "anoman-tui vote"
+    path = default_path()
+    if not path.exists():
+        print(f"{prog}: no comparison {args.id}: the history ({path}) is empty", file=sys.stderr)
+        return 2
+    try:
+        with HistoryStore.open(path) as store:
+            record = store.get(args.id)
+            problem = _vote_problem(record, args.id, args.choice)
+            if problem:
+                print(f"{prog}: {problem}", file=sys.stderr)
+                return 2
+            assert record is not None
+            winner = next((p.pane for p in record.panes if p.label == args.choice), None)
+            outcome = args.choice if args.choice in ("tie", "bad") else "win"
+            try:
+                store.cast_vote(args.id, outcome, winner, blind=True)
+            except VoteRefused as exc:
+                print(f"{prog}: {exc.reason}", file=sys.stderr)
+                return 2
+    except HistoryUnavailable as exc:
+        print(f"{prog}: {exc.reason}", file=sys.stderr)
+        return 1
+    reveal: dict[str, dict[str, Any]] = {
+        p.label: {"model": p.model, "target": p.target, "status": p.status,
+                  "cost": p.cost_text, "metrics": dict(p.metrics)}
+        for p in record.panes
+    }
+    if args.json:
+        print(json.dumps({"id": args.id, "outcome": outcome,
+                          "winner": args.choice if outcome == "win" else None,
+                          "reveal": reveal}, ensure_ascii=False))
+        return 0
+    from anoman_tui.safe_text import terminal_safe
+
+    for label, pane in reveal.items():
+        ttft, rate = pane["metrics"].get("ttft_s"), pane["metrics"].get("output_tokens_per_s")
+        where = f" @{pane['target']}" if pane["target"] else ""
+        line = (f"{label}  {pane['model']}{where}  {pane['status']}"
+                f"  TTFT {f'{ttft:.2f} s' if ttft is not None else '—'}"
+                f"  {f'{rate:.1f}' if rate is not None else '—'} tok/s  {pane['cost']}"
+                + ("  ← your pick" if label == args.choice else ""))
+        print(terminal_safe(line))
+    if outcome != "win":
+        print("your vote: a tie" if outcome == "tie" else "your vote: every answer bad")
+    return 0
+
+
+def _vote_problem(record: ComparisonRecord | None, comparison_id: int, choice: str) -> str | None:
+    """Why this vote cannot be cast, in one sentence; None if it can."""
+    if record is None:
+        return f"no comparison {comparison_id} in the history; `anoman-tui history` lists them"
+    if not record.blind:
+        return f"comparison {comparison_id} is not a blind round (see compare --blind)"
+    if record.vote is not None:
+        return f"round {comparison_id} was already voted on"
+    if all(p.status != "completed" for p in record.panes):
+        return f"every pane of round {comparison_id} failed: there is nothing to vote on"
+    if choice in ("tie", "bad"):
+        return None
+    pane = next((p for p in record.panes if p.label == choice), None)
+    if pane is None:
+        labels = ", ".join(p.label for p in record.panes)
+        return f"round {comparison_id} has no pane {choice} (its panes: {labels})"
+    if pane.status != "completed":
+        return f"pane {choice} of round {comparison_id} {pane.status}: a failed pane cannot win"
+    return None
