@@ -1,9 +1,10 @@
 """The `anoman-tui` command: the compare screen by default, and its subcommands.
 
 One module per subcommand (`compare`, `serve`, `usage`, `history`, `vote`,
-`scoreboard`, `export`, `import_`, `replay`), each with its `NAME`, its one-line
-`HELP`, `add_parser(commands, argv)` and `run(args) -> int`; `tui` is the compare
-screen (no command); `common` and `arguments` hold what they share.
+`scoreboard`, `export`, `import_`, `replay`), each with its `NAME`, its `GROUP` (the
+heading `--help` lists it under, `help.GROUPS`), its one-line `HELP`,
+`add_parser(commands, argv)` and `run(args) -> int`; `tui` is the compare screen (no
+command); `common` and `arguments` hold what they share.
 
 Heavy imports (the stream core, Rich, the gateway, Textual) happen inside the
 subcommand that needs them, so `anoman-tui --help` and start-up stay quick.
@@ -29,6 +30,7 @@ from anoman_tui.cli import (
 )
 from anoman_tui.cli.arguments import VersionAction
 from anoman_tui.cli.common import Command, settings_from_args
+from anoman_tui.cli.help import GROUPS, GroupedCommandsParser
 
 __all__ = ["build_parser", "main", "settings_from_args"]
 
@@ -38,7 +40,7 @@ COMMANDS: tuple[Command, ...] = (compare, serve, usage, history, vote, scoreboar
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = GroupedCommandsParser(
         prog="anoman-tui",
         description=(
             "Compare LLMs side by side while they stream, through an Anoman gateway. "
@@ -48,9 +50,13 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction,
                         help="print the version and exit")
     tui.add_arguments(parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Each subcommand's own help is argparse's: only the top level groups commands.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                     parser_class=argparse.ArgumentParser)
     for command in COMMANDS:
         command.add_parser(commands, argv)
+    parser.command_groups = [
+        (group, [(c.NAME, c.HELP) for c in COMMANDS if group == c.GROUP]) for group in GROUPS]
     return parser
 
 

@@ -25,6 +25,8 @@ class Command(Protocol):
     """A subcommand's module: its name and one-line help, its parser and its run."""
 
     NAME: str
+    GROUP: str
+    """Its heading in `--help` (`anoman_tui.cli.help.GROUPS`)."""
     HELP: str
 
     def add_parser(self, commands: Subcommands, argv: Sequence[str]) -> None:

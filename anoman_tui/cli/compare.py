@@ -16,6 +16,7 @@ from anoman_tui.cli.common import (
     settings_from_args,
     warn_inline_keys,
 )
+from anoman_tui.cli.help import COMPARE
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
     from anoman_tui.streaming.recording import StreamRecording
 
+GROUP = COMPARE
 NAME = "compare"
 HELP = "stream one prompt to several models at once and print the results"
 

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from anoman_tui.cli.arguments import positive_int
 from anoman_tui.cli.common import gateway_key
+from anoman_tui.cli.help import HISTORY_AND_REPORTS
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.history import ComparisonRecord, HistoryStore
 
+GROUP = HISTORY_AND_REPORTS
 NAME = "export"
 HELP = "write a saved comparison as a Markdown, HTML or JSON report, or a recording"
 

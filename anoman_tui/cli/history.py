@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from anoman_tui.cli.arguments import positive_int
+from anoman_tui.cli.help import HISTORY_AND_REPORTS
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
 
+GROUP = HISTORY_AND_REPORTS
 NAME = "history"
 HELP = "list the saved comparisons, newest first"
 

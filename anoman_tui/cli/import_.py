@@ -8,9 +8,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli.help import HISTORY_AND_REPORTS
+
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
 
+GROUP = HISTORY_AND_REPORTS
 NAME = "import"
 HELP = "add a comparison recording (from export --format recording) to the history"
 

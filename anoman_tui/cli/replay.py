@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 
 from anoman_tui.cli.arguments import positive_float, positive_int
 from anoman_tui.cli.common import settings_from_args
+from anoman_tui.cli.help import HISTORY_AND_REPORTS
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
 
+GROUP = HISTORY_AND_REPORTS
 NAME = "replay"
 HELP = "replay a recorded comparison on the compare screen, offline"
 

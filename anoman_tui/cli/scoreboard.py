@@ -9,9 +9,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli.help import ARENA
+
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
 
+GROUP = ARENA
 NAME = "scoreboard"
 HELP = "per model: the blind votes' rating, wins and what the history knows"
 

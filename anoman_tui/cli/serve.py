@@ -7,9 +7,12 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli.help import LOCAL_GATEWAY
+
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
 
+GROUP = LOCAL_GATEWAY
 NAME = "serve"
 HELP = "run the local Anoman-compatible gateway in the foreground"
 

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 
 from anoman_tui.cli.arguments import positive_int
 from anoman_tui.cli.common import KEY_FLAG_HELP, gateway_key, settings_from_args
+from anoman_tui.cli.help import LOCAL_GATEWAY
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
 
+GROUP = LOCAL_GATEWAY
 NAME = "usage"
 HELP = "print the usage ledger as a table"
 

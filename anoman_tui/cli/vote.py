@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from anoman_tui.cli.arguments import positive_int
+from anoman_tui.cli.help import ARENA
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.history import ComparisonRecord
 
+GROUP = ARENA
 NAME = "vote"
 HELP = "vote on a blind round and see which model was which"
 
@@ -35,7 +37,12 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, VoteRefused, default_path
+    from anoman_tui.history import (
+        HistoryStore,
+        HistoryUnavailable,
+        VoteRefused,
+        default_path,
+    )
 
     prog = "anoman-tui vote"
     path = default_path()
