@@ -28,6 +28,7 @@ from anoman_tui.cli import (
     usage,
     vote,
 )
+from anoman_tui.cli._history import CommandExit
 from anoman_tui.cli.arguments import VersionAction
 from anoman_tui.cli.common import Command, settings_from_args
 from anoman_tui.cli.help import GROUPS, GroupedCommandsParser
@@ -64,7 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    for command in COMMANDS:
-        if args.command == command.NAME:
-            return command.run(args)
-    return tui.run(args, parser)
+    try:
+        for command in COMMANDS:
+            if args.command == command.NAME:
+                return command.run(args)
+        return tui.run(args, parser)
+    except CommandExit as exc:  # its line is on stderr already
+        return exc.status

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.arguments import header, positive_float, positive_int
 from anoman_tui.cli.common import (
     add_setting_arguments,
@@ -21,7 +22,7 @@ from anoman_tui.cli.help import COMPARE
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.config import Settings
-    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.history import ComparisonRecord
     from anoman_tui.streaming.recording import StreamRecording
 
 GROUP = COMPARE
@@ -144,51 +145,34 @@ def run(args: argparse.Namespace) -> int:
     )
     if original is not None:
         spec = rerun_spec(original, spec)
-    store = _open_compare_history(settings.history)
-    try:
+    if not settings.history:
+        return run_compare_with_target(spec, as_json=args.json)
+    # A history that cannot be opened leaves the comparison unsaved, not undone.
+    with command_history(prog, create=True, required=False) as store:
         return run_compare_with_target(spec, as_json=args.json, history=store)
-    finally:
-        if store is not None:
-            store.close()
-
-
-def _open_compare_history(enabled: bool) -> HistoryStore | None:
-    """The user's history, or None (with one line on stderr saying why it cannot be used)."""
-    from anoman_tui.history import HistoryStore, HistoryUnavailable
-
-    if not enabled:
-        return None
-    try:
-        return HistoryStore.open()
-    except HistoryUnavailable as exc:
-        print(f"anoman-tui compare: history disabled: {exc.reason}", file=sys.stderr)
-        return None
 
 
 def load_saved(comparison_id: int, prog: str, *, recordings: bool
                ) -> tuple[ComparisonRecord, dict[int, StreamRecording]] | int:
     """A comparison from the user's history (and its recordings), or the exit status
-    after one line on stderr: 2 for one that cannot be used, 1 when the history cannot
-    be read."""
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    after one line on stderr: 2 for one that cannot be used (1 when the history cannot
+    be read: `command_history`)."""
+    from anoman_tui.history import default_path
     from anoman_tui.streaming.recording import RecordingError
 
     path = default_path()
     record = None
     found: dict[int, StreamRecording] = {}
-    if path.exists():
-        try:
-            with HistoryStore.open(path) as store:
+    try:
+        with command_history(prog) as store:
+            if store is not None:
                 record = store.get(comparison_id)
                 if record is not None and recordings and not record.hidden:
                     found = store.recordings(comparison_id)
-        except HistoryUnavailable as exc:
-            print(f"{prog}: {exc.reason}", file=sys.stderr)
-            return 1
-        except RecordingError as exc:
-            print(f"{prog}: comparison {comparison_id}'s recording cannot be replayed: "
-                  f"{exc.reason}", file=sys.stderr)
-            return 2
+    except RecordingError as exc:
+        print(f"{prog}: comparison {comparison_id}'s recording cannot be replayed: "
+              f"{exc.reason}", file=sys.stderr)
+        return 2
     if record is None:
         print(f"{prog}: no comparison {comparison_id} in the history ({path}); "
               "`anoman-tui history` lists the ids", file=sys.stderr)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.arguments import positive_int
 from anoman_tui.cli.common import gateway_key
 from anoman_tui.cli.help import HISTORY_AND_REPORTS
@@ -45,20 +46,16 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.history import default_path
     from anoman_tui.report import export
 
     path = default_path()
     record = None
-    if path.exists():
-        try:
-            with HistoryStore.open(path) as store:
-                record = store.get(args.id)
-                if record is not None and args.format == "recording":
-                    return _export_recording(args, store, record)
-        except HistoryUnavailable as exc:
-            print(f"anoman-tui export: {exc.reason}", file=sys.stderr)
-            return 1
+    with command_history("anoman-tui export") as store:
+        if store is not None:
+            record = store.get(args.id)
+            if record is not None and args.format == "recording":
+                return _export_recording(args, store, record)
     if record is None:
         print(f"anoman-tui export: no comparison {args.id} in the history ({path}); "
               "`anoman-tui history` lists the ids", file=sys.stderr)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.arguments import positive_int
 from anoman_tui.cli.help import HISTORY_AND_REPORTS
 
@@ -40,18 +41,14 @@ def run(args: argparse.Namespace) -> int:
     import shutil
     from datetime import datetime
 
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.history import default_path
     from anoman_tui.safe_text import terminal_safe
 
     path = default_path()
     records = []
-    if path.exists():
-        try:
-            with HistoryStore.open(path) as store:
-                records = store.recent(args.limit, args.search)
-        except HistoryUnavailable as exc:
-            print(f"anoman-tui history: {exc.reason}", file=sys.stderr)
-            return 1
+    with command_history("anoman-tui history") as store:
+        if store is not None:
+            records = store.recent(args.limit, args.search)
     if not records:
         what = (f"no saved comparison matches {args.search!r}" if args.search and path.exists()
                 else f"no comparisons saved yet (the history lives in {path})")

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.help import HISTORY_AND_REPORTS
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, VoteRefused
+    from anoman_tui.history import VoteRefused
     from anoman_tui.history.portable import PortableRefused, read_comparison_document
     from anoman_tui.safe_text import terminal_safe
 
@@ -50,20 +51,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"{prog}: {name}: {exc.reason}", file=sys.stderr)
         return 2
     record = replace(record, source="import")
-    try:
-        with HistoryStore.open() as store:
-            new_id = store.save(record)
-            if record.vote is not None:
-                vote = record.vote
-                try:
-                    store.cast_vote(new_id, vote.outcome, vote.winner_pane, blind=vote.blind,
-                                    voted_at=vote.voted_at)
-                except VoteRefused as exc:  # a comparison just saved: not expected
-                    print(f"{prog}: {name}: imported without its vote: {exc.reason}",
-                          file=sys.stderr)
-    except HistoryUnavailable as exc:
-        print(f"{prog}: {exc.reason}", file=sys.stderr)
-        return 1
+    with command_history(prog, create=True) as store:
+        assert store is not None  # created when absent
+        new_id = store.save(record)
+        if record.vote is not None:
+            vote = record.vote
+            try:
+                store.cast_vote(new_id, vote.outcome, vote.winner_pane, blind=vote.blind,
+                                voted_at=vote.voted_at)
+            except VoteRefused as exc:  # a comparison just saved: not expected
+                print(f"{prog}: {name}: imported without its vote: {exc.reason}",
+                      file=sys.stderr)
     prompt = " ".join(terminal_safe(record.prompt).split())
     if len(prompt) > 60:
         prompt = prompt[:59] + "…"

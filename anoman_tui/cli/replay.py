@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.arguments import positive_float, positive_int
 from anoman_tui.cli.common import settings_from_args
 from anoman_tui.cli.help import HISTORY_AND_REPORTS
@@ -38,7 +39,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Refuse what cannot be replayed with one line, before the screen opens."""
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
+    from anoman_tui.history import default_path
     from anoman_tui.streaming.recording import RecordingError
 
     settings = settings_from_args(args, "anoman-tui replay")
@@ -46,14 +47,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     path, record, recordings = default_path(), None, {}
     try:
-        if path.exists():
-            with HistoryStore.open(path) as store:
+        with command_history("anoman-tui replay") as store:
+            if store is not None:
                 record = store.get(args.id)
                 if record is not None and not record.hidden:
                     recordings = store.recordings(args.id)
-    except HistoryUnavailable as exc:
-        print(f"anoman-tui replay: {exc.reason}", file=sys.stderr)
-        return 1
     except RecordingError as exc:
         print(f"anoman-tui replay: comparison {args.id}'s recording is damaged: {exc.reason}",
               file=sys.stderr)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.help import ARENA
 
 if TYPE_CHECKING:
@@ -36,20 +36,13 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
     from anoman_tui.report.scoreboard import build
 
-    prog = "anoman-tui scoreboard"
-    path = default_path()
     rows = []
-    if path.exists():
-        try:
-            with HistoryStore.open(path) as store:
-                rows = build(store.voted_rounds(include_sighted=args.include_sighted),
-                             store.model_numbers())
-        except HistoryUnavailable as exc:
-            print(f"{prog}: {exc.reason}", file=sys.stderr)
-            return 1
+    with command_history("anoman-tui scoreboard") as store:
+        if store is not None:
+            rows = build(store.voted_rounds(include_sighted=args.include_sighted),
+                         store.model_numbers())
     if args.json:
         print(json.dumps({"include_sighted": args.include_sighted,
                           "models": [r.to_json() for r in rows]}, ensure_ascii=False))

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from anoman_tui.cli._history import command_history
 from anoman_tui.cli.arguments import positive_int
 from anoman_tui.cli.help import ARENA
 
@@ -37,36 +38,27 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anoman_tui.history import (
-        HistoryStore,
-        HistoryUnavailable,
-        VoteRefused,
-        default_path,
-    )
+    from anoman_tui.history import VoteRefused, default_path
 
     prog = "anoman-tui vote"
-    path = default_path()
-    if not path.exists():
-        print(f"{prog}: no comparison {args.id}: the history ({path}) is empty", file=sys.stderr)
-        return 2
-    try:
-        with HistoryStore.open(path) as store:
-            record = store.get(args.id)
-            problem = _vote_problem(record, args.id, args.choice)
-            if problem:
-                print(f"{prog}: {problem}", file=sys.stderr)
-                return 2
-            assert record is not None
-            winner = next((p.pane for p in record.panes if p.label == args.choice), None)
-            outcome = args.choice if args.choice in ("tie", "bad") else "win"
-            try:
-                store.cast_vote(args.id, outcome, winner, blind=True)
-            except VoteRefused as exc:
-                print(f"{prog}: {exc.reason}", file=sys.stderr)
-                return 2
-    except HistoryUnavailable as exc:
-        print(f"{prog}: {exc.reason}", file=sys.stderr)
-        return 1
+    with command_history(prog) as store:
+        if store is None:
+            print(f"{prog}: no comparison {args.id}: the history ({default_path()}) is empty",
+                  file=sys.stderr)
+            return 2
+        record = store.get(args.id)
+        problem = _vote_problem(record, args.id, args.choice)
+        if problem:
+            print(f"{prog}: {problem}", file=sys.stderr)
+            return 2
+        assert record is not None
+        winner = next((p.pane for p in record.panes if p.label == args.choice), None)
+        outcome = args.choice if args.choice in ("tie", "bad") else "win"
+        try:
+            store.cast_vote(args.id, outcome, winner, blind=True)
+        except VoteRefused as exc:
+            print(f"{prog}: {exc.reason}", file=sys.stderr)
+            return 2
     reveal: dict[str, dict[str, Any]] = {
         p.label: {"model": p.model, "target": p.target, "status": p.status,
                   "cost": p.cost_text, "metrics": dict(p.metrics)}
