@@ -4,47 +4,14 @@ real local gateway, a history file in a temporary data directory."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
-from anoman_tui.report.json_report import pane_json
-
-ROOT = Path(__file__).resolve().parents[1]
-KEY = "anm-sk-history-secret-5c4b3a29d8e7"
-FAST = "X-Anoman-Simulate: ttft=0,rate=4000"
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
-    gw = EmbeddedGateway(GatewayConfig(rate_limit_rpm=100_000),
-                         db_path=tmp_path_factory.mktemp("gw") / "usage.sqlite3", api_key=KEY)
-    gw.start()
-    yield gw
-    gw.stop()
-
-
-@pytest.fixture
-def data_home(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
-def cli(data_home: Path, *args: str, env: dict[str, str] | None = None,
-        config: str = "") -> subprocess.CompletedProcess[str]:
-    config_path = data_home.parent / "config.toml"
-    config_path.write_text(config)
-    full = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
-    full.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
-                ANOMAN_CONFIG=str(config_path), COLUMNS="200", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "anoman_tui.cli", *args], capture_output=True,
-                          text=True, env=full, cwd=ROOT, timeout=120)
+from anoman_tui.report.json_report import panel_json
+from tests.cli.helpers import FAST, KEY, cli, history_file
 
 
 def compare(data_home: Path, gateway: EmbeddedGateway, prompt: str, *extra: str,
@@ -56,10 +23,6 @@ def compare(data_home: Path, gateway: EmbeddedGateway, prompt: str, *extra: str,
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     return json.loads(result.stdout), result.stderr
-
-
-def history_file(data_home: Path) -> Path:
-    return data_home / "anoman-tui" / "history.sqlite3"
 
 
 def test_compare_saves_and_history_lists_it(gateway: EmbeddedGateway, data_home: Path) -> None:
@@ -98,7 +61,7 @@ def test_compare_saves_and_history_lists_it(gateway: EmbeddedGateway, data_home:
     for pane, panel in zip(saved.panes, panels, strict=True):
         assert (pane.text, pane.usage, pane.anoman) == (
             panel["text"], panel["usage"], panel["anoman"])
-        assert pane_json(pane)["metrics"] == panel["metrics"]  # the export's, as compare's
+        assert panel_json(pane)["metrics"] == panel["metrics"]  # the export's, as compare's
         assert pane.base_url == gateway.base_url
 
 

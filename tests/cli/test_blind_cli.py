@@ -7,33 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from anoman_tui.gateway.catalogue import CATALOGUE
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
-from tests.test_history_cli import FAST, KEY, cli, history_file
+from tests.cli.helpers import FAST, KEY, cli, history_file
 
 POOL = list(CATALOGUE)
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
-    gw = EmbeddedGateway(GatewayConfig(rate_limit_rpm=100_000),
-                         db_path=tmp_path_factory.mktemp("gw") / "usage.sqlite3", api_key=KEY)
-    gw.start()
-    yield gw
-    gw.stop()
-
-
-@pytest.fixture
-def data_home(tmp_path: Path) -> Path:
-    return tmp_path / "data"
 
 
 def names_in(text: str) -> list[str]:
@@ -154,14 +138,18 @@ def test_the_arena_pool_from_the_config_file(data_home: Path, gateway: EmbeddedG
 
 def test_the_scoreboard_ranks_by_the_blind_votes_beside_the_history(
         data_home: Path) -> None:
-    from anoman_tui.history import ComparisonRecord, PaneRecord
+    from decimal import Decimal
 
-    def pane(n: int, model: str, status: str = "completed", cost: str = "$0.001000",
+    from anoman_tui.history import ComparisonRecord, PaneRecord
+    from anoman_tui.streaming.cost import Cost
+
+    def pane(n: int, model: str, status: str = "completed", cost: str = "0.001000",
              ttft: float = 0.5) -> PaneRecord:
         failure = {"kind": "truncated", "message": "cut"} if status == "failed" else None
         return PaneRecord(pane=n, model=model, base_url="http://x", endpoint="openai",
                           status=status, committed=status == "completed", text="t",
-                          failure=failure, label="ABC"[n - 1], cost_text=cost,
+                          failure=failure, label="ABC"[n - 1],
+                          cost=Cost(Decimal(cost), "gateway"),
                           metrics={"ttft_s": ttft, "output_tokens_per_s": 100.0 * n})
 
     history_file(data_home).parent.mkdir(parents=True)
@@ -169,7 +157,7 @@ def test_the_scoreboard_ranks_by_the_blind_votes_beside_the_history(
         def round_(winner: int | None, outcome: str = "win", *, blind: bool = True,
                    third: str = "completed") -> None:
             record = ComparisonRecord(prompt="p", blind=blind, panes=(
-                pane(1, "strong", cost="$0.002000", ttft=0.2), pane(2, "middle"),
+                pane(1, "strong", cost="0.002000", ttft=0.2), pane(2, "middle"),
                 pane(3, "weak", status=third)))
             store.cast_vote(store.save(record), outcome, winner, blind=blind)
 

@@ -6,34 +6,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from anoman_tui.gateway.config import GatewayConfig
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
 from anoman_tui.report.rerun import rerun_deltas
-from tests.test_history_cli import cli, history_file
+from tests.cli.helpers import KEY, cli, history_file
 
-KEY = "anm-sk-replay-secret-7d6c5b4a3f2e"
 PACED = "X-Anoman-Simulate: ttft=0.15,rate=120,tokens=40"
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedGateway]:
-    gw = EmbeddedGateway(GatewayConfig(rate_limit_rpm=100_000),
-                         db_path=tmp_path_factory.mktemp("gw") / "usage.sqlite3", api_key=KEY)
-    gw.start()
-    yield gw
-    gw.stop()
-
-
-@pytest.fixture
-def data_home(tmp_path: Path) -> Path:
-    return tmp_path / "data"
 
 
 def live(data_home: Path, gateway: EmbeddedGateway, prompt: str, *extra: str,
