@@ -1,8 +1,8 @@
-"""The Textual app: settings, themes, keymap, the gateway target and the command palette.
+"""The Textual app: settings, themes, keymap, its screens and the command palette.
 
-`AnomanApp` paints the compare screen first and only then, in a worker,
-starts the local gateway (or reaches the remote one) and reads its model
-list, so the first paint never waits on the network or on uvicorn.
+`AnomanApp` paints the compare screen first and only then has its `Connector`
+(`ui/connection.py`) start the local gateway (or reach the remote one) and read its
+model list in a worker, so the first paint never waits on the network or on uvicorn.
 """
 
 from __future__ import annotations
@@ -26,19 +26,10 @@ from textual.theme import BUILTIN_THEMES
 
 from anoman_tui.config import Settings, persist_setting
 from anoman_tui.locations import stylesheet
-from anoman_tui.streaming import (
-    ENDPOINT_FORMATS,
-    GatewayRequestError,
-    ModelInfo,
-    StreamClient,
-    mask_key,
-    normalize_base_url,
-    preload_price_library,
-)
-from anoman_tui.targets import Connection, Target, connect
+from anoman_tui.streaming import ENDPOINT_FORMATS, GatewayRequestError, preload_price_library
+from anoman_tui.targets import Target
 from anoman_tui.themes import load_themes
-from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
-from anoman_tui.ui.network import NetworkThread
+from anoman_tui.ui.connection import Connector, LocalGateway
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.screens.arena import LABELS, ArenaScreen
 from anoman_tui.ui.screens.compare import CompareScreen
@@ -61,9 +52,6 @@ log = logging.getLogger(__name__)
 PANES = 3
 HANGUP_EXIT_CODE = 129  # 128 + SIGHUP, as a shell reports a hung-up job
 HANGUP_GRACE_S = 2.0  # then the process ends, as a hang-up signal would have ended it
-# Waits between attempts to reach a gateway that is down: soon at first (it may be
-# starting), then every half minute at most.
-RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 # The palette's own entries kept from Textual's: the rest (screenshot, maximize) are
 # not this app's and crowded its commands out.
 TEXTUAL_COMMANDS_KEPT = ("Theme", "Keys", "Quit")
@@ -169,7 +157,7 @@ class AnomanApp(App[None]):
         *,
         models: list[str] | None = None,
         frozen_clock: bool = False,
-        gateway_factory: Callable[[], Any] | None = None,
+        gateway_factory: Callable[[], LocalGateway] | None = None,
         connect: bool = True,
         arena: bool = False,
         replay: Replay | None = None,
@@ -179,23 +167,12 @@ class AnomanApp(App[None]):
         history is not opened."""
         super().__init__()
         self.settings = settings
-        # JSON endpoints (models, usage), on the UI loop. Made in a thread after the first
-        # paint: an httpx client builds an SSL context (~85 ms measured).
-        self._stream_client: StreamClient | None = None
-        self.network = NetworkThread()  # the streams: read and timed off the UI's thread
         self._collector: StreamingCollector | None = None  # made when mounted
-        self.api_key = settings.api_key.get_secret_value() if settings.api_key else ""
-        self.targets = settings.all_targets()
-        """Every target by name (`anoman_tui.targets`): built in, and the config file's."""
-        self.connections: dict[str, Connection] = {}
-        """The targets resolved so far (the local gateway's once it runs)."""
-        self.target_models: dict[str, list[ModelInfo]] = {}
-        """What each target's models endpoint listed."""
-        self._local: tuple[str, str] | None = None  # the local gateway's (URL, key)
+        self.panes: list[PaneState] = []
+        """The compare screen's pane states (filled below)."""
+        self.connector = Connector(self, settings, self.panes, gateway_factory=gateway_factory)
+        """Where requests go and how they travel (`ui/connection.py`)."""
         self.start_in_arena = arena
-        self.is_local_gateway = self.default_target.is_local
-        self._gateway_factory = gateway_factory
-        self._gateway: Any = None
         self._frozen = frozen_clock
         self._replay = replay
         self._connect_on_mount = connect and replay is None
@@ -208,7 +185,6 @@ class AnomanApp(App[None]):
         """True once the first-render warm-up (a thread after the first paint) is over."""
         specs = (settings.model_copy(update={"models": models}) if models
                  else settings).pane_specs()
-        self.panes = []
         for i in range(PANES):
             if i < len(specs):
                 spec = specs[i]
@@ -216,7 +192,7 @@ class AnomanApp(App[None]):
                     index=i + 1, model=spec.model, target=spec.target, endpoint=spec.endpoint,
                     params=PaneParams(spec.temperature, spec.max_tokens)))
             else:
-                target = self.default_target
+                target = self.connector.default_target
                 self.panes.append(PaneState(
                     index=i + 1, target=target,
                     endpoint=target.default_endpoint(settings.endpoint),
@@ -247,8 +223,9 @@ class AnomanApp(App[None]):
             record, recordings, speed = self._replay
             self.push_screen(ReplayScreen(record, recordings, self.compare, speed=speed,
                                           back=False, frozen_clock=self._frozen))
+        self.connector.listener = self.compare
         if self._connect_on_mount:
-            self.reconnect(announce=False)
+            self.connector.reconnect(announce=False)
         if self.settings.history and self._replay is None:
             # Like the gateway: opened after the first paint.
             self.call_after_refresh(lambda: self.run_worker(
@@ -320,54 +297,6 @@ class AnomanApp(App[None]):
         gc.freeze()
         self.warmed_up = True
 
-    @property
-    def stream_client(self) -> StreamClient:
-        if self._stream_client is None:
-            self._stream_client = StreamClient()
-        return self._stream_client
-
-    def reconnect(self, *, announce: bool = True) -> None:
-        """Connect (again) now: any attempt or wait in progress is cancelled."""
-        if announce:
-            self.compare.post_message(GatewayConnecting(self._target_description()))
-        self.run_worker(self._connect(), name="connect", group="connect", exclusive=True,
-                        exit_on_error=False)
-
-    def _target_description(self) -> str:
-        if self.is_local_gateway:
-            return "starting the local gateway…"
-        return f"connecting to {normalize_base_url(self.settings.base_url or '')}…"
-
-    @property
-    def default_target(self) -> Target:
-        """Where a plain MODEL goes (the status line's target)."""
-        return self.targets[self.settings.default_target]
-
-    def connection(self, target: Target) -> Connection | None:
-        """Where `target`'s requests go now; None for the local gateway before it runs."""
-        known = self.connections.get(target.name)
-        if known is not None and known.target == target:
-            return known
-        if target.is_local and self._local is None:
-            return None
-        known = connect(target, local=self._local)
-        self.connections[target.name] = known
-        return known
-
-    async def models_of(self, target: Target) -> list[ModelInfo]:
-        """`target`'s model list (read once, then kept); starts the local gateway if it
-        is the one asked and not running. Raises `GatewayRequestError`."""
-        if target.name in self.target_models:
-            return self.target_models[target.name]
-        if target.is_local and self._local is None:
-            await self._start_local_gateway()
-        connection = self.connection(target)
-        assert connection is not None
-        client = await asyncio.to_thread(lambda: self.stream_client)
-        models = await client.list_models(*connection.list_models_args())
-        self.target_models[target.name] = models
-        return models
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "reconnect":
             # In the footer only while it is useful; the palette entry always works.
@@ -382,64 +311,7 @@ class AnomanApp(App[None]):
         return not (action == "usage" and self._replay is not None)
 
     def action_reconnect(self) -> None:
-        self.reconnect()
-
-    async def _connect(self) -> None:
-        # After the first paint, so the thread's start never delays it.
-        await asyncio.to_thread(self.network.start)
-        client = await asyncio.to_thread(lambda: self.stream_client)
-        attempt = 0
-        while True:
-            default = self.default_target
-            try:
-                if default.is_local or any(p.target.is_local for p in self.panes):
-                    await self._start_local_gateway()
-                connection = self.connection(default)
-                assert connection is not None
-                self.api_key = connection.api_key.get_secret_value()
-                models = await client.list_models(*connection.list_models_args())
-            except GatewayRequestError as exc:
-                retry_in = RETRY_DELAYS_S[min(attempt, len(RETRY_DELAYS_S) - 1)]
-                if not exc.retryable:
-                    self.compare.post_message(GatewayUnavailable(str(exc)))
-                    return
-                self.compare.post_message(GatewayUnavailable(str(exc), retry_in))
-                attempt += 1
-                await asyncio.sleep(retry_in)  # cancelled by `reconnect`
-                continue
-            except Exception as exc:  # a broken gateway start must be a message, not a crash
-                log.exception("could not start or reach the gateway")
-                self.compare.post_message(GatewayUnavailable(f"{type(exc).__name__}: {exc}"))
-                return
-            self.target_models[default.name] = models
-            self.compare.post_message(GatewayReady(connection.base_url, connection.label(),
-                                                   models))
-            break
-        # The other panes' targets: their model lists give the picker and the prices.
-        # A target that does not answer costs its own panes only; they say why when used.
-        others = {p.target.name: p.target for p in self.panes if p.target.name != default.name}
-        for target in others.values():
-            try:
-                await self.models_of(target)
-            except GatewayRequestError as exc:
-                self.notify(f"{target.name}: {exc}", title="Target not answering",
-                            severity="warning", timeout=8)
-
-    async def _start_local_gateway(self) -> tuple[str, str]:
-        if self._gateway is not None:
-            gateway = self._gateway  # started before a switch to another address and back
-        elif self._gateway_factory is not None:
-            gateway = self._gateway_factory()  # already running (tests share one)
-        else:
-            # Imported here: uvicorn and the gateway stay off the path to the first paint.
-            from anoman_tui.gateway.embedded import EmbeddedGateway
-
-            gateway = EmbeddedGateway()
-            await asyncio.to_thread(gateway.start)
-        self._gateway = gateway
-        self._local = (gateway.base_url, gateway.api_key)
-        host = gateway.base_url.removeprefix("http://")
-        return gateway.base_url, f"local gateway ({host})"
+        self.connector.reconnect()
 
     async def _open_history(self) -> None:
         def open_store() -> tuple[HistoryStore | None, str]:
@@ -470,11 +342,7 @@ class AnomanApp(App[None]):
             # A save still running in its thread finishes first (the store's lock).
             store, self.history = self.history, None
             await asyncio.to_thread(store.close)
-        if self._stream_client is not None:
-            await self._stream_client.aclose()
-        await asyncio.to_thread(self.network.stop)
-        if self._gateway is not None and self._gateway_factory is None:
-            await asyncio.to_thread(self._gateway.stop)
+        await self.connector.close()
 
     def _theme_changed(self, theme: Any) -> None:
         if theme.name == self.settings.theme:
@@ -485,12 +353,7 @@ class AnomanApp(App[None]):
         except OSError as exc:
             self.notify(f"Could not save the theme choice: {exc}", severity="warning")
 
-    # -- the gateway's JSON endpoints, for screens ---------------------------
-
-    async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]:
-        if self.compare.base_url is None:
-            raise GatewayRequestError("the gateway is not ready yet")
-        return await self.stream_client.fetch_usage(self.compare.base_url, self.api_key, limit)
+    # -- the screens the app opens -------------------------------------------
 
     async def history_settled(self) -> None:
         """Return once the history has opened or failed to (at once when it is off)."""
@@ -516,6 +379,7 @@ class AnomanApp(App[None]):
         choose_replay(self.screen, record, self.compare)
 
     def action_usage(self) -> None:
+        """The gateway's usage ledger."""
         self.push_screen(UsageScreen())
 
     # -- the command palette --------------------------------------------------
@@ -546,7 +410,7 @@ class AnomanApp(App[None]):
                                 partial(self.pick_endpoint, n))
             yield SystemCommand(f"Parameters for pane {n}", pane.params.describe(),
                                 partial(self.edit_params, n))
-            if self.is_local_gateway:
+            if self.connector.is_local_gateway:
                 now = pane.scenario_note(running=False) or "none"
                 yield SystemCommand(f"Scenario for pane {n}",
                                     f"simulate a failure on purpose; now: {now}",
@@ -596,15 +460,16 @@ class AnomanApp(App[None]):
                             self.action_usage)
         yield SystemCommand("New comparison", "clear every pane's conversation",
                             self.compare.action_new_comparison)
-        yield SystemCommand("Reconnect now", f"{self._target_now()}; read its model list again",
-                            self.reconnect)
-        yield SystemCommand("Change gateway URL", f"now: {self._target_now()}",
+        connector = self.connector
+        yield SystemCommand("Reconnect now",
+                            f"{connector.target_now()}; read its model list again",
+                            connector.reconnect)
+        yield SystemCommand("Change gateway URL", f"now: {connector.target_now()}",
                             self.change_gateway_url)
-        key = self.settings.api_key
         yield SystemCommand(
             "Change API key",
-            f"now: {mask_key(key.get_secret_value() if key else None)}"
-            + (" (used once a gateway URL is set)" if self.is_local_gateway else ""),
+            f"now: {connector.masked_key()}"
+            + (" (used once a gateway URL is set)" if connector.is_local_gateway else ""),
             self.change_api_key,
         )
         yield from kept
@@ -639,6 +504,7 @@ class AnomanApp(App[None]):
         self.push_screen(ArenaScreen(self.compare, frozen_clock=self._frozen))
 
     def action_scoreboard(self) -> None:
+        """The scoreboard of the blind votes (from the history)."""
         from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
 
         if self.history is None:
@@ -675,26 +541,6 @@ class AnomanApp(App[None]):
                             screen.action_diff)
         yield SystemCommand("Back", "to the history", screen.action_back)
 
-    def _target_now(self) -> str:
-        if self.is_local_gateway:
-            return "the local gateway"
-        return normalize_base_url(self.settings.base_url or "")
-
-    def _targets_changed(self) -> None:
-        """The gateway URL or key changed: the default target with it, and the panes that
-        were on the old default move to the new one."""
-        old = self.default_target
-        self.targets = self.settings.all_targets()
-        new = self.default_target
-        for name in {old.name, new.name}:
-            self.connections.pop(name, None)
-            self.target_models.pop(name, None)
-        for state in self.panes:
-            if state.target.name == old.name:
-                state.target = new
-                state.endpoint = new.default_endpoint(state.endpoint)
-        self.is_local_gateway = new.is_local
-
     def change_gateway_url(self) -> None:
         def check(text: str) -> str | None:
             if text and not text.lower().startswith(("http://", "https://")):
@@ -705,9 +551,9 @@ class AnomanApp(App[None]):
             if url is None:
                 return
             self.settings.base_url = url or None
-            self._targets_changed()
+            self.connector.targets_changed()
             self.compare.base_url = None  # nothing goes out until the new one answered
-            self.reconnect()
+            self.connector.reconnect()
 
         self.push_screen(
             TextInputScreen(
@@ -720,25 +566,24 @@ class AnomanApp(App[None]):
         )
 
     def change_api_key(self) -> None:
-        key = self.settings.api_key
+        masked = self.connector.masked_key()
 
         def chosen(text: str | None) -> None:
             if text is None:
                 return
             # Kept for this session only: a key is never written to the config file.
             self.settings.api_key = SecretStr(text) if text else None
-            self._targets_changed()
-            if self.is_local_gateway:
+            self.connector.targets_changed()
+            if self.connector.is_local_gateway:
                 self.notify("Key set: the local gateway uses its own; this one goes to the "
                             "gateway URL you set.", timeout=4)
                 return
             self.compare.base_url = None
-            self.reconnect()
+            self.connector.reconnect()
 
         self.push_screen(
             TextInputScreen(
-                "API key", password=True,
-                placeholder=f"now: {mask_key(key.get_secret_value() if key else None)}",
+                "API key", password=True, placeholder=f"now: {masked}",
                 help="Enter connect (empty: no key) · Esc cancel · the key is never shown",
             ),
             chosen,
@@ -758,7 +603,7 @@ class AnomanApp(App[None]):
         if target.kind != "anoman":
             await asyncio.to_thread(preload_price_library)  # see _warm_up
         try:
-            listed = await self.models_of(target)
+            listed = await self.connector.models_of(target)
         except GatewayRequestError as exc:
             self.notify(f"{target.name}: {exc}", title="No model list", severity="error",
                         timeout=8)
@@ -799,7 +644,7 @@ class AnomanApp(App[None]):
         """Choose where pane `n` streams from, then one of that target's models."""
         state = self.panes[n - 1]
         options: list[tuple[str, Text | str]] = []
-        for target in self.targets.values():
+        for target in self.connector.targets.values():
             label = Text(target.name, style="bold")
             where = "the embedded local gateway" if target.is_local else target.base_url or ""
             label.append(f"  {target.kind} · {where}", style="dim")
@@ -809,7 +654,7 @@ class AnomanApp(App[None]):
 
         def chosen(name: str | None) -> None:
             if name:
-                self.run_worker(self._pick_model(n, self.targets[name], retarget=True),
+                self.run_worker(self._pick_model(n, self.connector.targets[name], retarget=True),
                                 group="pick", exclusive=True, exit_on_error=False)
 
         self.push_screen(ChoiceScreen(f"Target for pane {n}", options, state.target.name),

@@ -1,4 +1,5 @@
-"""What the screens use of the app, as a type: where requests go and how they travel.
+"""What the screens use of the app, as a type: its settings, history, connector and
+the screens it opens.
 
 The app (`ui/app.py`) imports the screens, so a screen that imported the app for its
 type would close an import cycle (the layer contracts in `.importlinter` forbid
@@ -13,9 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.app import App
 
 from anoman_tui.config import Settings
-from anoman_tui.streaming import ModelInfo
-from anoman_tui.targets import Connection, Target
-from anoman_tui.ui.network import NetworkThread
+from anoman_tui.ui.connection import Connector
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
@@ -23,10 +22,9 @@ if TYPE_CHECKING:
 
 class AppServices(Protocol):
     settings: Settings
-    network: NetworkThread
-    api_key: str
-    """The key requests carry (the local gateway's own when it runs)."""
-    is_local_gateway: bool
+    connector: Connector
+    """Where requests go and how they travel: targets, connections, model lists, the
+    local gateway, the network thread (`ui/connection.py`)."""
     history: HistoryStore | None
     """The history, once open; None while it opens, when off, or when unavailable."""
     history_problem: str
@@ -35,27 +33,23 @@ class AppServices(Protocol):
     async def history_settled(self) -> None:
         """Return once the history has opened or failed to (at once when it is off)."""
 
-    targets: dict[str, Target]
-    """Every target by name."""
-    target_models: dict[str, list[ModelInfo]]
-    """Each target's model list, once read."""
-
-    @property
-    def default_target(self) -> Target: ...
-
-    def connection(self, target: Target) -> Connection | None: ...
-
-    async def models_of(self, target: Target) -> list[ModelInfo]: ...
-
     start_in_arena: bool
     """Open the arena once connected (`anoman-tui --arena`); cleared when it opens."""
 
-    def action_arena(self) -> None: ...
+    def action_arena(self) -> None:
+        """Blind rounds over the compare screen."""
+
+    def action_scoreboard(self) -> None:
+        """The scoreboard of the blind votes (from the history)."""
+
+    def action_history(self) -> None:
+        """The history: every saved comparison."""
+
+    def action_usage(self) -> None:
+        """The gateway's usage ledger."""
 
     def open_replay(self, record: ComparisonRecord) -> None:
         """Pick a speed, then replay saved comparison `record` over the current screen."""
-
-    async def fetch_usage(self, limit: int = 200) -> list[dict[str, Any]]: ...
 
 
 def app_services(app: App[Any]) -> AppServices:

@@ -91,12 +91,13 @@ async def test_every_fault_in_one_pane_leaves_the_others_alone(
 
         # The whole gateway gone: every pane says so, and the app still works afterwards.
         async with RawServer("reset") as dead:
-            live = app.connections["gateway"]
-            app.connections["gateway"] = live.model_copy(update={"base_url": dead.base_url})
+            connections = app.connector.connections
+            live = connections["gateway"]
+            connections["gateway"] = live.model_copy(update={"base_url": dead.base_url})
             await send(pilot, "anyone there")
             await until(pilot, lambda: settled(app))
             assert all("GATEWAY UNREACHABLE" in badge_text(p) for p in panes(app))
-        app.connections["gateway"] = live
+        app.connector.connections["gateway"] = live
         app.panes[1].model = "good"
         await pilot.press("ctrl+n")
         await send(pilot, "back again")

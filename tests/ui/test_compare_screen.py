@@ -31,7 +31,8 @@ async def test_three_panes_stream_and_complete(make_app) -> None:
             assert pane.state.last_result is not None
             assert pane.state.last_result.metrics.ttft_s is not None
         # the key is never drawn
-        assert app.api_key not in "".join(str(w.render()) for w in app.screen.query("Static"))
+        drawn = "".join(str(w.render()) for w in app.screen.query("Static"))
+        assert app.connector.api_key not in drawn
 
 
 async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkeypatch) -> None:
@@ -308,9 +309,9 @@ async def test_gateway_lost_mid_session_is_a_transport_badge(make_app) -> None:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         # The local gateway's address now leads nowhere.
-        assert app._local is not None
-        app._local = (f"http://127.0.0.1:{port}", app._local[1])
-        app.connections.clear()
+        assert app.connector.local is not None
+        app.connector.local = (f"http://127.0.0.1:{port}", app.connector.local[1])
+        app.connector.connections.clear()
         await send(pilot, "where did it go")
         await until(pilot, lambda: settled(app))
         for pane in panes(app):
@@ -330,7 +331,8 @@ async def test_prompt_sent_before_the_gateway_is_up_goes_out_once_it_is(ui_gatew
         await pilot.pause(0.1)
         assert all(p.status == "idle" for p in panes(app))
         assert app.compare.query_one("#prompt").text == ""
-        app._local = (ui_gateway.base_url, ui_gateway.api_key)  # as the app's start sets it
+        # as the app's start sets it
+        app.connector.local = (ui_gateway.base_url, ui_gateway.api_key)
         app.compare.post_message(
             GatewayReady(ui_gateway.base_url, "local gateway", [ModelInfo("anoman-lite")])
         )

@@ -194,7 +194,7 @@ async def test_change_api_key_is_masked_and_sent() -> None:
             await until(pilot, lambda: len(server.requests) == 2 and
                         app.compare.base_url is not None, timeout=5)
             assert server.requests[-1].headers["authorization"] == f"Bearer {secret}"
-            assert app.api_key == secret
+            assert app.connector.api_key == secret
             assert "7c1f" in next(c.help for c in app.get_system_commands(app.compare)
                                   if c.title == "Change API key")
             assert secret not in " ".join(c.help for c in app.get_system_commands(app.compare))

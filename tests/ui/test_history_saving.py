@@ -65,7 +65,7 @@ async def test_each_finished_turn_is_saved_as_shown(make_app, ui_gateway) -> Non
         assert second.prompt == "history of sockets"
         assert second.conversation[0] == ("user", "history of pooling strategies")
         assert second.conversation[1][0] == "assistant" and len(second.conversation) == 2
-        key = app.api_key
+        key = app.connector.api_key
     assert key
     for path in default_path().parent.glob("history.sqlite3*"):
         assert key.encode() not in path.read_bytes()

@@ -230,7 +230,7 @@ async def test_export_from_the_compare_screen_in_every_format(
         assert document["id"] == record_id and len(document["panels"]) == 3
         assert files[".svg"].startswith("<svg") and "pooling" in files[".svg"]
         for text in files.values():  # the local gateway's key reaches no file
-            assert app.api_key and app.api_key not in text
+            assert app.connector.api_key and app.connector.api_key not in text
 
         # A second export does not overwrite the first; a taken name is refused.
         await pilot.press("ctrl+s")

@@ -129,7 +129,7 @@ async def test_each_pane_streams_from_its_own_target(
         assert [p.target.name for p in app.panes] == ["local", "second", "second"]
         shown = headers(app)
         assert "@local" in shown[0] and "@second" in shown[1] and "@second" in shown[2]
-        await until(pilot, lambda: "second" in app.target_models)
+        await until(pilot, lambda: "second" in app.connector.target_models)
         status = status_line(app)
         assert "targets:" in status and "requests go to:" not in status
         assert "local gateway (" in status and f"second ({second.base_url})" in status
@@ -311,7 +311,7 @@ async def test_history_keeps_each_panes_target_and_continue_goes_back_to_it(
         # The compare screen moves on: every pane back on the local gateway.
         await pilot.press("ctrl+n")
         for state in app.panes:
-            state.target = app.targets["local"]
+            state.target = app.connector.targets["local"]
             state.model = "gpt-5-mini"
 
         await pilot.press("f6")

@@ -128,15 +128,15 @@ class ArenaScreen(CompareScreen):
                             " this session.", title="No arena", severity="error", timeout=8)
             self.dismiss()
             return
-        targets = services.targets
+        targets = services.connector.targets
         pool = [split_model(spec, targets) for spec in services.settings.arena.pool]
-        default = services.default_target
+        default = services.connector.default_target
         if pool:
             self._pool = list(dict.fromkeys(
                 (targets[name] if name else default, model) for name, model in pool))
         else:
             try:
-                listed = await services.models_of(default)
+                listed = await services.connector.models_of(default)
             except GatewayRequestError as exc:
                 self.app.notify(f"No pool to draw from: {exc}", title="No arena",
                                 severity="error", timeout=8)

@@ -355,14 +355,14 @@ class CompareScreen(Screen[None]):
         running = sum(p.running for p in self.panes)
         streaming = f"{len(self.panes)} streaming"
         services = self.services
-        default = services.default_target.name
+        default = services.connector.default_target.name
         names = list(dict.fromkeys(p.target.name for p in self.panes if p.model))
         if names and names != [default]:
             # Panes on different targets: each header names its own; this line lists them.
             labels = []
             for name in names:
-                known = services.targets.get(name)
-                connection = services.connection(known) if known else None
+                known = services.connector.targets.get(name)
+                connection = services.connector.connection(known) if known else None
                 labels.append(connection.label() if connection else name)
             where = ("targets:", " · ".join(labels), True)
         else:
@@ -513,7 +513,7 @@ class CompareScreen(Screen[None]):
         for state in panes:
             if not state.model:
                 continue
-            connection = app.connection(state.target)
+            connection = app.connector.connection(state.target)
             if connection is None:
                 self.notify(f"Pane {state.index}: {state.target.name} is not connected yet; "
                             "try again in a moment.", severity="warning", timeout=4)
@@ -528,7 +528,7 @@ class CompareScreen(Screen[None]):
                 compare_id=compare_id,
                 record=app.settings.recording_limit() is not None,
             )
-            stream = app.network.stream(request)
+            stream = app.connector.network.stream(request)
             self.pane(state.index).start(stream, prompt,
                                          delay_s=(delays or {}).get(state.index, 0.0))
         self._turn_saved = False
@@ -539,8 +539,8 @@ class CompareScreen(Screen[None]):
 
     def model_info(self, state: PaneState) -> ModelInfo | None:
         """What the pane's target lists about its model (prices for an estimate)."""
-        listed = self.services.target_models.get(state.target.name)
-        if listed is None and state.target.name == self.services.default_target.name:
+        listed = self.services.connector.target_models.get(state.target.name)
+        if listed is None and state.target.name == self.services.connector.default_target.name:
             listed = self.models
         return next((m for m in listed or () if m.id == state.model), None)
 
@@ -586,7 +586,7 @@ class CompareScreen(Screen[None]):
         for state in turn:
             pane, result = self.pane(state.index), state.last_result
             assert result is not None
-            connection = self.services.connection(state.target)
+            connection = self.services.connector.connection(state.target)
             panes.append(PaneTurn(
                 state.index, state.model, result,
                 base_url=connection.base_url if connection else (self.base_url or ""),
@@ -834,12 +834,12 @@ class CompareScreen(Screen[None]):
     def saved_target(self, saved: PaneRecord) -> Target:
         """The target a saved pane streamed from: by name, else by URL, else the default."""
         services = self.services
-        if saved.target in services.targets:
-            return services.targets[saved.target]
-        for target in services.targets.values():
+        if saved.target in services.connector.targets:
+            return services.connector.targets[saved.target]
+        for target in services.connector.targets.values():
             if target.base_url and normalize_base_url(target.base_url) == saved.base_url:
                 return target
-        return services.default_target
+        return services.connector.default_target
 
     def _send_to(self, prompt: str, panes: list[PaneState]) -> None:
         """Send now, or as soon as the gateway is up."""

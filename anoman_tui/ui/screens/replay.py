@@ -148,7 +148,7 @@ class ReplayScreen(RecordScreen):
                 continue
             pane.show_earlier(_pairs(turns))
             request = self._request(state.index, saved, recording, tuple(state.history))
-            pane.start(self.services.network.stream(request, client), record.prompt)
+            pane.start(self.services.connector.network.stream(request, client), record.prompt)
         self.update_status()
 
     def _request(self, index: int, saved: PaneRecord, recording: StreamRecording,

@@ -75,7 +75,7 @@ class UsageScreen(Screen[None]):
         status = self.query_one("#usage-status", Label)
         status.update("loading…")
         try:
-            rows = await self.services.fetch_usage()
+            rows = await self.services.connector.fetch_usage()
         except GatewayRequestError as exc:
             status.update(Text(f"Could not read the ledger: {exc}", style="bold red"))
             return
