@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from textual import events
+from textual.app import SystemCommand
 from textual.keys import _character_to_key
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import TextArea
 
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.palette import OffersCommands
 from anoman_tui.ui.widgets.pane import ComparePane, PaneBadge
 
 
@@ -20,6 +24,14 @@ async def until(pilot: Pilot, check: Callable[[], bool], timeout: float = 30.0) 
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.02)
+
+
+def palette(app: AnomanApp, screen: Screen[Any] | None = None) -> list[SystemCommand]:
+    """Every entry the command palette offers on `screen` (default: the one shown): the
+    app's own and the screen's (`anoman_tui.ui.palette`)."""
+    screen = app.screen if screen is None else screen
+    own = list(screen.palette_commands()) if isinstance(screen, OffersCommands) else []
+    return [*app.get_system_commands(screen), *own]
 
 
 def panes(app: AnomanApp) -> list[ComparePane]:

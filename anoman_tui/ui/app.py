@@ -1,8 +1,10 @@
-"""The Textual app: settings, themes, keymap, its screens and the command palette.
+"""The Textual app: settings, themes, keymap, its screens and the app-wide commands.
 
 `AnomanApp` paints the compare screen first and only then has its `Connector`
 (`ui/connection.py`) start the local gateway (or reach the remote one) and read its
 model list in a worker, so the first paint never waits on the network or on uvicorn.
+The palette's entries belong to the screens that act on them (`ui/palette.py`); the app
+adds only Textual's theme, keys and quit.
 """
 
 from __future__ import annotations
@@ -14,11 +16,8 @@ import os
 import select
 import sys
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import SecretStr
-from rich.text import Text
 from textual.app import App, ScreenStackError, SystemCommand, UnknownModeError
 from textual.binding import Binding
 from textual.screen import Screen
@@ -26,16 +25,13 @@ from textual.theme import BUILTIN_THEMES
 
 from anoman_tui.config import Settings, persist_setting
 from anoman_tui.locations import stylesheet
-from anoman_tui.streaming import ENDPOINT_FORMATS, GatewayRequestError, preload_price_library
-from anoman_tui.targets import Target
+from anoman_tui.streaming import preload_price_library
 from anoman_tui.themes import load_themes
 from anoman_tui.ui.connection import Connector, LocalGateway
-from anoman_tui.ui.render.pane_state import PaneParams, PaneState, scenario_choices
-from anoman_tui.ui.screens.arena import LABELS, ArenaScreen
+from anoman_tui.ui.render.pane_state import PaneParams, PaneState
+from anoman_tui.ui.screens.arena import ArenaScreen
 from anoman_tui.ui.screens.compare import CompareScreen
-from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.record import RecordScreen
-from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
 from anoman_tui.ui.widgets.answer_view import warm_up
@@ -382,118 +378,13 @@ class AnomanApp(App[None]):
         """The gateway's usage ledger."""
         self.push_screen(UsageScreen())
 
-    # -- the command palette --------------------------------------------------
+    # -- the command palette: the app-wide entries -----------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        kept = [c for c in super().get_system_commands(screen)
-                if c.title in TEXTUAL_COMMANDS_KEPT]
-        if isinstance(screen, RecordScreen):
-            yield from self._record_commands(screen)
-            yield from kept
-            return
-        if isinstance(screen, ArenaScreen):
-            yield from self._arena_commands(screen)
-            yield from kept
-            return
-        if not isinstance(screen, CompareScreen):
-            yield from kept
-            return
-        for pane in self.panes:
-            n = pane.index
-            yield SystemCommand(f"Model for pane {n}",
-                                f"now: {pane.model or 'none'} on {pane.target.name}",
-                                partial(self.pick_model, n))
-            yield SystemCommand(f"Target for pane {n}",
-                                f"now: {pane.target.name}; the server this pane streams from",
-                                partial(self.pick_target, n))
-            yield SystemCommand(f"Endpoint format for pane {n}", f"now: {pane.endpoint}",
-                                partial(self.pick_endpoint, n))
-            yield SystemCommand(f"Parameters for pane {n}", pane.params.describe(),
-                                partial(self.edit_params, n))
-            if self.connector.is_local_gateway:
-                now = pane.scenario_note(running=False) or "none"
-                yield SystemCommand(f"Scenario for pane {n}",
-                                    f"simulate a failure on purpose; now: {now}",
-                                    partial(self.pick_scenario, n))
-            yield SystemCommand(f"Copy answer from pane {n}",
-                                "its latest answer, to the clipboard (through the terminal)",
-                                partial(self.compare.copy_answer, n))
-            yield SystemCommand(f"Copy code block from pane {n}",
-                                "pick one code block of its latest answer to copy",
-                                partial(self.compare.copy_code_block, n))
-        # The screen the palette was opened on, so that a screen built on CompareScreen
-        # diffs its own panes.
-        yield SystemCommand("Diff two panes",
-                            "show one pane's answer as a word diff against another's",
-                            screen.action_diff)
-        # A toggle's description says its state now, then what choosing it does.
-        yield SystemCommand(
-            "Sync parameters across panes",
-            "now on: choose to let each pane keep its own"
-            if self.compare.sync_params
-            else "now off: choose so that editing one pane's parameters sets all three",
-            self.toggle_sync,
-        )
-        yield SystemCommand(
-            "Toggle cache bypass",
-            "now bypassing the cache: choose to use it again"
-            if self.compare.bypass_cache
-            else "now using the cache: choose to send Cache-Control: no-cache",
-            self.toggle_cache_bypass,
-        )
-        yield SystemCommand("Arena mode", "blind rounds: three models drawn at random, "
-                            "shown as A, B, C until you vote", self.action_arena)
-        yield SystemCommand("Scoreboard", "per model: the blind votes' rating, wins, speed, "
-                            "cost and failures", self.action_scoreboard)
-        for pane in self.panes:
-            if pane.last_result is not None and pane.last_result.committed:
-                yield SystemCommand(f"Mark pane {pane.index} as the best answer",
-                                    "a sighted vote (names on screen), kept apart from "
-                                    "blind ones", partial(self.compare.sighted_vote,
-                                                          pane.index))
-        yield SystemCommand("History", "every saved comparison: reopen, re-run, continue, "
-                            "export", self.action_history)
-        yield SystemCommand("Export this comparison",
-                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
-                            self.compare.action_export)
-        yield SystemCommand("Usage ledger", "what the gateway metered, newest first",
-                            self.action_usage)
-        yield SystemCommand("New comparison", "clear every pane's conversation",
-                            self.compare.action_new_comparison)
-        connector = self.connector
-        yield SystemCommand("Reconnect now",
-                            f"{connector.target_now()}; read its model list again",
-                            connector.reconnect)
-        yield SystemCommand("Change gateway URL", f"now: {connector.target_now()}",
-                            self.change_gateway_url)
-        yield SystemCommand(
-            "Change API key",
-            f"now: {connector.masked_key()}"
-            + (" (used once a gateway URL is set)" if connector.is_local_gateway else ""),
-            self.change_api_key,
-        )
-        yield from kept
-
-    def _arena_commands(self, screen: ArenaScreen) -> Iterable[SystemCommand]:
-        """The arena's commands: nothing that would name a model before the vote."""
-        if screen.phase == "voting":
-            for choice, words in (("A", "A is best"), ("B", "B is best"), ("C", "C is best"),
-                                  ("tie", "a tie"), ("bad", "every answer is bad")):
-                yield SystemCommand(f"Vote: {words}", "then the names are revealed",
-                                    partial(screen.action_vote, choice))
-        yield SystemCommand("Next round", "a new draw, the same prompt",
-                            screen.action_next_round)
-        for pane in screen.panes:
-            yield SystemCommand(f"Copy answer from pane {LABELS[pane.index - 1]}",
-                                "to the clipboard", partial(screen.copy_answer, pane.index))
-        yield SystemCommand("Diff two panes", "one pane's answer as a word diff against "
-                            "another's", screen.action_diff)
-        yield SystemCommand("Export this round", "Markdown, HTML, JSON or SVG (names hidden "
-                            "until the vote)", screen.action_export)
-        if not screen.hidden:
-            yield SystemCommand("Scoreboard", "per model: the blind votes' rating and more",
-                                self.action_scoreboard)
-        yield SystemCommand("Leave the arena", "back to the compare screen", screen.action_leave)
+        """Textual's theme, keys and quit; each screen adds its own (`ui/palette.py`)."""
+        for command in super().get_system_commands(screen):
+            if command.title in TEXTUAL_COMMANDS_KEPT:
+                yield command
 
     def action_arena(self) -> None:
         """Blind rounds over the compare screen (which stays as it was)."""
@@ -511,211 +402,3 @@ class AnomanApp(App[None]):
             self.notify("No scoreboard: the history is off or not available.", timeout=5)
             return
         self.push_screen(ScoreboardScreen(self.history))
-
-    def _record_commands(self, screen: RecordScreen) -> Iterable[SystemCommand]:
-        """A reopened comparison's commands: what it can do read-only, and its two actions
-        (a replay's: replay again)."""
-        from anoman_tui.ui.screens.replay import ReplayScreen
-
-        if isinstance(screen, ReplayScreen):
-            yield SystemCommand("Replay again", "stream every recorded pane again from the "
-                                "start", screen.action_replay)
-        else:
-            yield SystemCommand("Re-run this prompt", "with the same models, or others",
-                                screen.action_rerun)
-            yield SystemCommand("Continue this conversation",
-                                "on the compare screen, each pane with its own conversation",
-                                screen.action_continue)
-        yield SystemCommand("Export this comparison",
-                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
-                            screen.action_export)
-        for pane in screen.panes:
-            n = pane.index
-            yield SystemCommand(f"Copy answer from pane {n}", "to the clipboard",
-                                partial(screen.copy_answer, n))
-            yield SystemCommand(f"Copy code block from pane {n}",
-                                "pick one code block of its answer to copy",
-                                partial(screen.copy_code_block, n))
-        yield SystemCommand("Diff two panes",
-                            "show one pane's answer as a word diff against another's",
-                            screen.action_diff)
-        yield SystemCommand("Back", "to the history", screen.action_back)
-
-    def change_gateway_url(self) -> None:
-        def check(text: str) -> str | None:
-            if text and not text.lower().startswith(("http://", "https://")):
-                return "The URL must start with http:// or https://."
-            return None
-
-        def chosen(url: str | None) -> None:
-            if url is None:
-                return
-            self.settings.base_url = url or None
-            self.connector.targets_changed()
-            self.compare.base_url = None  # nothing goes out until the new one answered
-            self.connector.reconnect()
-
-        self.push_screen(
-            TextInputScreen(
-                "Gateway URL", value=self.settings.base_url or "",
-                placeholder="https://api.anoman.io (empty: the local gateway)",
-                help="Enter connect · Esc cancel · empty: start the local gateway",
-                check=check,
-            ),
-            chosen,
-        )
-
-    def change_api_key(self) -> None:
-        masked = self.connector.masked_key()
-
-        def chosen(text: str | None) -> None:
-            if text is None:
-                return
-            # Kept for this session only: a key is never written to the config file.
-            self.settings.api_key = SecretStr(text) if text else None
-            self.connector.targets_changed()
-            if self.connector.is_local_gateway:
-                self.notify("Key set: the local gateway uses its own; this one goes to the "
-                            "gateway URL you set.", timeout=4)
-                return
-            self.compare.base_url = None
-            self.connector.reconnect()
-
-        self.push_screen(
-            TextInputScreen(
-                "API key", password=True, placeholder=f"now: {masked}",
-                help="Enter connect (empty: no key) · Esc cancel · the key is never shown",
-            ),
-            chosen,
-        )
-
-    def _pane(self, n: int) -> ComparePane:
-        return self.compare.pane(n)
-
-    def pick_model(self, n: int) -> None:
-        """The pane's target's models to choose from (read from it first if need be)."""
-        state = self.panes[n - 1]
-        self.run_worker(self._pick_model(n, state.target), group="pick", exclusive=True,
-                        exit_on_error=False)
-
-    async def _pick_model(self, n: int, target: Target, *, retarget: bool = False) -> None:
-        state = self.panes[n - 1]
-        if target.kind != "anoman":
-            await asyncio.to_thread(preload_price_library)  # see _warm_up
-        try:
-            listed = await self.connector.models_of(target)
-        except GatewayRequestError as exc:
-            self.notify(f"{target.name}: {exc}", title="No model list", severity="error",
-                        timeout=8)
-            return
-        options: list[tuple[str, Text | str]] = []
-        for m in listed:
-            label = Text(m.id, style="bold")
-            facts = []
-            if m.input_usd_per_mtok is not None and m.output_usd_per_mtok is not None:
-                facts.append(f"${m.input_usd_per_mtok}/${m.output_usd_per_mtok} per Mtok")
-            if m.weight is not None:
-                facts.append(f"weight {m.weight}")
-            if m.description:
-                facts.append(m.description)
-            if facts:
-                label.append("  " + " · ".join(facts), style="dim")
-            options.append((m.id, label))
-        if not options:
-            self.notify(f"{target.name} lists no models.", severity="warning")
-            return
-
-        def chosen(model: str | None) -> None:
-            if not model:
-                return
-            if model != state.model or target != state.target:
-                state.history.clear()  # another model's answers are not this one's
-            state.model = model
-            if retarget:
-                state.target = target
-                state.endpoint = target.default_endpoint(state.endpoint)
-            self._pane(n).refresh_chrome()
-            self.compare.update_status()
-
-        title = f"Model for pane {n} on {target.name}"
-        self.push_screen(ChoiceScreen(title, options, state.model), chosen)
-
-    def pick_target(self, n: int) -> None:
-        """Choose where pane `n` streams from, then one of that target's models."""
-        state = self.panes[n - 1]
-        options: list[tuple[str, Text | str]] = []
-        for target in self.connector.targets.values():
-            label = Text(target.name, style="bold")
-            where = "the embedded local gateway" if target.is_local else target.base_url or ""
-            label.append(f"  {target.kind} · {where}", style="dim")
-            if target.api_key_env and not target.key():
-                label.append(f" · ${target.api_key_env} is not set", style="dim italic")
-            options.append((target.name, label))
-
-        def chosen(name: str | None) -> None:
-            if name:
-                self.run_worker(self._pick_model(n, self.connector.targets[name], retarget=True),
-                                group="pick", exclusive=True, exit_on_error=False)
-
-        self.push_screen(ChoiceScreen(f"Target for pane {n}", options, state.target.name),
-                         chosen)
-
-    def pick_endpoint(self, n: int) -> None:
-        state = self.panes[n - 1]
-        target = state.target
-        what = {"openai": "chat.completion.chunk frames", "anthropic": "Messages events",
-                "playground": "chunks + compare id"}
-        # Only the formats the pane's target serves, at its paths.
-        labels = {e: f"{e}: {target.path_for(e)} ({what[e]})" for e in target.endpoints}
-
-        def chosen(endpoint: str | None) -> None:
-            if endpoint:
-                state.endpoint = endpoint  # type: ignore[assignment]
-                self._pane(n).refresh_chrome()
-
-        self.push_screen(
-            ChoiceScreen(f"Endpoint format for pane {n} on {target.name}",
-                         [(e, labels[e]) for e in ENDPOINT_FORMATS if e in labels],
-                         state.endpoint),
-            chosen,
-        )
-
-    def pick_scenario(self, n: int) -> None:
-        state = self.panes[n - 1]
-
-        def chosen(choice: str | None) -> None:
-            if choice:
-                state.set_scenario(choice)
-                self._pane(n).refresh_chrome()
-
-        self.push_screen(
-            ChoiceScreen(f"Scenario for pane {n} (local gateway simulates it)",
-                         list(scenario_choices()), state.scenario_choice),
-            chosen,
-        )
-
-    def edit_params(self, n: int) -> None:
-        state = self.panes[n - 1]
-
-        def chosen(result: tuple[PaneParams, bool] | None) -> None:
-            if result is None:
-                return
-            params, sync = result
-            self.compare.sync_params = sync
-            targets = self.panes if sync else [state]
-            for target in targets:
-                target.params = PaneParams(params.temperature, params.max_tokens)
-            self.notify(f"{'All panes' if sync else f'Pane {n}'}: {params.describe()}", timeout=3)
-
-        self.push_screen(ParamsScreen(n, state.params, self.compare.sync_params), chosen)
-
-    def toggle_sync(self) -> None:
-        self.compare.sync_params = not self.compare.sync_params
-        if self.compare.sync_params:
-            first = self.panes[0].params
-            for pane in self.panes[1:]:
-                pane.params = PaneParams(first.temperature, first.max_tokens)
-            self.notify(f"Parameters synced to pane 1's: {first.describe()}", timeout=3)
-
-    def toggle_cache_bypass(self) -> None:
-        self.compare.bypass_cache = not self.compare.bypass_cache

@@ -17,7 +17,7 @@ from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.arena import ArenaScreen
 from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
 from anoman_tui.ui.widgets.pane import ComparePane
-from tests.pilot import ready, submit, until
+from tests.pilot import palette, ready, submit, until
 from tests.ui.screen_text import screen_lines
 
 POOL = list(CATALOGUE)
@@ -26,7 +26,7 @@ SIZES = [(80, 24), (200, 50)]
 
 def everything_shown(app: AnomanApp) -> str:
     """The whole screen, every notification, the title and the palette's commands."""
-    commands = list(app.get_system_commands(app.screen))
+    commands = palette(app)
     return "\n".join([
         *screen_lines(app), app.title, str(app.sub_title),
         *(str(n.message) + str(n.title) for n in app._notifications),

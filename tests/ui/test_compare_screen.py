@@ -140,7 +140,7 @@ async def test_cache_hit_shows_the_whole_answer_with_a_badge(make_app) -> None:
         assert pane.answer.text == first
         assert "HIT" in str(pane.query_one(PaneFooter).render())
         # bypassing the cache streams afresh
-        app.toggle_cache_bypass()
+        app.compare.toggle_cache_bypass()
         await pilot.press("ctrl+n")
         await send(pilot, "cache me please")
         await until(pilot, lambda: settled(app))
@@ -212,12 +212,12 @@ async def test_command_palette_changes_model_and_endpoint(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await ready(pilot)
-        app.pick_model(1)
+        app.compare.pick_model(1)
         await pilot.pause()
         await pilot.press("down", "enter")
         await pilot.pause()
         assert app.panes[0].model != "anoman-lite"
-        app.pick_endpoint(2)
+        app.compare.pick_endpoint(2)
         await pilot.pause()
         await pilot.press("down", "enter")
         await pilot.pause()
@@ -421,14 +421,14 @@ async def test_screen_toggles_redraw_only_the_status_line_through_their_watchers
 
         compare.refresh = recording_refresh  # type: ignore[method-assign]
 
-        app.toggle_cache_bypass()  # the "Toggle cache bypass" command
+        app.compare.toggle_cache_bypass()  # the "Toggle cache bypass" command
         assert compare.bypass_cache
         assert "cache: bypassed (no-cache)" in str(line.render())
         compare.bypass_cache = False  # no update_status() call: the watcher draws it
         assert "cache: on" in str(line.render())
 
         app.panes[0].params = pane_state.PaneParams(temperature=0.3, max_tokens=99)
-        app.toggle_sync()  # the "Sync parameters across panes" command
+        app.compare.toggle_sync()  # the "Sync parameters across panes" command
         assert compare.sync_params
         assert "params: synced" in str(line.render())
         assert all(p.params == app.panes[0].params for p in app.panes)

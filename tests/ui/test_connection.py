@@ -18,7 +18,7 @@ from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.prompt_box import PromptBox
-from tests.pilot import until
+from tests.pilot import palette, until
 from tests.replay_server import ReplayServer, Script
 
 SIZES = [(80, 24), (200, 50)]
@@ -152,9 +152,9 @@ async def test_change_gateway_url_from_the_palette_reconnects(size: tuple[int, i
     try:
         async with app.run_test(size=size) as pilot:
             await until(pilot, lambda: app.compare.unavailable)
-            titles = [c.title for c in app.get_system_commands(app.compare)]
+            titles = [c.title for c in palette(app, app.compare)]
             assert "Change gateway URL" in titles and "Reconnect now" in titles
-            app.change_gateway_url()
+            app.compare.change_gateway_url()
             await until(pilot, lambda: isinstance(app.screen, TextInputScreen)
                         and bool(app.screen.query(Input)))
             field = app.screen.query_one(Input)
@@ -179,10 +179,10 @@ async def test_change_api_key_is_masked_and_sent() -> None:
         app = remote_app(server.base_url, api_key="anm-sk-old-key-for-testing-0000")
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: app.compare.base_url is not None)
-            entry = next(c for c in app.get_system_commands(app.compare)
+            entry = next(c for c in palette(app, app.compare)
                          if c.title == "Change API key")
             assert entry.help == "now: anm-sk-…0000"
-            app.change_api_key()
+            app.compare.change_api_key()
             await until(pilot, lambda: isinstance(app.screen, TextInputScreen)
                         and bool(app.screen.query(Input)))
             field = app.screen.query_one(Input)
@@ -195,9 +195,9 @@ async def test_change_api_key_is_masked_and_sent() -> None:
                         app.compare.base_url is not None, timeout=5)
             assert server.requests[-1].headers["authorization"] == f"Bearer {secret}"
             assert app.connector.api_key == secret
-            assert "7c1f" in next(c.help for c in app.get_system_commands(app.compare)
+            assert "7c1f" in next(c.help for c in palette(app, app.compare)
                                   if c.title == "Change API key")
-            assert secret not in " ".join(c.help for c in app.get_system_commands(app.compare))
+            assert secret not in " ".join(c.help for c in palette(app, app.compare))
     finally:
         await server.stop()
 
@@ -209,14 +209,14 @@ async def test_palette_holds_the_apps_commands_and_true_toggle_states(
     app = make_app()
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
-        commands = {c.title: c for c in app.get_system_commands(app.compare)}
+        commands = {c.title: c for c in palette(app, app.compare)}
         assert {"Theme", "Keys", "Quit"} <= set(commands)
         assert not {"Screenshot", "Maximize", "Minimize"} & set(commands)
         assert commands["Sync parameters across panes"].help.startswith("now off")
         assert commands["Toggle cache bypass"].help.startswith("now using the cache")
-        app.toggle_sync()
-        app.toggle_cache_bypass()
-        commands = {c.title: c for c in app.get_system_commands(app.compare)}
+        app.compare.toggle_sync()
+        app.compare.toggle_cache_bypass()
+        commands = {c.title: c for c in palette(app, app.compare)}
         assert commands["Sync parameters across panes"].help.startswith("now on")
         assert commands["Toggle cache bypass"].help.startswith("now bypassing")
         # The theme picker: the app's themes (and the user's), not Textual's stock.

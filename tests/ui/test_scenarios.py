@@ -16,7 +16,7 @@ SIZES = [(80, 24), (200, 50)]
 
 async def pick(pilot: Pilot, app: AnomanApp, pane: int, choice: str) -> None:
     """Choose `choice` in the pane's scenario picker with the keyboard, as a user would."""
-    app.pick_scenario(pane)
+    app.compare.pick_scenario(pane)
     await until(pilot, lambda: isinstance(app.screen, ChoiceScreen)
                 and bool(app.screen.query(OptionList)))
     await pilot.pause()

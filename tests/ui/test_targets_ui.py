@@ -194,7 +194,7 @@ async def test_target_for_pane_then_that_targets_models(
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         before = [(p.target.name, p.model) for p in app.panes]
-        app.pick_target(2)
+        app.compare.pick_target(2)
         await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
         picker = app.screen
         offered = await choose(pilot, "third")
@@ -229,7 +229,7 @@ async def test_an_unreachable_targets_model_list_is_one_error_and_changes_nothin
         before = [(p.target, p.model, p.endpoint) for p in app.panes]
         header_before = headers(app)[0]
         errors_before = len([n for n in notes(app) if n.severity == "error"])
-        app.pick_target(1)
+        app.compare.pick_target(1)
         await choose(pilot, "dead")
         await until(pilot, lambda: any("dead" in str(n.message) for n in notes(app)))
         await pilot.pause(0.3)
@@ -267,7 +267,7 @@ async def test_the_endpoint_picker_offers_only_the_targets_formats(
         assert [p.endpoint for p in app.panes] == ["openai", "openai", "anthropic"]
         served = {}
         for n in (1, 2, 3):
-            app.pick_endpoint(n)
+            app.compare.pick_endpoint(n)
             await until(pilot, lambda: isinstance(app.screen, ChoiceScreen)
                         and bool(app.screen.query(OptionList)))
             options = app.screen.query_one(OptionList)

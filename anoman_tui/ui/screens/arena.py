@@ -20,8 +20,11 @@ import asyncio
 import dataclasses
 import random
 import time
+from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
+from textual.app import SystemCommand
 from textual.binding import Binding
 
 from anoman_tui.streaming import GatewayRequestError
@@ -223,6 +226,27 @@ class ArenaScreen(CompareScreen):
 
     def export_title(self) -> str:
         return f"arena round {self.round}"
+
+    # -- the palette: nothing that would name a model before the vote ----------------
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        if self.phase == "voting":
+            for choice, words in (("A", "A is best"), ("B", "B is best"), ("C", "C is best"),
+                                  ("tie", "a tie"), ("bad", "every answer is bad")):
+                yield SystemCommand(f"Vote: {words}", "then the names are revealed",
+                                    partial(self.action_vote, choice))
+        yield SystemCommand("Next round", "a new draw, the same prompt", self.action_next_round)
+        for pane in self.panes:
+            yield SystemCommand(f"Copy answer from pane {LABELS[pane.index - 1]}",
+                                "to the clipboard", partial(self.copy_answer, pane.index))
+        yield SystemCommand("Diff two panes", "one pane's answer as a word diff against "
+                            "another's", self.action_diff)
+        yield SystemCommand("Export this round", "Markdown, HTML, JSON or SVG (names hidden "
+                            "until the vote)", self.action_export)
+        if not self.hidden:
+            yield SystemCommand("Scoreboard", "per model: the blind votes' rating and more",
+                                self.services.action_scoreboard)
+        yield SystemCommand("Leave the arena", "back to the compare screen", self.action_leave)
 
     # -- voting -------------------------------------------------------------------------
 

@@ -12,11 +12,14 @@ import asyncio
 import dataclasses
 import time
 import uuid
+from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
+from pydantic import SecretStr
 from rich.text import Text
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
@@ -27,8 +30,10 @@ from textual.widgets import Input, Static, Tab, Tabs, TextArea
 from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
     ChatTurn,
+    GatewayRequestError,
     ModelInfo,
     normalize_base_url,
+    preload_price_library,
 )
 from anoman_tui.targets import Target
 from anoman_tui.ui.messages import (
@@ -39,11 +44,13 @@ from anoman_tui.ui.messages import (
     PaneStreamFinished,
     PromptSubmitted,
 )
+from anoman_tui.ui.palette import ScreenCommands
 from anoman_tui.ui.render.code_blocks import code_blocks
-from anoman_tui.ui.render.pane_state import PaneParams, PaneState
+from anoman_tui.ui.render.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.render.rerun import rerun_deltas
 from anoman_tui.ui.render.verdict import verdict
-from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
+from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.key_bar import KeyBar
@@ -106,6 +113,8 @@ class CompareScreen(Screen[None]):
         Binding("ctrl+end", "scroll_pane('scroll_end')", "Pane end", id="scroll_pane_end",
                 show=False),
     ]
+    # Its palette entries (`palette_commands`), beside the app's theme, keys and quit.
+    COMMANDS = {ScreenCommands}
 
     # Per-screen toggles, shown on the status line (their watchers redraw it). `var`s:
     # a change redraws that one line (`update_status`), never the screen or its layout.
@@ -759,6 +768,262 @@ class CompareScreen(Screen[None]):
                         "vote, counted apart from blind ones.", timeout=5)
 
         self.run_worker(cast(), group="vote", exit_on_error=False)
+
+    # -- the palette: this screen's entries, and the dialogs they open ----------
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        connector = self.services.connector
+        for pane in self.panes:
+            n = pane.index
+            yield SystemCommand(f"Model for pane {n}",
+                                f"now: {pane.model or 'none'} on {pane.target.name}",
+                                partial(self.pick_model, n))
+            yield SystemCommand(f"Target for pane {n}",
+                                f"now: {pane.target.name}; the server this pane streams from",
+                                partial(self.pick_target, n))
+            yield SystemCommand(f"Endpoint format for pane {n}", f"now: {pane.endpoint}",
+                                partial(self.pick_endpoint, n))
+            yield SystemCommand(f"Parameters for pane {n}", pane.params.describe(),
+                                partial(self.edit_params, n))
+            if connector.is_local_gateway:
+                now = pane.scenario_note(running=False) or "none"
+                yield SystemCommand(f"Scenario for pane {n}",
+                                    f"simulate a failure on purpose; now: {now}",
+                                    partial(self.pick_scenario, n))
+            yield SystemCommand(f"Copy answer from pane {n}",
+                                "its latest answer, to the clipboard (through the terminal)",
+                                partial(self.copy_answer, n))
+            yield SystemCommand(f"Copy code block from pane {n}",
+                                "pick one code block of its latest answer to copy",
+                                partial(self.copy_code_block, n))
+        yield SystemCommand("Diff two panes",
+                            "show one pane's answer as a word diff against another's",
+                            self.action_diff)
+        # A toggle's description says its state now, then what choosing it does.
+        yield SystemCommand(
+            "Sync parameters across panes",
+            "now on: choose to let each pane keep its own"
+            if self.sync_params
+            else "now off: choose so that editing one pane's parameters sets all three",
+            self.toggle_sync,
+        )
+        yield SystemCommand(
+            "Toggle cache bypass",
+            "now bypassing the cache: choose to use it again"
+            if self.bypass_cache
+            else "now using the cache: choose to send Cache-Control: no-cache",
+            self.toggle_cache_bypass,
+        )
+        yield SystemCommand("Arena mode", "blind rounds: three models drawn at random, "
+                            "shown as A, B, C until you vote", self.services.action_arena)
+        yield SystemCommand("Scoreboard", "per model: the blind votes' rating, wins, speed, "
+                            "cost and failures", self.services.action_scoreboard)
+        for pane in self.panes:
+            if pane.last_result is not None and pane.last_result.committed:
+                yield SystemCommand(f"Mark pane {pane.index} as the best answer",
+                                    "a sighted vote (names on screen), kept apart from "
+                                    "blind ones", partial(self.sighted_vote, pane.index))
+        yield SystemCommand("History", "every saved comparison: reopen, re-run, continue, "
+                            "export", self.services.action_history)
+        yield SystemCommand("Export this comparison",
+                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
+                            self.action_export)
+        yield SystemCommand("Usage ledger", "what the gateway metered, newest first",
+                            self.services.action_usage)
+        yield SystemCommand("New comparison", "clear every pane's conversation",
+                            self.action_new_comparison)
+        yield SystemCommand("Reconnect now",
+                            f"{connector.target_now()}; read its model list again",
+                            connector.reconnect)
+        yield SystemCommand("Change gateway URL", f"now: {connector.target_now()}",
+                            self.change_gateway_url)
+        yield SystemCommand(
+            "Change API key",
+            f"now: {connector.masked_key()}"
+            + (" (used once a gateway URL is set)" if connector.is_local_gateway else ""),
+            self.change_api_key,
+        )
+
+    def change_gateway_url(self) -> None:
+        connector = self.services.connector
+
+        def check(text: str) -> str | None:
+            if text and not text.lower().startswith(("http://", "https://")):
+                return "The URL must start with http:// or https://."
+            return None
+
+        def chosen(url: str | None) -> None:
+            if url is None:
+                return
+            connector.settings.base_url = url or None
+            connector.targets_changed()
+            self.base_url = None  # nothing goes out until the new one answered
+            connector.reconnect()
+
+        self.app.push_screen(
+            TextInputScreen(
+                "Gateway URL", value=connector.settings.base_url or "",
+                placeholder="https://api.anoman.io (empty: the local gateway)",
+                help="Enter connect · Esc cancel · empty: start the local gateway",
+                check=check,
+            ),
+            chosen,
+        )
+
+    def change_api_key(self) -> None:
+        connector = self.services.connector
+        masked = connector.masked_key()
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            # Kept for this session only: a key is never written to the config file.
+            connector.settings.api_key = SecretStr(text) if text else None
+            connector.targets_changed()
+            if connector.is_local_gateway:
+                self.notify("Key set: the local gateway uses its own; this one goes to the "
+                            "gateway URL you set.", timeout=4)
+                return
+            self.base_url = None
+            connector.reconnect()
+
+        self.app.push_screen(
+            TextInputScreen(
+                "API key", password=True, placeholder=f"now: {masked}",
+                help="Enter connect (empty: no key) · Esc cancel · the key is never shown",
+            ),
+            chosen,
+        )
+
+    def pick_model(self, n: int) -> None:
+        """The pane's target's models to choose from (read from it first if need be)."""
+        state = self.panes[n - 1]
+        self.run_worker(self._pick_model(n, state.target), group="pick", exclusive=True,
+                        exit_on_error=False)
+
+    async def _pick_model(self, n: int, target: Target, *, retarget: bool = False) -> None:
+        state = self.panes[n - 1]
+        if target.kind != "anoman":
+            # Its first import (~150 ms) off the UI thread, as the app's warm-up does.
+            await asyncio.to_thread(preload_price_library)
+        try:
+            listed = await self.services.connector.models_of(target)
+        except GatewayRequestError as exc:
+            self.notify(f"{target.name}: {exc}", title="No model list", severity="error",
+                        timeout=8)
+            return
+        options: list[tuple[str, Text | str]] = []
+        for m in listed:
+            label = Text(m.id, style="bold")
+            facts = []
+            if m.input_usd_per_mtok is not None and m.output_usd_per_mtok is not None:
+                facts.append(f"${m.input_usd_per_mtok}/${m.output_usd_per_mtok} per Mtok")
+            if m.weight is not None:
+                facts.append(f"weight {m.weight}")
+            if m.description:
+                facts.append(m.description)
+            if facts:
+                label.append("  " + " · ".join(facts), style="dim")
+            options.append((m.id, label))
+        if not options:
+            self.notify(f"{target.name} lists no models.", severity="warning")
+            return
+
+        def chosen(model: str | None) -> None:
+            if not model:
+                return
+            if model != state.model or target != state.target:
+                state.history.clear()  # another model's answers are not this one's
+            state.model = model
+            if retarget:
+                state.target = target
+                state.endpoint = target.default_endpoint(state.endpoint)
+            self.pane(n).refresh_chrome()
+            self.update_status()
+
+        title = f"Model for pane {n} on {target.name}"
+        self.app.push_screen(ChoiceScreen(title, options, state.model), chosen)
+
+    def pick_target(self, n: int) -> None:
+        """Choose where pane `n` streams from, then one of that target's models."""
+        state = self.panes[n - 1]
+        connector = self.services.connector
+        options: list[tuple[str, Text | str]] = []
+        for target in connector.targets.values():
+            label = Text(target.name, style="bold")
+            where = "the embedded local gateway" if target.is_local else target.base_url or ""
+            label.append(f"  {target.kind} · {where}", style="dim")
+            if target.api_key_env and not target.key():
+                label.append(f" · ${target.api_key_env} is not set", style="dim italic")
+            options.append((target.name, label))
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.run_worker(self._pick_model(n, connector.targets[name], retarget=True),
+                                group="pick", exclusive=True, exit_on_error=False)
+
+        self.app.push_screen(
+            ChoiceScreen(f"Target for pane {n}", options, state.target.name), chosen)
+
+    def pick_endpoint(self, n: int) -> None:
+        state = self.panes[n - 1]
+        target = state.target
+        what = {"openai": "chat.completion.chunk frames", "anthropic": "Messages events",
+                "playground": "chunks + compare id"}
+        # Only the formats the pane's target serves, at its paths.
+        labels = {e: f"{e}: {target.path_for(e)} ({what[e]})" for e in target.endpoints}
+
+        def chosen(endpoint: str | None) -> None:
+            if endpoint:
+                state.endpoint = endpoint  # type: ignore[assignment]
+                self.pane(n).refresh_chrome()
+
+        self.app.push_screen(
+            ChoiceScreen(f"Endpoint format for pane {n} on {target.name}",
+                         [(e, labels[e]) for e in ENDPOINT_FORMATS if e in labels],
+                         state.endpoint),
+            chosen,
+        )
+
+    def pick_scenario(self, n: int) -> None:
+        state = self.panes[n - 1]
+
+        def chosen(choice: str | None) -> None:
+            if choice:
+                state.set_scenario(choice)
+                self.pane(n).refresh_chrome()
+
+        self.app.push_screen(
+            ChoiceScreen(f"Scenario for pane {n} (local gateway simulates it)",
+                         list(scenario_choices()), state.scenario_choice),
+            chosen,
+        )
+
+    def edit_params(self, n: int) -> None:
+        state = self.panes[n - 1]
+
+        def chosen(result: tuple[PaneParams, bool] | None) -> None:
+            if result is None:
+                return
+            params, sync = result
+            self.sync_params = sync
+            targets = self.panes if sync else [state]
+            for target in targets:
+                target.params = PaneParams(params.temperature, params.max_tokens)
+            self.notify(f"{'All panes' if sync else f'Pane {n}'}: {params.describe()}", timeout=3)
+
+        self.app.push_screen(ParamsScreen(n, state.params, self.sync_params), chosen)
+
+    def toggle_sync(self) -> None:
+        self.sync_params = not self.sync_params
+        if self.sync_params:
+            first = self.panes[0].params
+            for pane in self.panes[1:]:
+                pane.params = PaneParams(first.temperature, first.max_tokens)
+            self.notify(f"Parameters synced to pane 1's: {first.describe()}", timeout=3)
+
+    def toggle_cache_bypass(self) -> None:
+        self.bypass_cache = not self.bypass_cache
 
     def export_record(self) -> ComparisonRecord | None:
         """What Export writes: the latest turn on screen."""

@@ -10,11 +10,13 @@ its conversation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.app import SystemCommand
 from textual.binding import Binding
 
 from anoman_tui.streaming import ENDPOINT_FORMATS
@@ -156,6 +158,34 @@ class RecordScreen(CompareScreen):
 
     def export_title(self) -> str:
         return f"comparison #{self.record.id}"
+
+    # -- the palette ----------------------------------------------------------------
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """What a reopened comparison can do read-only, and its own actions."""
+        yield from self.record_commands()
+        yield SystemCommand("Export this comparison",
+                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
+                            self.action_export)
+        for pane in self.panes:
+            n = pane.index
+            yield SystemCommand(f"Copy answer from pane {n}", "to the clipboard",
+                                partial(self.copy_answer, n))
+            yield SystemCommand(f"Copy code block from pane {n}",
+                                "pick one code block of its answer to copy",
+                                partial(self.copy_code_block, n))
+        yield SystemCommand("Diff two panes",
+                            "show one pane's answer as a word diff against another's",
+                            self.action_diff)
+        yield SystemCommand("Back", "to the history", self.action_back)
+
+    def record_commands(self) -> Iterator[SystemCommand]:
+        """The two ways back to the live screen (a replay has its own instead)."""
+        yield SystemCommand("Re-run this prompt", "with the same models, or others",
+                            self.action_rerun)
+        yield SystemCommand("Continue this conversation",
+                            "on the compare screen, each pane with its own conversation",
+                            self.action_continue)
 
     # -- actions ------------------------------------------------------------------
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
@@ -107,6 +109,10 @@ class ReplayScreen(RecordScreen):
 
     def _save_turn(self, prompt: str) -> None:
         """A replay is not a new comparison: nothing is saved."""
+
+    def record_commands(self) -> Iterator[SystemCommand]:
+        yield SystemCommand("Replay again", "stream every recorded pane again from the "
+                            "start", self.action_replay)
 
     # -- actions ----------------------------------------------------------------
 
