@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -48,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from anoman_tui.gateway.ledger import format_usage_table
 
     if settings.base_url:
+        import asyncio  # here, not at the top: it costs `anoman-tui --help` ~70 ms
+
         from anoman_tui.streaming import GatewayRequestError, StreamClient
 
         base_url, key = settings.base_url, gateway_key(settings)

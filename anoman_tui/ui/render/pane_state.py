@@ -130,6 +130,9 @@ class PaneState:
     scenario_pinned: bool = False
     # The scenario the latest request carried, so the pane can say its outcome was simulated.
     applied_scenario: Scenario = "none"
+    simulated: bool = False
+    """The pane's model is simulated: its target's model list says so (the local
+    gateway's `anoman.simulated`), or the saved turn shown was. False when unknown."""
     status: PaneStatus = "idle"
     history: list[ChatTurn] = field(default_factory=list)
     last_prompt: str | None = None

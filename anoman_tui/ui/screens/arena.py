@@ -30,7 +30,7 @@ from textual.binding import Binding
 from anoman_tui.streaming import GatewayRequestError
 from anoman_tui.targets import Target, split_model
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
-from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine
+from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, simulated_field
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -110,6 +110,9 @@ class ArenaScreen(CompareScreen):
         else:
             what = ("blind round:", "the models are hidden until you vote", True)
         fields = [("", APP_BADGE, True), ("arena", f"round {max(1, self.round)}", True), what]
+        simulated = simulated_field(self.panes)
+        if simulated is not None:
+            fields.append(simulated)
         line = pack_fields(fields, max(20, self.size.width))
         line.stylize("reverse", 0, len(APP_BADGE))
         lines = line.plain.count("\n") + 1

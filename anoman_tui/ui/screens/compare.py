@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import SecretStr
 from rich.text import Text
@@ -78,6 +78,9 @@ CONFIRM_SEND_S = 5.0
 
 
 class CompareScreen(Screen[None]):
+    SIMULATED_FROM_LIST: ClassVar[bool] = True
+    """Each pane's `simulated` follows its target's model list (False: a saved turn's)."""
+
     BINDINGS = [
         # One footer entry for the three ("f1 f2 f3 Abort pane"), so that F5 Usage and the
         # rest still fit in a 100-column terminal.
@@ -168,7 +171,8 @@ class CompareScreen(Screen[None]):
         yield Tabs(*(Tab(f"{p.index}", id=f"tab-{p.index}") for p in self.panes), id="pane-tabs")
         with Horizontal(id="panes"):
             for state in self.panes:
-                yield ComparePane(state, frozen_clock=self._frozen, model_info=self.model_info)
+                yield ComparePane(state, frozen_clock=self._frozen, model_info=self.model_info,
+                                  simulated_from_list=self.SIMULATED_FROM_LIST)
         yield from self.compose_prompt_area()
         yield self.key_bar()
 
@@ -386,6 +390,9 @@ class CompareScreen(Screen[None]):
         ]
         if self._rerun_of is not None:
             fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
+        simulated = simulated_field(self.panes)
+        if simulated is not None:
+            fields.insert(2, simulated)
         line = pack_fields(fields, max(20, self.size.width))
         line.stylize("reverse", 0, len(APP_BADGE))
         lines = line.plain.count("\n") + 1
@@ -601,7 +608,7 @@ class CompareScreen(Screen[None]):
                 base_url=connection.base_url if connection else (self.base_url or ""),
                 endpoint=state.endpoint, target=state.target.name,
                 temperature=state.params.temperature, max_tokens=state.params.max_tokens,
-                scenario=state.applied_scenario,
+                scenario=state.applied_scenario, simulated=state.simulated,
                 # What the footer shows: its sparkline (the last cell is partial) and cost.
                 rate_series=tuple(pane._buckets[:-1]),
                 cost=pane.cost(),  # the record masks it itself in a blind round
@@ -1235,6 +1242,21 @@ class CompareScreen(Screen[None]):
         self.query_one(PromptBox).focus()
         self.update_status()
         self.notify("New comparison: every pane's conversation was cleared.", timeout=3)
+
+
+def simulated_field(panes: list[PaneState]) -> tuple[str, str, bool] | None:
+    """The status line's word on simulated models: which panes' answers are simulated;
+    in a blind round (labels) only that some are, unless all are, so it names none."""
+    drawn = [p for p in panes if p.model]
+    simulated = [p for p in drawn if p.simulated]
+    if not simulated:
+        return None
+    if len(simulated) == len(drawn):
+        return ("", "simulated models: not real answers", True)
+    if any(p.label for p in drawn):
+        return ("", "some answers simulated (which: after the vote)", True)
+    names = ", ".join(str(p.index) for p in simulated)
+    return ("", f"simulated: pane{'s' if len(simulated) > 1 else ''} {names}", True)
 
 
 def _pairs(turns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:

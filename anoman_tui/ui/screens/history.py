@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.record import RecordScreen, when
 from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
     from anoman_tui.history import (
@@ -41,12 +42,17 @@ OUTCOME = {"completed": ("✓", "done"), "failed": ("✗", "failed"),
 OUTCOME_STYLE = {"completed": "", "failed": "bold", "cancelled": "italic"}
 
 
-def pane_summary(pane: ListedPane) -> Text:
-    """`1 gpt-4o ✓ done $0.0012`: the model, its outcome in a symbol and a word, its cost."""
+def pane_summary(pane: ListedPane, simulated: bool | None = None) -> Text:
+    """`1 gpt-4o ✓ done $0.0012`: the model, its outcome in a symbol and a word, its cost;
+    `1 anoman-lite · simulated ✓ done …` for a simulated model's answer. `simulated`:
+    whether to say so (default: whether it was)."""
     symbol, word = OUTCOME.get(pane.status, ("?", pane.status))
     text = Text()
     text.append(f"{pane.pane} ", style="dim")
     text.append(pane.model, style="bold")
+    if pane.simulated if simulated is None else simulated:
+        text.append(" · ")
+        text.append("simulated", style=SIMULATED_STYLE)
     text.append(f" {symbol} {word}", style=OUTCOME_STYLE.get(pane.status, ""))
     text.append(f" {pane.cost_text}", style="dim")
     return text
@@ -64,12 +70,16 @@ def record_option(record: ListedComparison, width: int = 200) -> Option:
     if record.follow_up:
         head.append("↳ ", style="dim")  # a follow-up turn of a conversation
     head.append(prompt or "(empty prompt)")
+    # A blind round not voted on: "simulated" on some panes only would tell them apart.
+    every = all(p.simulated for p in record.panes)
+    summaries = [pane_summary(p, p.simulated and (every or not record.hidden))
+                 for p in record.panes]
     panes = Text("   ", no_wrap=True, overflow="ellipsis")
-    panes.append_text(Text(" · ").join(pane_summary(p) for p in record.panes))
+    panes.append_text(Text(" · ").join(summaries))
     lines = [head, panes]
     if panes.cell_len > width:
-        lines = [head, *(Text.assemble("   ", pane_summary(p), no_wrap=True,
-                                       overflow="ellipsis") for p in record.panes)]
+        lines = [head, *(Text.assemble("   ", summary, no_wrap=True, overflow="ellipsis")
+                         for summary in summaries)]
     return Option(Text("\n").join(lines), id=str(record.id))
 
 

@@ -21,7 +21,13 @@ from textual.binding import Binding
 
 from anoman_tui.streaming import ENDPOINT_FORMATS
 from anoman_tui.ui.render.pane_state import SCENARIO_HEADERS, PaneParams, PaneState
-from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
+from anoman_tui.ui.screens.compare import (
+    APP_BADGE,
+    CompareScreen,
+    StatusLine,
+    _pairs,
+    simulated_field,
+)
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
@@ -49,9 +55,13 @@ class RecordScreen(CompareScreen):
         Binding("p", "open_replay", "Replay", id="record.replay"),
     ]
 
+    SIMULATED_FROM_LIST = False  # each pane says what its saved answer was
+
     def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
                  frozen_clock: bool = False, id: str | None = None) -> None:
         panes = []
+        # A blind round not voted on: "simulated" on some panes only would tell them apart.
+        every = all(saved.simulated for saved in record.panes)
         for index, saved in enumerate(record.panes, start=1):
             state = PaneState(index=index, model=saved.model, target=live.saved_target(saved),
                               params=PaneParams(saved.temperature, saved.max_tokens))
@@ -60,6 +70,7 @@ class RecordScreen(CompareScreen):
             if saved.scenario in SCENARIO_HEADERS:
                 # The header says the outcome was simulated.
                 state.applied_scenario = saved.scenario
+            state.simulated = saved.simulated and (every or not record.hidden)
             panes.append(state)
         super().__init__(panes, frozen_clock=frozen_clock, system_prompt=record.system_prompt,
                          id=id or f"record-{record.id}")
@@ -85,7 +96,8 @@ class RecordScreen(CompareScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.show_turn()
+        if self.query(ComparePane):  # (else taken apart before it was set up: the app quit)
+            self.show_turn()
 
     def show_turn(self) -> None:
         """Show the saved turn in the panes, as it ended."""
@@ -141,6 +153,9 @@ class RecordScreen(CompareScreen):
             fields.insert(3, ("", f"rerun of #{self._rerun_of}"
                               + (f" ({self._original_note})" if self._original_note else ""),
                               True))
+        simulated = simulated_field(self.panes)
+        if simulated is not None:
+            fields.insert(3, simulated)
         if earlier:
             fields.append(("", f"turn {earlier + 1} of a conversation", False))
         if record.system_prompt:

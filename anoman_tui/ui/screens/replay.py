@@ -24,7 +24,13 @@ from textual.screen import Screen
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
 from anoman_tui.streaming.recording import RecordingError, ReplayTransport, StreamRecording
 from anoman_tui.ui.render.pane_state import SCENARIO_HEADERS, SCENARIO_IDLE_TIMEOUT
-from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, _pairs
+from anoman_tui.ui.screens.compare import (
+    APP_BADGE,
+    CompareScreen,
+    StatusLine,
+    _pairs,
+    simulated_field,
+)
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen, when
 from anoman_tui.ui.services import app_services
@@ -96,6 +102,9 @@ class ReplayScreen(RecordScreen):
             ("", "not live: no network", True),
             ("", f"{running} replaying" if running else "replay ended", True),
         ]
+        simulated = simulated_field(self.panes)
+        if simulated is not None:
+            fields.insert(3, simulated)
         earlier = len(_pairs(record.conversation))
         if earlier:
             fields.append(("", f"turn {earlier + 1} of a conversation", False))

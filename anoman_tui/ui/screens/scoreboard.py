@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Label
 
 from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
     from anoman_tui.history import HistoryStore
@@ -27,7 +28,9 @@ def row_cells(row: ScoreRow) -> tuple[Text | str, ...]:
     from anoman_tui.report.scoreboard import cells
 
     model, *rest = cells(row)
-    name = Text(model, style="bold")
+    name = Text(row.model, style="bold")
+    if model != row.model:  # "(simulated)": its answers were not a real model's
+        name.append(model[len(row.model):], style=SIMULATED_STYLE)
     if row.unstable:
         name.append(" (few rounds)", style="dim italic")
     return (name, *rest)

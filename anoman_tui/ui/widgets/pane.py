@@ -59,6 +59,7 @@ SPARK_BUCKET_S = 0.25  # one sparkline cell, at every pane width
 SPARK_CELLS = 40  # the sparkline shows at most the last 10 s (fewer cells if narrow)
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 TICK_S = 0.2  # header spinner (figures: every other tick; a multiple of FrameClock.INTERVAL)
+SIMULATED_STYLE = "bold italic dark_orange"  # plain text, unlike any other header word
 STATE_LABELS = {
     "idle": "idle",
     "waiting": "waiting",
@@ -246,6 +247,7 @@ class ComparePane(Vertical):
         *,
         frozen_clock: bool = False,
         model_info: Callable[[PaneState], ModelInfo | None] | None = None,
+        simulated_from_list: bool = True,
     ) -> None:
         super().__init__(id=f"pane-{state.index}", classes=f"pane -{state.status}")
         self.state = state
@@ -253,6 +255,8 @@ class ComparePane(Vertical):
         # brought up to date by `_show_status()`, never a second status.
         self._shown_status: PaneStatus = state.status
         self.model_info = model_info
+        # False: `state.simulated` is a saved turn's, not the model list's (a reopened pane).
+        self._simulated_from_list = simulated_from_list
         self._frozen = frozen_clock
         self._stream: PaneStream | None = None
         self._worker: Worker[None] | None = None  # the one drawing `_stream`
@@ -395,6 +399,25 @@ class ComparePane(Vertical):
         self._draw_header()
         self._draw_footer()
 
+    def sync_simulated(self) -> bool:
+        """`state.simulated`, first brought up to date with what its target lists of its
+        model (called with every header drawn: a model or target change redraws it)."""
+        state = self.state
+        if self._simulated_from_list and self.model_info is not None:
+            info = self.model_info(state) if state.model else None
+            state.simulated = info is not None and info.simulated
+        return state.simulated
+
+    def shows_simulated(self) -> bool:
+        """Whether the header says "simulated". In a blind round only if every drawn
+        pane is simulated: on one pane alone it would tell that model apart."""
+        if not self.sync_simulated():
+            return False
+        if not self.state.label or not self.is_attached:
+            return True
+        return all(pane.sync_simulated() for pane in self.screen.query(ComparePane)
+                   if pane.state.model)
+
     def _draw_header(self) -> None:
         # The state comes right after the model so that narrow panes never cut it off.
         state = self.state
@@ -416,7 +439,11 @@ class ComparePane(Vertical):
             now = Text(f"{self._spinner_frame} {label}", style="bold")
         else:
             now = Text(label, style="bold")
-        parts = [("", who), ("  ", now)]
+        parts = [("", who)]
+        if self.shows_simulated():
+            # Its own phrase: moved whole to the next row when a narrow pane has no room.
+            parts.append((" · ", Text("simulated", style=SIMULATED_STYLE)))
+        parts.append(("  ", now))
         if self._diff_base is not None:
             parts.append(("  ", Text(f"⇄ diff vs {self._diff_base}", style="bold")))
         parts.append(("  ", Text(state.endpoint, style="dim")))
