@@ -46,6 +46,8 @@ _VOTE = Binding.Group("Vote")
 class ArenaScreen(CompareScreen):
     """Blind rounds and their votes; the compare screen stays as it was underneath."""
 
+    HINT = False  # its status line says what to do
+
     BINDINGS = [
         # Voting keys: single letters, live only while a round waits for its vote (the
         # prompt box is locked then, so they cannot be typing).

@@ -80,6 +80,8 @@ CONFIRM_SEND_S = 5.0
 class CompareScreen(Screen[None]):
     SIMULATED_FROM_LIST: ClassVar[bool] = True
     """Each pane's `simulated` follows its target's model list (False: a saved turn's)."""
+    HINT: ClassVar[bool] = True
+    """The panes say what to do first until the first prompt is sent (`first_hint`)."""
 
     BINDINGS = [
         # One footer entry for the three ("f1 f2 f3 Abort pane"), so that F5 Usage and the
@@ -148,6 +150,7 @@ class CompareScreen(Screen[None]):
         self._narrow: bool | None = None
         self._pending_prompt: str | None = None
         self._active_pane = 1
+        self._hinting = self.HINT  # until the first prompt is sent
         self._retry_at: float | None = None  # monotonic: when the app tries to connect again
         self._told_unavailable = ""  # the reason last notified: a retry does not repeat it
         self._status_lines = 1
@@ -220,6 +223,7 @@ class CompareScreen(Screen[None]):
         self.update_status()
         self._apply_layout(self.size.width)
         self._mark_current()
+        self.show_hints()
 
     # -- focus ----------------------------------------------------------------
 
@@ -265,6 +269,7 @@ class CompareScreen(Screen[None]):
         self.set_class(narrow, "-narrow")
         self.query_one(Tabs).display = narrow and not self._zoomed
         self._show_active()
+        self.show_hints()  # one pane shown: it holds the whole hint
 
     def _show_active(self) -> None:
         one = self._narrow or self._zoomed
@@ -425,6 +430,7 @@ class CompareScreen(Screen[None]):
                 state.model = known[(state.index - 1) % len(known)]
             pane.refresh_chrome()
         self.update_status()
+        self.show_hints()  # (whether the panes' models are simulated is known now)
         self.app.refresh_bindings()  # Reconnect leaves the footer
         if self._pending_prompt is not None:
             prompt, self._pending_prompt = self._pending_prompt, None
@@ -469,10 +475,48 @@ class CompareScreen(Screen[None]):
     def turn_ended(self) -> None:
         """Called once no pane runs any more, after the turn was handed to the history."""
 
+    # -- the first meeting ----------------------------------------------------------
+
+    def show_hints(self) -> None:
+        """Show what to do first in the panes (split over the three side by side, whole
+        in the one shown in a narrow terminal), until the first prompt is sent."""
+        if not self._hinting:
+            return
+        keymap = self.services.settings.keymap
+
+        # Each binding's first key (Ctrl+J for a new line: Shift+Enter is Enter in many
+        # terminals), as rebound by the keymap.
+        keys = {name: readable_key(keymap.get(name, default).split(",")[0])
+                for name, default in (
+                    ("send", "enter"), ("newline", "ctrl+j"), ("abort_pane_1", "f1"),
+                    ("abort_pane_3", "f3"), ("abort_all", "escape"), ("history", "f6"))}
+        keys["palette"] = readable_key(self.app.COMMAND_PALETTE_BINDING)
+        default = self.services.connector.default_target
+        local = any(p.target.is_local for p in self.panes if p.model) or (
+            not any(p.model for p in self.panes) and default.is_local)
+        simulated = any(p.simulated for p in self.panes) or local
+        panes = list(self.query(ComparePane))
+        one = bool(self._narrow) or len(panes) == 1
+        parts = first_hint(keys, simulated=simulated, compact=one)
+        for index, pane in enumerate(panes):
+            if one:
+                ask, keys_line, where = parts
+                pane.show_hint(Text.assemble(ask, "\n", keys_line, "\n\n", where))
+            else:
+                pane.show_hint(parts[index] if index < len(parts) else None)
+
+    def end_hints(self) -> None:
+        """The first prompt is on its way: the hint is gone for good."""
+        if self._hinting:
+            self._hinting = False
+            for pane in self.query(ComparePane):
+                pane.show_hint(None)
+
     @on(PromptSubmitted)
     def _submitted(self, event: PromptSubmitted) -> None:
         if self.intercept_prompt(event.prompt):
             return
+        self.end_hints()
         if self.base_url is None:
             if self.target_label.startswith("unavailable"):
                 self.notify("No gateway to send to: see the status line.",
@@ -523,6 +567,7 @@ class CompareScreen(Screen[None]):
 
     def send(self, prompt: str, panes: list[PaneState], delays: dict[int, float] | None = None
              ) -> None:
+        self.end_hints()
         app = self.services
         system = self._system_text()
         compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
@@ -740,10 +785,22 @@ class CompareScreen(Screen[None]):
 
     def action_export(self) -> None:
         """Export the comparison on screen: Markdown, HTML, JSON, or an SVG of the screen."""
+        if any(pane.hint_shown for pane in self.query(ComparePane)):
+            # The first meeting's hint is not part of a comparison: the picture is taken
+            # without it, once the panes are drawn so, and the hint comes back.
+            for pane in self.query(ComparePane):
+                pane.show_hint(None)
+            self.call_after_refresh(self._export_now, True)
+            return
+        self._export_now()
+
+    def _export_now(self, hinted: bool = False) -> None:
         from anoman_tui.ui.screens.export import export_comparison
 
         # The screen as it is now, before a dialog covers it.
         svg = self.app.export_screenshot(title=f"{self.app.title} · {self.export_title()}")
+        if hinted:
+            self.show_hints()
         export_comparison(self.app, self.export_record(), svg=svg,
                           store=self.services.history)
 
@@ -1242,6 +1299,56 @@ class CompareScreen(Screen[None]):
         self.query_one(PromptBox).focus()
         self.update_status()
         self.notify("New comparison: every pane's conversation was cleared.", timeout=3)
+
+
+_KEY_NAMES = {"escape": "Esc", "enter": "Enter", "ctrl": "Ctrl", "shift": "Shift",
+              "alt": "Alt", "pageup": "PgUp", "pagedown": "PgDn"}
+
+
+def readable_key(key: str) -> str:
+    """`ctrl+p` -> `Ctrl+P`, `f1` -> `F1`, `escape` -> `Esc`: a key as the hint names it."""
+    return "+".join(_KEY_NAMES.get(part, part.upper() if len(part) <= 3 else part.title())
+                    for part in key.split("+"))
+
+
+def first_hint(keys: dict[str, str], *, simulated: bool, compact: bool = False
+               ) -> list[Text]:
+    """The empty screen's hint in three parts, one a pane: what to type; the keys that
+    matter most (`keys`: binding id -> key as named); and, when the models are simulated
+    (the local gateway's), that they are and how to reach real ones. Plain text.
+    `compact`: for one pane alone in a small terminal (the keys on one line)."""
+    ask = Text()
+    ask.append("Type a prompt below", style="bold")
+    ask.append(" and press ")
+    ask.append(keys["send"], style="bold")
+    ask.append(": it goes to all three models at once" + (
+        "." if compact else " and their answers stream side by side. "
+                            f"{keys['newline']} starts a new line."))
+    rows = [(keys["send"], "send" if compact else "send the prompt"),
+            (f"{keys['abort_pane_1']}–{keys['abort_pane_3']}", "abort pane 1–3"),
+            (keys["abort_all"], "abort all"),
+            (keys["palette"], "commands" if compact else "commands: models, targets"),
+            (keys["history"], "history")]
+    width = 0 if compact else max(len(name) for name, _ in rows)
+    keys_part = Text()
+    for index, (name, what) in enumerate(rows):
+        if index:  # (compact: two lines, broken between keys, not inside one)
+            keys_part.append(("\n" if index == 3 else " · ") if compact else "\n")
+        keys_part.append(name.ljust(width), style="bold")
+        keys_part.append(f" {what}" if compact else f"  {what}")
+    where = Text()
+    if simulated:
+        where.append("These models are simulated", style="bold")
+        where.append(" by the local gateway: not real answers. For real ones: ")
+        where.append("--base-url URL", style="bold")
+        where.append(" (or ANOMAN_BASE_URL) with ANOMAN_API_KEY, or ")
+        where.append("--model TARGET:MODEL", style="bold")
+        where.append(" (e.g. openai:gpt-4o), or [targets.NAME] in the config file.")
+    else:
+        where.append("Each header names its pane's model and where it streams from; ")
+        where.append(keys["palette"], style="bold")
+        where.append(" changes them.")
+    return [ask, keys_part, where]
 
 
 def simulated_field(panes: list[PaneState]) -> tuple[str, str, bool] | None:

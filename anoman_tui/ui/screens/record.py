@@ -56,6 +56,7 @@ class RecordScreen(CompareScreen):
     ]
 
     SIMULATED_FROM_LIST = False  # each pane says what its saved answer was
+    HINT = False  # it shows a saved turn
 
     def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
                  frozen_clock: bool = False, id: str | None = None) -> None:

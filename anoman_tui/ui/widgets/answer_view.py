@@ -393,6 +393,8 @@ class AnswerView(ScrollView, can_focus=True):
         # Styled rows are kept across scrolls: see textual_internals.RowStylesCache.
         self._row_styles = use_row_styles_cache(self, self._row, self._paint_line,
                                                 self._rich_style)
+        self._placeholder: Text | None = None  # (clear() keeps it: see set_placeholder)
+        self._placeholder_rows: tuple[int, list[Strip]] | None = None  # (width, rows)
         self._reset_content()
 
     def _reset_content(self) -> None:
@@ -425,6 +427,34 @@ class AnswerView(ScrollView, can_focus=True):
         self._reset_reasoning()
         self._reasoning_by_head: dict[Block[Strip], _Reasoning] = {}  # every turn's
         self._row_styles.forget_rows()
+
+    @property
+    def placeholder(self) -> Text | None:
+        """Text shown while the view has nothing to show (`set_placeholder`)."""
+        return self._placeholder
+
+    def set_placeholder(self, text: Text | None) -> None:
+        """Show `text` while the view has nothing else (a hint before the first turn): not
+        part of `text`, of a selection or of a copy. None removes it. A repaint, never a
+        layout: the view keeps its size."""
+        if text is None and self._placeholder is None:
+            return
+        self._placeholder = text
+        self._placeholder_rows = None
+        self._row_styles.forget_rows()
+        self.refresh()
+
+    def _placeholder_row(self, y: int) -> Strip | None:
+        text = self._placeholder
+        if text is None:
+            return None
+        width = max(MIN_RENDER_WIDTH, self.scrollable_content_region.width)
+        rows = self._placeholder_rows
+        if rows is None or rows[0] != width:
+            console = self.app.console
+            lines = console.render_lines(text, console.options.update_width(width), pad=False)
+            rows = self._placeholder_rows = (width, [Strip(line) for line in lines])
+        return rows[1][y] if y < len(rows[1]) else None
 
     def _reset_reasoning(self) -> None:
         """The latest turn has no reasoning yet, and its answer has not begun."""
@@ -1196,6 +1226,8 @@ class AnswerView(ScrollView, can_focus=True):
 
     # -- drawing -----------------------------------------------------------------------
     def _row(self, y: int) -> Strip | None:
+        if self._placeholder is not None and not self._blocks and not self._tail:
+            return self._placeholder_row(y)
         finished_rows = self._ensure_starts()
         if y < finished_rows:
             index = bisect_right(self._starts, y) - 1

@@ -317,6 +317,15 @@ class ComparePane(Vertical):
             view = self._answer_view = self.query_one(".answer", AnswerView)
         return view
 
+    @property
+    def hint_shown(self) -> bool:
+        return self.answer.placeholder is not None
+
+    def show_hint(self, hint: Text | None) -> None:
+        """Show `hint` in the empty answer (its placeholder: never part of the answer, so
+        never copied, exported or saved); None removes it."""
+        self.answer.set_placeholder(hint)
+
     # -- diff -----------------------------------------------------------------
 
     @property
@@ -614,6 +623,7 @@ class ComparePane(Vertical):
         """Show `stream` in this pane as a new turn, below the turns shown."""
         self.abort()
         self._clear_turn()
+        self.show_hint(None)
         self.answer.begin_turn(prompt)
         self._stream = stream
         self._prompt = prompt
@@ -796,6 +806,7 @@ class ComparePane(Vertical):
 
     def show_earlier(self, earlier: tuple[tuple[str, str], ...]) -> None:
         """Show only these (prompt, answer) turns, as a saved conversation had them."""
+        self.show_hint(None)
         self.answer.clear()
         self._clear_turn()
         for before, answer in earlier:
