@@ -366,7 +366,7 @@ def test_the_compare_screen_warns_about_an_inline_key_too(
     monkeypatch.setattr(AnomanApp, "run", lambda self, *a, **k: started.append(self))
     monkeypatch.setattr(logs, "setup_file_logging", lambda secrets=None: None)
     assert cli_module.main([]) == 0
-    assert len(started) == 1 and "inline" in started[0].targets
+    assert len(started) == 1 and "inline" in started[0].connector.targets
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.startswith(
         "anoman-tui: warning: targets.inline.api_key is written in the config file"), err

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
                 "time": when.isoformat(timespec="seconds"),
                 "prompt": record.prompt,
                 "panes": [{"pane": p.pane, "model": None if hidden else p.model,
+                           "simulated": p.simulated,
                            "status": p.status, "cost": None if hidden else p.cost_text}
                           | ({"label": p.label} if record.blind else {})
                           for p in record.panes],
@@ -75,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(entry, ensure_ascii=False))
             continue
         head = f"{record.id:>5}  {when:%Y-%m-%d %H:%M}  "
-        tail = "  " + "  ·  ".join(f"{p.model} {p.status} {p.cost_text}"
-                                    for p in record.panes)
+        tail = "  " + "  ·  ".join(
+            f"{p.model}{' (simulated)' if p.simulated else ''} {p.status} {p.cost_text}"
+            for p in record.panes)
         prompt = " ".join(terminal_safe(record.prompt).split())
         room = max(20, width - len(head) - len(tail))
         if len(prompt) > room:

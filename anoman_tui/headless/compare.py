@@ -73,14 +73,15 @@ async def run_compare(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
 
-    history_id = save_to_history(history, comparison_record(spec, run), spec.record_limit) \
+    record = comparison_record(spec, run)
+    history_id = save_to_history(history, record, spec.record_limit) \
         if history is not None and run.ended else None
     if as_json:
-        out.write(json.dumps(compare_json(spec, run, history_id), ensure_ascii=False) + "\n")
+        out.write(json.dumps(compare_json(spec, record, history_id), ensure_ascii=False)
+                  + "\n")
         out.flush()
     else:
-        rerun = comparison_record(spec, run) \
-            if spec.original is not None and spec.replay is None else None
+        rerun = record if spec.original is not None and spec.replay is None else None
         print_results(console, run, rerun, as_is=as_is)
     return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
 
@@ -149,6 +150,8 @@ async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | 
                 except GatewayRequestError:
                     continue  # prices only: a target without a model list still streams
             by_target.update({(connection.name, m.id): m for m in models})
+        if default is not None:  # models picked from its list stream from it too
+            by_target.update({(default.name, m.id): m for m in listed})
     if not spec.panes:
         if not listed:
             print("anoman-tui compare: the gateway lists no models; pass --model",

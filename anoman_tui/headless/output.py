@@ -31,10 +31,25 @@ def _fmt(value: float | None, unit: str, digits: int = 2) -> str:
 _STATUS_STYLE = {"completed": "green", "failed": "red", "cancelled": "yellow"}
 
 
+def named(run: CompareRun, pane: PaneProgress) -> str:
+    """What the output calls a pane's model: `anoman-lite (simulated)` when its server
+    said the model is simulated (the local gateway's), so nobody takes it for the real one."""
+    return f"{pane.shown} (simulated)" if run.simulated(pane) else pane.shown
+
+
+def simulated_line(run: CompareRun) -> str | None:
+    """The sentence below the summary when some answers were simulated, else None."""
+    names = [p.shown for p in run.panes if p.result is not None and run.simulated(p)]
+    if not names:
+        return None
+    return (f"simulated: {', '.join(names)} answered from the local gateway's simulated "
+            "models, generated on this machine, not by the real models of those names")
+
+
 def summary_table(run: CompareRun) -> Table:
     """One row per model; a failure's description is below the table (`failure_lines`)."""
     table = Table(title="Summary", title_justify="left", expand=False)
-    longest = max((len(p.shown) for p in run.panes), default=5)
+    longest = max((len(named(run, p)) for p in run.panes), default=5)
     # Models from more than one server: which one each streamed from.
     several = len({p.target for p in run.panes}) > 1 and not run.spec.blind
     columns = [("#", "right"), ("model", "left"), *([("target", "left")] if several else []),
@@ -63,7 +78,7 @@ def summary_table(run: CompareRun) -> Table:
             status += " (cut: max tokens)"
         table.add_row(
             str(pane.pane),
-            Text(pane.shown),
+            Text(named(run, pane)),
             *([Text(pane.target)] if several and not run.spec.blind else []),
             Text(status, style=_STATUS_STYLE.get(r.status, "")),
             _fmt(r.metrics.ttft_s, " s"),
@@ -119,13 +134,14 @@ def progress_table(run: CompareRun) -> Table:
 
 
 def answers(run: CompareRun) -> Group:
+    """Each answer under a rule naming its pane and model, reasoning first if any."""
     parts: list[RenderableType] = []
     for p in run.panes:
         r = p.result
         if r is None:
             continue
         label = "" if r.committed else " [not committed]"
-        parts.append(Rule(Text(f"{p.pane} · {p.shown}{label}"), align="left"))
+        parts.append(Rule(Text(f"{p.pane} · {named(run, p)}{label}"), align="left"))
         if r.reasoning:
             # Labelled: in a file, dim italics are gone and the two would run together.
             parts.append(Text("Reasoning:", style="bold"))
@@ -186,6 +202,9 @@ def print_results(console: Console, run: CompareRun, rerun: ComparisonRecord | N
         console.width = max(console.width, *(
             console.measure(t, options=unbounded).maximum for t in (table, against) if t))
     console.print(table, soft_wrap=False)
+    simulated = simulated_line(run)
+    if simulated is not None:
+        console.print(Text(simulated, style="yellow"))
     for line in failure_lines(run):
         console.print(Text(line))
     if against is not None:

@@ -17,6 +17,7 @@ import httpx
 
 from anoman_tui.headless.spec import BLIND_LABELS, REPLAY_BASE_URL, CompareSpec
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable
+from anoman_tui.history.builder import for_history
 from anoman_tui.streaming import (
     ChatTurn,
     ModelInfo,
@@ -135,6 +136,18 @@ class CompareRun:
             return was.cost if was is not None else cost
         return cost
 
+    def simulated(self, pane: PaneProgress) -> bool:
+        """Its server said the model is simulated (the local gateway's); a replay keeps
+        what was saved when it was recorded (no model list is read to replay)."""
+        info = self.info(pane)
+        if info is not None:
+            return info.simulated
+        original = self.spec.original
+        if self.spec.replay is not None and original is not None:
+            was = next((p for p in original.panes if p.pane == pane.pane), None)
+            return was is not None and was.simulated
+        return False
+
     def info(self, pane: PaneProgress) -> ModelInfo | None:
         """What pane's target listed about its model (prices), if anything."""
         return self.target_info.get((pane.target, pane.model)) or (
@@ -188,14 +201,12 @@ def save_to_history(history: HistoryStore, full: ComparisonRecord,
                     record_limit: int | None) -> int | None:
     """Save a finished run's record (`comparison_record`), its recordings dropped when
     over `record_limit`; its id, or None when it could not be saved."""
-    record, dropped = full.within_recording_limit(record_limit)
-    if dropped:
-        print(f"anoman-tui compare: saved without its recording: "
-              f"{full.recording_bytes / 1e6:.1f} MB of "
-              f"streams, over the {(record_limit or 0) / 1e6:g} MB limit "
-              "(record_limit_mb)", file=sys.stderr)
+    kept = for_history(full, record_limit)
+    if kept.dropped is not None:
+        print(f"anoman-tui compare: saved without its recording: {kept.dropped}",
+              file=sys.stderr)
     try:
-        return history.save(record)
+        return history.save(kept.record)
     except HistoryUnavailable as exc:
         print(f"anoman-tui compare: not saved to history: {exc.reason}", file=sys.stderr)
         return None

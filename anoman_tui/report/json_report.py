@@ -27,7 +27,8 @@ BLIND_HIDDEN = ("model", "target", "endpoint", "anoman", "provider_cost_usd")
 _BLIND_FAILURE_HIDDEN = ("route", "key_env", "detail")
 
 
-def _metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+def metrics_json(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A pane's metrics as every JSON document gives them."""
     out = dict(metrics)
     rate = out.get("output_tokens_per_s")
     if isinstance(rate, float):
@@ -57,7 +58,7 @@ def panel_json(pane: PaneRecord, *, blind: bool = False) -> dict[str, Any]:
         "anoman": pane.anoman,
         # What the server said the answer cost, when it says (LiteLLM, OpenRouter).
         "provider_cost_usd": None if pane.provider_cost is None else str(pane.provider_cost),
-        "metrics": _metrics(pane.metrics),
+        "metrics": metrics_json(pane.metrics),
     }
     if blind:
         for key in BLIND_HIDDEN:

@@ -61,7 +61,8 @@ async def test_json_output_is_one_document_with_every_pane(replay: ReplayServer)
     good, broken, blocked = doc["panels"]
     assert good == {
         "panel": 1, "model": "good", "target": "gateway", "endpoint": "playground",
-        "status": "completed",
+        # A server that does not say its model is simulated: it is not said to be.
+        "simulated": False, "status": "completed",
         "text": "Once upon a time...",
         "committed": True, "finish_reason": "stop", "failure": None,
         "usage": {"prompt_tokens": 7, "completion_tokens": 4, "total_tokens": 11},

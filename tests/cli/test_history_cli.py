@@ -50,7 +50,9 @@ def test_compare_saves_and_history_lists_it(gateway: EmbeddedGateway, data_home:
     lines = table.stdout.splitlines()
     assert len(lines) == 2 and lines[1].lstrip().startswith(str(first["id"]))
     assert "Why is the sky blue?" in lines[1]
-    assert "anoman-lite completed $" in lines[1] and "claude-sonnet-4-6 completed $" in lines[1]
+    # The local gateway's models are simulated: the list says so.
+    assert "anoman-lite (simulated) completed $" in lines[1]
+    assert "claude-sonnet-4-6 (simulated) completed $" in lines[1]
 
     # What was saved is what compare printed.
     with HistoryStore.open(history_file(data_home)) as store:
