@@ -1,7 +1,6 @@
 """What a finished `compare` run leaves behind: the history's record of the run, built by
-the one builder (`history.builder`), and its `--json` document, whose panels the one
-serializer writes (`report.json_report`), a replay adding what was recorded and a rerun
-its differences from the original.
+the one builder (`history.builder`), and its `--json` document, which the report
+writes from that record (`report.json_report.compare_json`).
 
 Imports the history and the report; never Rich or Textual.
 """
@@ -14,7 +13,6 @@ from anoman_tui.headless.run import CompareRun
 from anoman_tui.headless.spec import CompareSpec
 from anoman_tui.history import ComparisonRecord, builder
 from anoman_tui.report import json_report
-from anoman_tui.report.rerun import rerun_deltas
 
 
 def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
@@ -35,24 +33,9 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
 
 def compare_json(spec: CompareSpec, record: ComparisonRecord,
                  history_id: int | None = None) -> dict[str, Any]:
-    """The `--json` document of the run whose record is `record`."""
-    document = json_report.compare_json(record, history_id=history_id, endpoint=spec.endpoint)
-    original = spec.original
-    if record.hidden:
-        return document  # a blind round's: nothing beside its masked panels
-    if original is not None and spec.replay is not None:
-        document["replay_of"] = original.id
-        document["speed"] = spec.speed
-        saved = {p.pane: p for p in original.panes}
-        for panel in document["panels"]:
-            was = saved.get(panel["panel"])
-            if was is not None:  # what was measured live, beside what the replay measured
-                panel["recorded"] = {"status": was.status,
-                                     "metrics": json_report.metrics_json(was.metrics)}
-    elif original is not None:
-        document["rerun_of"] = original.id
-        deltas = rerun_deltas(record.panes, original.panes, original.id or 0)
-        for panel in document["panels"]:
-            delta = deltas.get(panel["panel"])
-            panel["vs_original"] = delta.to_json() if delta is not None else None
-    return document
+    """The `--json` document of the run whose record is `record` (`report.json_report`)."""
+    replaying = spec.replay is not None
+    return json_report.compare_json(
+        record, history_id=history_id, endpoint=spec.endpoint,
+        replay_of=spec.original if replaying else None, speed=spec.speed,
+        rerun_of=None if replaying else spec.original)

@@ -17,6 +17,7 @@ from typing import Any
 
 from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.report import facts
+from anoman_tui.report.rerun import rerun_deltas
 
 PANEL_KEYS = ("panel", "model", "target", "endpoint", "simulated", "status", "text",
               "committed", "finish_reason", "failure", "usage", "anoman",
@@ -73,15 +74,33 @@ def panels_json(record: ComparisonRecord) -> list[dict[str, Any]]:
     return [panel_json(p) for p in record.panes]
 
 
-def compare_json(record: ComparisonRecord, *, history_id: int | None,
-                 endpoint: str) -> dict[str, Any]:
+def compare_json(record: ComparisonRecord, *, history_id: int | None, endpoint: str,
+                 replay_of: ComparisonRecord | None = None, speed: float | None = None,
+                 rerun_of: ComparisonRecord | None = None) -> dict[str, Any]:
     """The `compare --json` document of a run, built from its record (`history_id`: the
-    history's id, None when not saved; `endpoint`: the run's format)."""
+    history's id, None when not saved; `endpoint`: the run's format). A replay of
+    `replay_of` adds each panel's `recorded` figures; a rerun of `rerun_of` each panel's
+    `vs_original`. A blind round's before its vote has its masked panels only."""
     if record.hidden:
         return {"id": history_id, "blind": True, "prompt": record.prompt,
                 "endpoint": endpoint, "panels": panels_json(record)}
-    return {"id": history_id, "prompt": record.prompt, "endpoint": endpoint,
-            "panels": panels_json(record)}
+    document: dict[str, Any] = {"id": history_id, "prompt": record.prompt,
+                                "endpoint": endpoint, "panels": panels_json(record)}
+    if replay_of is not None:
+        document["replay_of"] = replay_of.id
+        document["speed"] = speed
+        saved = {p.pane: p for p in replay_of.panes}
+        for panel in document["panels"]:
+            was = saved.get(panel["panel"])
+            if was is not None:  # what was measured live, beside what the replay measured
+                panel["recorded"] = {"status": was.status, "metrics": metrics_json(was.metrics)}
+    elif rerun_of is not None:
+        document["rerun_of"] = rerun_of.id
+        deltas = rerun_deltas(record.panes, rerun_of.panes, rerun_of.id or 0)
+        for panel in document["panels"]:
+            delta = deltas.get(panel["panel"])
+            panel["vs_original"] = delta.to_json() if delta is not None else None
+    return document
 
 
 def to_json(record: ComparisonRecord) -> dict[str, Any]:

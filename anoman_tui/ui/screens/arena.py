@@ -47,6 +47,7 @@ class ArenaScreen(CompareScreen):
     """Blind rounds and their votes; the compare screen stays as it was underneath."""
 
     HINT = False  # its status line says what to do
+    BLIND = True
 
     BINDINGS = [
         # Voting keys: single letters, live only while a round waits for its vote (the
@@ -215,15 +216,6 @@ class ArenaScreen(CompareScreen):
             self.pane(self._active_pane).answer.focus()
         else:
             prompt.focus()
-
-    def turn_record(self, prompt: str | None = None) -> ComparisonRecord | None:
-        record = super().turn_record(prompt)
-        if record is None or record.blind:
-            return record
-        labels = {p.index: p.label for p in self.panes}
-        return dataclasses.replace(record, blind=True, panes=tuple(
-            dataclasses.replace(p, label=labels.get(p.pane, "") or LABELS[p.pane - 1])
-            for p in record.panes))
 
     def export_record(self) -> ComparisonRecord | None:
         record = self.turn_record()

@@ -81,6 +81,8 @@ class CompareScreen(Screen[None]):
     SIMULATED_FROM_LIST: ClassVar[bool] = True
     """Each pane's `simulated` follows its target's model list (False: a saved turn's)."""
     HINT: ClassVar[bool] = True
+    # A blind round: its turns are saved under their panes' labels until the vote.
+    BLIND: ClassVar[bool] = False
     """The panes say what to do first until the first prompt is sent (`first_hint`)."""
 
     BINDINGS = [
@@ -658,8 +660,9 @@ class CompareScreen(Screen[None]):
                 rate_series=tuple(pane._buckets[:-1]),
                 cost=pane.cost(),  # the record masks it itself in a blind round
                 conversation=earlier(state),
+                label=state.label,  # a blind round's A, B, C
             ))
-        record = comparison_record(prompt, panes, source="app",
+        record = comparison_record(prompt, panes, source="app", blind=self.BLIND,
                                    system_prompt=self._system_text(), rerun_of=self._rerun_of)
         saved = self._saved.get(prompt)
         if saved is not None and saved.panes == record.panes:
