@@ -7,8 +7,8 @@ functions (and one subclass), so that the rest of the project touches no Textual
 has the shape used here, and fails when the installed Textual is not `TEXTUAL_VERSION`).
 
 After a Textual upgrade, re-read each function below against the new Textual source,
-then re-run the benchmark named for it and compare with the README's Performance
-section; a private that went away or changed meaning is replaced by what the new version
+then re-run the benchmark named for it and compare with benchmarks/README.md's
+Performance section; a private that went away or changed meaning is replaced by what the new version
 offers, or the optimisation is dropped if the benchmark shows it no longer pays.
 
 The internals used (Textual 8.2.8):

@@ -278,5 +278,5 @@ async def test_server_process_killed_mid_stream(tmp_path: Path, client: StreamCl
 
 
 def test_fault_figures() -> None:
-    """Prints how many client fault cases ran (for the README's Reliability section)."""
+    """Prints how many client fault cases ran (for the Reliability section of tests/README.md)."""
     print(f"\nclient fault cases tried: {len(FAULTS_TRIED)}")

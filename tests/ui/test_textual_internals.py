@@ -44,7 +44,7 @@ RECHECK = (
     "re-check every function in anoman_tui/ui/textual_internals.py against the installed "
     "Textual source (its docstring lists each internal and why it is used), re-run "
     "benchmarks/answer_view_lag.py and benchmarks/app_display_lag.py and compare with the "
-    "README's Performance section, then set TEXTUAL_VERSION"
+    "Performance section of benchmarks/README.md, then set TEXTUAL_VERSION"
 )
 
 

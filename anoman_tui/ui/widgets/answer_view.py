@@ -7,7 +7,7 @@ still re-parses from the last block and updates or mounts block widgets, laying 
 tree again: feeding three `Markdown` widgets through it at 3 x 150 tokens/s saturated one
 core and fell behind (a 10 s stream took 14 s to feed). So this is a Line-API widget
 (`ScrollView`) instead; in the app it measured display lag p99 66 ms at 3 x 300 tok/s
-(README, Performance).
+(benchmarks/README.md, Performance).
 
 * `append()` only buffers. The app's `FrameClock` (ticking only while something waits)
   flushes every view with new text on one grid and then draws the screen at once, so
