@@ -64,35 +64,29 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+def _gateways(scratch: Path) -> Iterator[LocalGateways]:
+    gateways = LocalGateways(scratch)
+    try:
+        yield gateways
+    finally:
+        gateways.stop_all()
+
+
 @pytest.fixture
 def make_local_gateway(tmp_path: Path) -> Iterator[LocalGateways]:
     """Start local gateways for one test: ``make_local_gateway(config=None, *,
     time_scale=0.02, faults=None, api_key=None, db_path=None, **config_overrides)``
     returns a started `EmbeddedGateway`; all are stopped after the test."""
-    gateways = LocalGateways(tmp_path)
-    try:
-        yield gateways
-    finally:
-        gateways.stop_all()
+    yield from _gateways(tmp_path)
 
 
 @pytest.fixture(scope="module")
 def make_module_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGateways]:
     """``make_local_gateway`` for a module-scoped fixture: stopped after the module."""
-    scratch = tmp_path_factory.mktemp("gateways")
-    gateways = LocalGateways(scratch)
-    try:
-        yield gateways
-    finally:
-        gateways.stop_all()
+    yield from _gateways(tmp_path_factory.mktemp("gateways"))
 
 
 @pytest.fixture(scope="session")
 def make_session_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGateways]:
     """``make_local_gateway`` for a session-scoped fixture: stopped after the session."""
-    scratch = tmp_path_factory.mktemp("gateways")
-    gateways = LocalGateways(scratch)
-    try:
-        yield gateways
-    finally:
-        gateways.stop_all()
+    yield from _gateways(tmp_path_factory.mktemp("gateways"))

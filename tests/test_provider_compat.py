@@ -22,7 +22,7 @@ from anoman_tui.streaming import (
     StreamDone,
     StreamFailure,
     StreamRequest,
-    cost_text,
+    cost_of,
     describe_failure,
 )
 from anoman_tui.wire import AnomanBlock, Usage
@@ -105,7 +105,8 @@ async def test_litellm_stream_keeps_usage_and_the_providers_cost(replay) -> None
     assert result.anoman is None
     assert result.provider_cost is not None
     assert abs(result.provider_cost - Decimal("0.00006")) < Decimal("1e-12")
-    text = cost_text(result.anoman, result.usage, None, result.provider_cost, model="mock-gpt")
+    text = cost_of(result.anoman, result.usage, None, result.provider_cost,
+                   model="mock-gpt").shown()
     assert text == "$0.000060 (provider)"
 
 
@@ -133,8 +134,8 @@ async def test_a_stream_without_usage_has_no_cost_to_make_up(replay) -> None:
     replay.scripts["mock-gpt"] = Script(body=[captured("openai_stream_nousage")])
     result = await run(replay, "mock-gpt", include_usage=False)
     assert result.committed and result.usage is None and result.provider_cost is None
-    assert cost_text(result.anoman, result.usage, None, result.provider_cost,
-                     model="mock-gpt") == "—"
+    assert cost_of(result.anoman, result.usage, None, result.provider_cost,
+                   model="mock-gpt").shown() == "—"
 
 
 @pytest.mark.parametrize(
@@ -163,21 +164,22 @@ def test_cost_text_order_gateway_provider_listed_library_then_nothing() -> None:
                        output_usd_per_mtok=Decimal(15))
     unpriced = ModelInfo(id="gpt-4o")
     provider = Decimal("0.00006000000000000001")
-    assert cost_text(block, usage, priced, provider) == "$0.000041"
-    assert cost_text(None, usage, priced, provider) == "$0.000060 (provider)"
+    assert cost_of(block, usage, priced, provider).shown() == "$0.000041"
+    assert cost_of(None, usage, priced, provider).shown() == "$0.000060 (provider)"
     # Reported even without usage counts: the server said what it cost.
-    assert cost_text(None, None, None, provider) == "$0.000060 (provider)"
-    assert cost_text(None, usage, None, Decimal("0.0000000004")) == "$4e-10 (provider)"
-    assert cost_text(None, usage, priced) == "~$0.000084 (est.)"  # 8×3 + 4×15 per Mtok
+    assert cost_of(None, None, None, provider).shown() == "$0.000060 (provider)"
+    assert cost_of(None, usage, None, Decimal("0.0000000004")).shown() == "$4e-10 (provider)"
+    assert cost_of(None, usage, priced).shown() == "~$0.000084 (est.)"  # 8×3 + 4×15 per Mtok
     # gpt-4o lists at $2.50 in and $10 out per Mtok: 8×2.5 + 4×10 = 60 µ$.
-    assert cost_text(None, usage, unpriced) == "~$0.000060 (est.)"
-    assert cost_text(None, usage, None, model="openai/gpt-4o") == "~$0.000060 (est.)"
-    assert cost_text(None, usage, None, model="gpt-4o", provider="openai") == "~$0.000060 (est.)"
+    assert cost_of(None, usage, unpriced).shown() == "~$0.000060 (est.)"
+    assert cost_of(None, usage, None, model="openai/gpt-4o").shown() == "~$0.000060 (est.)"
+    estimate = cost_of(None, usage, None, model="gpt-4o", provider="openai")
+    assert estimate.shown() == "~$0.000060 (est.)"
     # A name no price list knows (a LiteLLM alias, a local model): no figure, no zero.
-    assert cost_text(None, usage, ModelInfo(id="mock-gpt")) == "—"
-    assert cost_text(None, usage, None, model="llama3.2:1b", provider="ollama") == "—"
-    assert cost_text(None, None, unpriced) == "—"
-    assert cost_text(None, usage, None) == "—"
+    assert cost_of(None, usage, ModelInfo(id="mock-gpt")).shown() == "—"
+    assert cost_of(None, usage, None, model="llama3.2:1b", provider="ollama").shown() == "—"
+    assert cost_of(None, None, unpriced).shown() == "—"
+    assert cost_of(None, usage, None).shown() == "—"
 
 
 async def test_litellm_messages_route_answering_with_json_is_a_whole_answer(replay) -> None:

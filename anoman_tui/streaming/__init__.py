@@ -21,7 +21,7 @@ from anoman_tui.streaming.events import (
     StreamResult,
     TextDelta,
 )
-from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo, cost_text
+from anoman_tui.streaming.gateway_api import GatewayRequestError, ModelInfo
 from anoman_tui.streaming.prices import estimate_from_price_library, preload_price_library
 from anoman_tui.streaming.request import (
     ENDPOINT_FORMATS,
@@ -69,7 +69,6 @@ __all__ = [
     "StreamResult",
     "TextDelta",
     "cost_of",
-    "cost_text",
     "describe_failure",
     "estimate_from_price_library",
     "mask_key",

@@ -17,23 +17,8 @@ from typing import Any
 
 import httpx
 
-from anoman_tui.streaming.cost import cost_of
 from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
 from anoman_tui.streaming.request import normalize_base_url
-from anoman_tui.wire import AnomanBlock, Usage
-
-
-def cost_text(
-    block: AnomanBlock | None,
-    usage: Usage | None,
-    info: ModelInfo | None,
-    provider_cost: Decimal | None = None,
-    *,
-    model: str | None = None,
-    provider: str | None = None,
-) -> str:
-    """`cost_of(...).shown()`: a stream's cost as every view shows it (see `Cost`)."""
-    return cost_of(block, usage, info, provider_cost, model=model, provider=provider).shown()
 
 
 class GatewayRequestError(Exception):

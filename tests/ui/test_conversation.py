@@ -4,11 +4,8 @@ marked as such, a sparkline on a fixed time scale, and a prompt sent while panes
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from rich.segment import Segment
-from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Footer
 
@@ -23,25 +20,12 @@ from anoman_tui.ui.widgets.pane import (
     sparkline,
 )
 from tests.pilot import badge_text, panes, ready, send, settled, until
+from tests.ui.helpers import Host, drained
 from tests.ui.scripted import ScriptedStream, completed, text_events
 
 SIZES = [(80, 24), (200, 50)]
 PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the first answer, long enough." for i in range(60))
 
-
-class Host(App[None]):
-    CSS = "AnswerView { height: 1fr; }"
-
-    def compose(self) -> ComposeResult:
-        yield AnswerView()
-
-
-async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not view.caught_up:
-        assert time.monotonic() < deadline, "AnswerView did not drain in time"
-        await pilot.pause(0.01)
-    await pilot.pause()
 
 
 def index_of(lines: list[str], text: str, start: int = 0) -> int:

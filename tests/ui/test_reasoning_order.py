@@ -5,10 +5,6 @@ from the history and replayed."""
 from __future__ import annotations
 
 import re
-import time
-
-from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render.pane_state import SCENARIO_HEADERS
@@ -19,24 +15,11 @@ from anoman_tui.ui.screens.replay import ReplayScreen
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.pilot import ready, settled, submit, until
+from tests.ui.helpers import Host, drained
 from tests.ui.screen_text import screen_lines
 
 THINKING = ["anoman-lite", "claude-sonnet-4-6", "deepseek-r1"]
 
-
-class Host(App[None]):
-    CSS = "AnswerView { height: 1fr; }"
-
-    def compose(self) -> ComposeResult:
-        yield AnswerView()
-
-
-async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not view.caught_up:
-        assert time.monotonic() < deadline, "AnswerView did not drain in time"
-        await pilot.pause(0.01)
-    await pilot.pause()
 
 
 def find(lines: list[str], text: str, start: int = 0) -> int:
