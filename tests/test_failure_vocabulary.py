@@ -22,7 +22,7 @@ from anoman_tui.streaming import (
     StreamClient,
     StreamFailure,
     StreamRequest,
-    cost_text,
+    cost_of,
     describe_failure,
 )
 from anoman_tui.streaming.failures import ProtocolViolation, failure_from_exception
@@ -153,6 +153,6 @@ def test_cost_text_prefers_the_gateway_figure() -> None:
 
     usage = Usage(prompt_tokens=1000, completion_tokens=1000, total_tokens=2000)
     info = ModelInfo(id="m", input_usd_per_mtok=Decimal(1), output_usd_per_mtok=Decimal(2))
-    assert cost_text(AnomanBlock.model_validate({"cost_usd": "0.5"}), usage, info) == "$0.5"
-    assert cost_text(None, usage, info) == "~$0.003000 (est.)"
-    assert cost_text(None, usage, None) == "—"
+    assert cost_of(AnomanBlock.model_validate({"cost_usd": "0.5"}), usage, info).shown() == "$0.5"
+    assert cost_of(None, usage, info).shown() == "~$0.003000 (est.)"
+    assert cost_of(None, usage, None).shown() == "—"

@@ -429,6 +429,8 @@ def _read_sentence(prompt: str, sentence: list[_Word]) -> Topic | None:
     if not body:
         return None
     frame = _how_frame(body)
+    if frame is not None and not _trim_end(frame[1]):
+        frame = None  # nothing but function words after it ("cara please is"): no how-to
     complement = False
     if frame is not None:
         prefix, rest = frame

@@ -395,11 +395,11 @@ class CompareScreen(Screen[None]):
             # Room is kept while nothing streams: the line never grows when streams start.
             ("", f"{running} streaming" if running else " " * len(streaming), True),
         ]
-        if self._rerun_of is not None:
-            fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
         simulated = simulated_field(self.panes)
         if simulated is not None:
             fields.insert(2, simulated)
+        if self._rerun_of is not None:  # beside where requests go, on the first line
+            fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
         line = pack_fields(fields, max(20, self.size.width))
         line.stylize("reverse", 0, len(APP_BADGE))
         lines = line.plain.count("\n") + 1
