@@ -130,9 +130,18 @@ class _PacedStream(httpcore.AsyncNetworkStream):
             pacer.reading = True
         try:
             data = await self._inner.read(max_bytes, timeout)
-        finally:
+        except BaseException:
             if pacer is not None:
                 pacer.reading = False
+            raise
+        if pacer is not None:
+            # Another thread asks `reading or consuming` without a lock (`ModelStream.
+            # decoding`): what this read brought is marked as being consumed before the
+            # read stops counting as under way and before it is stamped, so no instant
+            # after the stamp sees neither (a frame would then take the events read before
+            # it without these; seen once in CI under load).
+            pacer.consuming = True
+            pacer.reading = False
         now = time.monotonic()
         stamp = _STAMP.get()
         if stamp is not None:
@@ -140,7 +149,6 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         if pacer is not None:
             pacer.last = now
             pacer.reads += 1
-            pacer.consuming = True
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
