@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from anoman_tui.scenarios import SCENARIO_HEADERS, Scenario
 from anoman_tui.streaming import (
     ChatTurn,
     EndpointFormat,
@@ -22,21 +23,6 @@ from anoman_tui.targets import BUILT_IN, LOCAL, Connection, Target
 
 PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
-Scenario = Literal[
-    "none", "interrupt", "drop", "stall", "malformed", "guardrail", "rate_limit", "slow_thinking"
-]
-
-# What each demo scenario asks of the local gateway (X-Anoman-Simulate, docs/wire-contract.md §9).
-SCENARIO_HEADERS: dict[Scenario, str] = {
-    "none": "",
-    "interrupt": "interrupt-after=40",
-    "drop": "drop-after=40",
-    "stall": "stall-after=30",
-    "malformed": "malformed-after=25",
-    "guardrail": "status=403",
-    "rate_limit": "status=429",
-    "slow_thinking": "ttft=4,rate=12",
-}
 # Each label says what the scenario simulates: the gateway misbehaves on purpose, whatever
 # the prompt says.
 SCENARIO_LABELS: dict[Scenario, str] = {
