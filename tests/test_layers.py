@@ -96,6 +96,7 @@ _VIOLATIONS = [
     ("gateway/state.py", "from anoman_tui.gateway import generation", {"no-cycles"}),
     ("ui/render/verdict.py", "import textual.widget", {"ui-render-without-textual"}),
     ("ui/render/diff.py", "import anoman_tui.ui.network", {"ui-render-without-textual"}),
+    ("suites/model.py", "import rich.text", {"suites-without-views"}),
 ]
 
 
