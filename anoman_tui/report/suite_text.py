@@ -1,0 +1,291 @@
+"""A suite run on a terminal: the summary `eval` prints at its end (and `runs show`
+prints again), the one line per finished cell when output is piped, and the list of
+runs (`anoman-tui runs`).
+
+Everything a cell holds came from a model, a suite file or a server: it is printed as
+`rich.text.Text` (never markup) with terminal control sequences stripped. Costs read
+as `Cost.shown` writes them (anoman_tui/streaming/cost.py): `~` and `(est.)` when any
+part is an estimate. The small formatters here are shared by the HTML report.
+
+May import: the standard library, Rich, `anoman_tui.suites.model`, `anoman_tui.safe_text`
+and `anoman_tui.streaming.cost`. Never Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Protocol
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from anoman_tui.safe_text import terminal_safe
+from anoman_tui.suites.model import (
+    NOT_RUN,
+    CellResult,
+    ModelSummary,
+    PairSummary,
+    RunSummary,
+    Suite,
+)
+
+DASH = "—"
+SIMULATED = "simulated"
+FAILED_SHOWN = 20
+"""How many failed cells the summary lists; the rest are in `runs show --json`."""
+
+
+class RunListingLike(Protocol):
+    """What `print_runs` and `runs_json` read of a stored run (the history's `RunListing`)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def models(self) -> Sequence[str]: ...
+    @property
+    def results(self) -> int: ...
+    @property
+    def passed(self) -> int: ...
+    @property
+    def judged(self) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+
+
+# --- formatters shared with suite_html -------------------------------------------------
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Untrusted text for one line: controls stripped, whitespace folded, cut at `limit`."""
+    folded = " ".join(terminal_safe(text).split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def model_label(model: str, simulated: bool) -> str:
+    """`anoman-lite (simulated)`: a simulated model never passes for the real one."""
+    return f"{model} ({SIMULATED})" if simulated else model
+
+
+def seconds(value: float | None, digits: int = 2) -> str:
+    return DASH if value is None else f"{value:.{digits}f} s"
+
+
+def signed_seconds(value: float | None) -> str:
+    return DASH if value is None else f"{value:+.3f} s"
+
+
+def interval_seconds(ci: tuple[float, float] | None) -> str:
+    return DASH if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}] s"
+
+
+def rate(value: float | None) -> str:
+    return DASH if value is None else f"{value:.1f}"
+
+
+def usd(amount: Decimal | float | None, estimated: bool = False) -> str:
+    """A sum of costs: six decimals as the gateway writes them, `~… (est.)` when any part
+    is an estimate, `—` when none is known (never a made-up zero)."""
+    if amount is None:
+        return DASH
+    value = Decimal(str(amount)).quantize(Decimal("0.000001"))
+    text = f"${value:f}"
+    return f"~{text} (est.)" if estimated else text
+
+
+def signed_usd(amount: float | None) -> str:
+    return DASH if amount is None else f"{amount:+.6f} USD"
+
+
+def percent(value: float | None) -> str:
+    return DASH if value is None else f"{value * 100:.1f}%"
+
+
+def pass_text(m: ModelSummary) -> str:
+    """`7/9 77.8% [45.3–93.7%]`: passed of judged, the rate and its 95% Wilson interval."""
+    if not m.judged:
+        return "not judged"
+    ci = "" if m.pass_rate_ci is None else \
+        f" [{m.pass_rate_ci[0] * 100:.1f}–{m.pass_rate_ci[1] * 100:.1f}%]"
+    return f"{m.passed}/{m.judged} {percent(m.pass_rate)}{ci}"
+
+
+def failures_text(failures: dict[str, int], not_run: int = 0) -> str:
+    """`stream_error 2, http_error 1`; cells never run are counted apart."""
+    parts = [f"{kind} {count}" for kind, count in sorted(failures.items()) if count]
+    if not_run:
+        parts.append(f"not run {not_run}")
+    return ", ".join(parts) if parts else DASH
+
+
+def p_text(p: PairSummary) -> str:
+    if p.p_value is None:
+        return DASH
+    holm = DASH if p.p_value_holm is None else f"{p.p_value_holm:.3g}"
+    return f"{p.p_value:.3g} (Holm {holm})"
+
+
+def created_iso(created_at: float) -> str:
+    """ISO 8601 in UTC, as the comparison reports write dates (report/facts.py)."""
+    moment = datetime.fromtimestamp(created_at, UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def failed_reasons(cell: CellResult) -> list[str]:
+    """Why a cell failed: its stream's failure line, else each failed assertion's
+    `type: reason`."""
+    if not cell.completed and cell.status != NOT_RUN:
+        return [f"{cell.status}: {cell.failure or 'the stream did not complete'}"]
+    return [f"{a.type}: {a.reason}" for a in cell.assertions if not a.passed]
+
+
+def verdict(cell: CellResult) -> str:
+    """PASS, FAIL, ERROR (the stream failed), SKIP (never run) or DONE (not judged)."""
+    if cell.status == NOT_RUN:
+        return "SKIP"
+    if not cell.completed:
+        return "ERROR"
+    if cell.passed is None:
+        return "DONE"
+    return "PASS" if cell.passed else "FAIL"
+
+
+# --- one line per finished cell -------------------------------------------------------
+
+
+def cell_line(cell: CellResult) -> str:
+    """The line printed per finished cell when output is piped:
+    `PASS  refund  claude-sonnet-4-6  #2  ttft 0.41 s  $0.0012`; a failure adds why."""
+    parts = [f"{verdict(cell):<5}", one_line(cell.case, 80),
+             one_line(model_label(cell.model, cell.simulated), 80), f"#{cell.repeat}"]
+    if cell.completed:
+        parts.append(f"ttft {seconds(cell.ttft_s)}" + (" (cache hit)" if cell.cache_hit else ""))
+        parts.append(cell.cost.shown())
+        if cell.passed is None:
+            parts.append("not judged")
+    elif cell.status != NOT_RUN:
+        parts.append(cell.cost.shown())
+    if cell.status == NOT_RUN:
+        parts.append("not run (the cost limit was reached first)")
+    else:
+        reasons = failed_reasons(cell)
+        if reasons:
+            parts.append(one_line("; ".join(reasons), 300))
+    if cell.retries:
+        parts.append(f"retried {cell.retries}×")
+    return "  ".join(parts)
+
+
+# --- the summary ----------------------------------------------------------------------
+
+
+def model_table(summary: RunSummary) -> Table:
+    table = Table(title="Per model", title_justify="left", expand=False)
+    for column, justify in (("model", "left"), ("passed/judged [95% CI]", "right"),
+                            ("failures", "left"), ("TTFT p50", "right"),
+                            ("TTFT p95", "right"), ("tok/s p50", "right"),
+                            ("e2e p50", "right"), ("e2e p95", "right"), ("cost", "right"),
+                            ("per pass", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.columns[0].no_wrap = True  # a cut name is a different model
+    for m in summary.models:
+        table.add_row(
+            Text(one_line(model_label(m.model, m.simulated), 120)), Text(pass_text(m)),
+            Text(failures_text(m.failures, m.not_run), style="red" if m.failures else ""),
+            seconds(m.ttft_p50_s), seconds(m.ttft_p95_s), rate(m.tokens_per_s_p50),
+            seconds(m.e2e_p50_s), seconds(m.e2e_p95_s),
+            usd(m.cost_usd, m.cost_estimated), usd(m.cost_per_pass_usd, m.cost_estimated))
+    return table
+
+
+def pair_table(summary: RunSummary) -> Table:
+    table = Table(title="Pairs (a vs b, on the cells judged for both)", title_justify="left",
+                  expand=False)
+    for column, justify in (("a vs b", "left"), ("paired", "right"), ("a only", "right"),
+                            ("b only", "right"), ("McNemar p (Holm)", "right"),
+                            ("TTFT a−b median", "right"), ("95% CI", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for p in summary.pairs:
+        table.add_row(Text(f"{one_line(p.a, 80)} vs {one_line(p.b, 80)}"), str(p.paired),
+                      str(p.a_only), str(p.b_only), p_text(p), signed_seconds(p.ttft_diff_s),
+                      interval_seconds(p.ttft_diff_ci))
+    return table
+
+
+def _simulated_models(summary: RunSummary, results: Iterable[CellResult]) -> list[str]:
+    flagged = {m.model for m in summary.models if m.simulated}
+    flagged |= {c.model for c in results if c.simulated}
+    return [m.model for m in summary.models if m.model in flagged]
+
+
+def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResult],
+                  summary: RunSummary, run_id: str, finished: bool, stopped: str | None,
+                  skipped: Sequence[str] = ()) -> None:
+    """What `eval` prints at its end on a terminal, and `runs show` prints again."""
+    cases = len(suite.cases)
+    console.print(Text(f"Suite {one_line(suite.name, 120)}: {cases} case"
+                       f"{'' if cases == 1 else 's'} × {len(suite.models)} model"
+                       f"{'' if len(suite.models) == 1 else 's'} × {suite.repeat} repeat"
+                       f"{'' if suite.repeat == 1 else 's'}", style="bold"))
+    console.print(model_table(summary), soft_wrap=False)
+    simulated = _simulated_models(summary, results)
+    if simulated:
+        console.print(Text(
+            f"simulated: {', '.join(one_line(m, 80) for m in simulated)} answered from the "
+            "local gateway's simulated models, generated on this machine, not by the real "
+            "models of those names", style="yellow"))
+    if summary.pairs:
+        console.print(pair_table(summary), soft_wrap=False)
+    failed = [c for c in results if c.passed is False]
+    if failed:
+        console.print(Text(f"Failed ({len(failed)}"
+                           + (f", first {FAILED_SHOWN} shown" if len(failed) > FAILED_SHOWN
+                              else "") + "):", style="bold red"))
+        for cell in failed[:FAILED_SHOWN]:
+            why = one_line("; ".join(failed_reasons(cell)), 300)
+            console.print(Text(f"  {one_line(cell.case, 80)}  {one_line(cell.model, 80)}  "
+                               f"#{cell.repeat}  {why}"))
+    every_skip = list(dict.fromkeys([*suite.skipped, *skipped]))
+    if every_skip:
+        console.print(Text(f"skipped (unsupported): {one_line('; '.join(every_skip), 500)}",
+                           style="yellow"))
+    if finished:
+        console.print(Text(f"run {run_id}: finished. Reopen it with `anoman-tui runs show "
+                           f"{run_id}`."))
+    else:
+        why = f" ({one_line(stopped, 120)})" if stopped else ""
+        console.print(Text(f"run {run_id}: stopped{why}. Continue it with `anoman-tui eval "
+                           f"--resume {run_id}`.", style="yellow"))
+
+
+# --- anoman-tui runs ------------------------------------------------------------------
+
+
+def print_runs(console: Console, listings: Sequence[RunListingLike]) -> None:
+    """`anoman-tui runs`: one row per stored suite run, newest as given first."""
+    if not listings:
+        console.print(Text("No suite runs yet: start one with `anoman-tui eval SUITE`."))
+        return
+    table = Table(title="Suite runs", title_justify="left", expand=False)
+    for column, justify in (("run", "left"), ("created (UTC)", "left"), ("suite", "left"),
+                            ("models", "left"), ("results", "right"),
+                            ("passed/judged", "right"), ("state", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.columns[0].no_wrap = True
+    for run in listings:
+        state = "finished" if run.finished else "stopped"
+        stopped = getattr(run, "stopped", None)
+        if not run.finished and stopped:
+            state += f" ({one_line(str(stopped), 60)})"
+        table.add_row(
+            Text(str(run.run_id)), created_iso(run.created_at).replace("T", " "),
+            Text(one_line(run.name, 60)), Text(one_line(", ".join(run.models), 120)),
+            str(run.results), f"{run.passed}/{run.judged}" if run.judged else "not judged",
+            Text(state, style="" if run.finished else "yellow"))
+    console.print(table, soft_wrap=False)
