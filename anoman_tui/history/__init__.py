@@ -2,7 +2,9 @@
 
 `model.py` describes a finished comparison turn in plain data, built from the stream
 core's results and read back from the database; the exporters (`anoman_tui.report`)
-and both commands (the compare screen and `anoman-tui compare`) share it.
+and both commands (the compare screen and `anoman-tui compare`) share it. `runs.py`
+keeps suite runs (`anoman-tui eval`): what they hand it and read back are plain JSON
+dicts, so the history never imports `anoman_tui.suites` (which uses it).
 
 May import: the standard library, pydantic, `anoman_tui.streaming` (for the results it
 records) and `anoman_tui.wire` (to read a saved result back).
@@ -20,16 +22,36 @@ from anoman_tui.history.model import (
     pane_record,
     result_from_record,
 )
+from anoman_tui.history.runs import (
+    STOP_REASONS,
+    AmbiguousRunId,
+    GroupInfo,
+    RunExists,
+    RunListing,
+    RunRefused,
+    StoredRun,
+    UnknownRun,
+    UnreadableRun,
+)
 from anoman_tui.history.store import HistoryStore, HistoryUnavailable, VoteRefused, default_path
 
 __all__ = [
+    "STOP_REASONS",
+    "AmbiguousRunId",
     "ComparisonRecord",
+    "GroupInfo",
     "HistoryStore",
     "HistoryUnavailable",
     "ListedComparison",
     "ListedPane",
     "ModelNumbers",
     "PaneRecord",
+    "RunExists",
+    "RunListing",
+    "RunRefused",
+    "StoredRun",
+    "UnknownRun",
+    "UnreadableRun",
     "VoteRecord",
     "VoteRefused",
     "VotedRound",

@@ -99,6 +99,13 @@ class ComparisonRecord:
     """The history id of the comparison whose prompt it sent again, if it is a rerun."""
     recorded: bool = False
     """Its streams were recorded (`HistoryStore.recordings` replays them)."""
+    suite_run: str | None = None
+    """The suite run (`anoman-tui eval`) it holds one (case, repeat) of, if any; not
+    carried by the portable export (an imported copy is a comparison of its own)."""
+    suite_case: str | None = None
+    """That case's id in its suite."""
+    suite_repeat: int | None = None
+    """That repeat (1-based)."""
 
     @property
     def recording_bytes(self) -> int:
@@ -279,6 +286,10 @@ class ListedComparison:
     """A blind round not voted on yet: `panes` carry labels, not models."""
     recorded: bool = False
     """Its streams were recorded: it can be replayed."""
+    suite_run: str | None = None
+    """The suite run it holds one (case, repeat) of, if any (`ComparisonRecord`)."""
+    suite_case: str | None = None
+    suite_repeat: int | None = None
 
 
 def _float(value: Any) -> float | None:

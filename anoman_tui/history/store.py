@@ -6,6 +6,10 @@ transaction with a busy timeout, so two processes (two app instances, or the app
 and `anoman-tui compare`) can write it at once. A process killed mid-stream loses
 only what was never committed: the next open finds a clean database.
 
+Suite runs (`anoman-tui eval`) are kept here too, each cell saved as it finishes with
+its answer as a pane of its (case, repeat)'s comparison; `runs.py` holds their tables
+and queries, this class their transactions.
+
 The schema is versioned with `PRAGMA user_version` and migrated forward on open.
 A database this code cannot use (corrupt, a newer schema, locked, read-only, disk
 full) raises `HistoryUnavailable` with one sentence saying why, and is left exactly
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from anoman_tui import locations
+from anoman_tui.history import runs as suite_runs
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import (
     ComparisonRecord,
@@ -38,6 +43,7 @@ from anoman_tui.history.model import (
     VotedRound,
     VoteRecord,
 )
+from anoman_tui.history.runs import GroupInfo, RunListing, StoredRun
 from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost, decimal_or_none
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
@@ -200,6 +206,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _add_scoreboard_columns,  # 5 -> 6: TTFT, tokens/s, cost and failure kind as columns
     _add_recordings,  # 6 -> 7: streams recorded for replay; which comparison a rerun repeats
     _cost_as_value,  # 7 -> 8: cost as amount and source; whether the model was simulated
+    suite_runs.add_suite_runs,  # 8 -> 9: suite runs and their results (history/runs.py)
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -272,6 +279,23 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
         "unknown" if p.cost.source == "hidden" else p.cost.source,
         None if p.provider_cost is None else str(p.provider_cost), int(p.simulated),
     )
+
+
+def _put_panes(conn: sqlite3.Connection, comparison_id: int,
+               panes: Sequence[PaneRecord]) -> None:
+    """Insert panes of a comparison and the recordings of those that have one."""
+    conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p) for p in panes])
+    conn.executemany(
+        "INSERT INTO recordings (comparison_id, pane, body_bytes, data) VALUES (?, ?, ?, ?)",
+        [(comparison_id, p.pane, len(p.recording.body), _recording_blob(p.recording))
+         for p in panes if p.recording is not None])
+
+
+def _drop_pane(conn: sqlite3.Connection, comparison_id: int, pane: int) -> None:
+    conn.execute("DELETE FROM recordings WHERE comparison_id = ? AND pane = ?",
+                 (comparison_id, pane))
+    conn.execute("DELETE FROM panes WHERE comparison_id = ? AND pane = ?",
+                 (comparison_id, pane))
 
 
 def _recording_blob(recording: StreamRecording) -> bytes:
@@ -475,19 +499,14 @@ class HistoryStore:
             try:
                 cursor = conn.execute(
                     "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                    "conversation, blind, rerun_of) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (created, record.source, record.prompt, record.system_prompt,
-                     _turns_json(record.conversation), int(record.blind), record.rerun_of),
+                     _turns_json(record.conversation), int(record.blind), record.rerun_of,
+                     record.suite_run, record.suite_case, record.suite_repeat),
                 )
                 comparison_id = int(cursor.lastrowid or 0)
-                conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p)
-                                                for p in record.panes])
-                conn.executemany(
-                    "INSERT INTO recordings (comparison_id, pane, body_bytes, data) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(comparison_id, p.pane, len(p.recording.body),
-                      _recording_blob(p.recording))
-                     for p in record.panes if p.recording is not None])
+                _put_panes(conn, comparison_id, record.panes)
                 if self.fts:
                     conn.execute(
                         "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
@@ -565,7 +584,8 @@ class HistoryStore:
         return self._matching(
             limit, search, before,
             "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up, c.blind, "
-            "EXISTS (SELECT 1 FROM recordings r WHERE r.comparison_id = c.id) AS recorded",
+            "EXISTS (SELECT 1 FROM recordings r WHERE r.comparison_id = c.id) AS recorded, "
+            "c.suite_run, c.suite_case, c.suite_repeat",
             self._list)
 
     def _matching(self, limit: int, search: str | None, before: int | None, columns: str,
@@ -628,7 +648,9 @@ class HistoryStore:
         return [ListedComparison(row["id"], row["created_at"], row["prompt"],
                                  bool(row["follow_up"]), tuple(panes[row["id"]]),
                                  blind=bool(row["blind"]), hidden=row["id"] in hidden,
-                                 recorded=bool(row["recorded"]))
+                                 recorded=bool(row["recorded"]), suite_run=row["suite_run"],
+                                 suite_case=row["suite_case"],
+                                 suite_repeat=row["suite_repeat"])
                 for row in rows]
 
     def _voted(self, ids: list[int], marks: str) -> dict[int, VoteRecord]:
@@ -669,6 +691,9 @@ class HistoryStore:
                 vote=votes.get(row["id"]),
                 rerun_of=row["rerun_of"],
                 recorded=row["id"] in recorded,
+                suite_run=row["suite_run"],
+                suite_case=row["suite_case"],
+                suite_repeat=row["suite_repeat"],
             )
             for row in rows
         ]
@@ -781,3 +806,149 @@ class HistoryStore:
                     raise
             except sqlite3.Error as exc:
                 raise HistoryUnavailable(_reason(exc, self.path)) from None
+
+    # -- suite runs (history/runs.py) --------------------------------------------
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction, under the lock: committed whole or not at all;
+        what SQLite raises becomes `HistoryUnavailable`."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise HistoryUnavailable(_reason(exc, self.path)) from None
+
+    def create_run(self, run_id: str, *, name: str, suite: dict[str, Any],
+                   settings: dict[str, Any], models: list[str], cells: int,
+                   created_at: float | None = None) -> None:
+        """Record a suite run about to start: its suite (`Suite.to_json()`) and settings
+        kept whole for `--resume`. An id already held raises `RunExists` (never
+        overwritten); JSON that cannot be stored raises ValueError."""
+        now = time.time()
+        with self._writing() as conn:
+            suite_runs.insert_run(conn, run_id, name=name, suite=suite, settings=settings,
+                                  models=models, cells=cells,
+                                  created_at=created_at if created_at is not None else now,
+                                  now=now)
+
+    def save_cell(self, run_id: str, cell: dict[str, Any], *, case_id: str, model: str,
+                  repeat: int, status: str, passed: bool | None,
+                  pane: PaneRecord | None, group: GroupInfo | None = None) -> int | None:
+        """Save one finished cell of a run in one transaction; returns the id of the
+        comparison holding its answer (None for a cell with no answer: not_run).
+
+        With a `pane`, the (case, repeat)'s comparison is found or made (from `group`),
+        the pane (its number as given) is put in it, replacing one of that number and
+        its recording, and the cell's row (`cell`, its JSON, with `comparison_id` filled
+        in) is inserted or replaced. A cell saved again leaves no pane of its earlier
+        save behind. A kill between two saves leaves every earlier save whole.
+        Raises `UnknownRun` for a run not created, `HistoryUnavailable`.
+        """
+        if pane is not None and group is None:
+            raise ValueError("a cell with an answer needs its group to make its comparison")
+        key = (case_id, model, repeat)
+        now = time.time()
+        with self._writing() as conn:
+            suite_runs.require_run(conn, run_id)
+            before = suite_runs.cell_place(conn, run_id, key)
+            if before is not None and before[0] is not None and before[1] is not None:
+                _drop_pane(conn, before[0], before[1])
+            comparison_id = None
+            if pane is not None and group is not None:
+                comparison_id = suite_runs.group_comparison(conn, run_id, case_id, repeat)
+                made = comparison_id is None
+                if comparison_id is None:
+                    comparison_id = suite_runs.create_group_comparison(
+                        conn, run_id, case_id, repeat, group,
+                        group.created_at if group.created_at is not None else now)
+                _drop_pane(conn, comparison_id, pane.pane)
+                _put_panes(conn, comparison_id, (pane,))
+                self._index_models(conn, comparison_id, group.prompt if made else None)
+            suite_runs.put_result(conn, run_id, cell, key=key, status=status, passed=passed,
+                                  comparison_id=comparison_id,
+                                  pane=None if pane is None else pane.pane, finished_at=now)
+            if before is not None and before[0] is not None and before[0] != comparison_id:
+                self._drop_if_empty(conn, before[0])
+            suite_runs.touch_run(conn, run_id, now)
+        return comparison_id
+
+    def delete_cells(self, run_id: str, keys: Iterable[tuple[str, str, int]]) -> None:
+        """Forget cells of a run (`--retry-errors` runs them again): their rows and their
+        panes; a comparison left with no pane goes too. Cells not saved are ignored."""
+        now = time.time()
+        with self._writing() as conn:
+            suite_runs.require_run(conn, run_id)
+            touched: set[int] = set()
+            for key in suite_runs.keys_of(keys):
+                place = suite_runs.cell_place(conn, run_id, key)
+                if place is None:
+                    continue
+                suite_runs.delete_result(conn, run_id, key)
+                comparison_id, pane = place
+                if comparison_id is not None and pane is not None:
+                    _drop_pane(conn, comparison_id, pane)
+                    touched.add(comparison_id)
+            for comparison_id in sorted(touched):
+                self._drop_if_empty(conn, comparison_id)
+            suite_runs.touch_run(conn, run_id, now)
+
+    def finish_run(self, run_id: str, *, finished: bool, stopped: str | None) -> None:
+        """Mark how a run (or one resumed stretch of it) ended: `stopped` is one of
+        `runs.STOP_REASONS` or None. Raises `UnknownRun`, ValueError for another reason."""
+        now = time.time()
+        with self._writing() as conn:
+            suite_runs.set_run_end(conn, run_id, finished=finished, stopped=stopped, now=now)
+
+    def run(self, run_id: str) -> StoredRun | None:
+        """The run `run_id` names, or one whose id it uniquely begins (`AmbiguousRunId`
+        when several), with every saved cell; None when none matches. A cell whose JSON
+        cannot be read is left out and named in `unreadable`; a suite or settings that
+        cannot be read raise `UnreadableRun`."""
+        with self._reading() as conn:
+            found = suite_runs.matching_run_id(conn, run_id)
+            return None if found is None else suite_runs.read_run(conn, found)
+
+    def runs(self, limit: int = 50) -> list[RunListing]:
+        """The latest suite runs, newest first, with their cells counted (not read)."""
+        with self._reading() as conn:
+            return suite_runs.list_runs(conn, limit)
+
+    def run_comparison(self, run_id: str, case_id: str, repeat: int) -> int | None:
+        """The comparison holding the answers of (case, repeat) of a run, if saved."""
+        with self._reading() as conn:
+            return suite_runs.group_comparison(conn, run_id, case_id, repeat)
+
+    def _index_models(self, conn: sqlite3.Connection, comparison_id: int,
+                      new_prompt: str | None) -> None:
+        """Keep a grown comparison searchable by every model it now holds; `new_prompt`:
+        it was just made, and gets its row in the index."""
+        if not self.fts:
+            return
+        models = " ".join(r[0] for r in conn.execute(
+            "SELECT model FROM panes WHERE comparison_id = ? ORDER BY pane", (comparison_id,)))
+        if new_prompt is not None:
+            conn.execute("INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
+                         (comparison_id, new_prompt, models))
+        else:
+            conn.execute("UPDATE comparisons_fts SET models = ? WHERE rowid = ?",
+                         (models, comparison_id))
+
+    def _drop_if_empty(self, conn: sqlite3.Connection, comparison_id: int) -> None:
+        """Delete a comparison that has lost its last pane (its index row with it); else
+        index the models it still has."""
+        if conn.execute("SELECT 1 FROM panes WHERE comparison_id = ? LIMIT 1",
+                        (comparison_id,)).fetchone() is not None:
+            self._index_models(conn, comparison_id, None)
+            return
+        conn.execute("DELETE FROM comparisons WHERE id = ?", (comparison_id,))
+        if self.fts:
+            conn.execute("DELETE FROM comparisons_fts WHERE rowid = ?", (comparison_id,))
