@@ -211,8 +211,10 @@ def pair_table(summary: RunSummary) -> Table:
                             ("b only", "right"), ("McNemar p (Holm)", "right"),
                             ("TTFT a−b median", "right"), ("95% CI", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    simulated = {m.model for m in summary.models if m.simulated}
     for p in summary.pairs:
-        table.add_row(Text(f"{one_line(p.a, 80)} vs {one_line(p.b, 80)}"), str(p.paired),
+        a, b = (one_line(model_label(x, x in simulated), 80) for x in (p.a, p.b))
+        table.add_row(Text(f"{a} vs {b}"), str(p.paired),
                       str(p.a_only), str(p.b_only), p_text(p), signed_seconds(p.ttft_diff_s),
                       interval_seconds(p.ttft_diff_ci))
     return table
@@ -249,7 +251,8 @@ def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResul
                               else "") + "):", style="bold red"))
         for cell in failed[:FAILED_SHOWN]:
             why = one_line("; ".join(failed_reasons(cell)), 300)
-            console.print(Text(f"  {one_line(cell.case, 80)}  {one_line(cell.model, 80)}  "
+            model = model_label(cell.model, cell.simulated or cell.model in simulated)
+            console.print(Text(f"  {one_line(cell.case, 80)}  {one_line(model, 80)}  "
                                f"#{cell.repeat}  {why}"))
     every_skip = list(dict.fromkeys([*suite.skipped, *skipped]))
     if every_skip:

@@ -1,0 +1,222 @@
+"""`anoman-tui runs diff OLD NEW`: what changed between two runs of a suite, per model.
+
+Cells are matched on (case, repeat) for the same model. Among those judged in both runs,
+`regressions` went pass -> fail and `improvements` fail -> pass (a failed stream is a
+fail, as in the summary); any regression makes the command exit 1, for CI. The change in
+TTFT is the median of new - old over the matched cells both timed (completed, not a cache
+hit), with a paired bootstrap 95% interval; the change in cost is the mean per-cell
+new - old over the matched cells whose costs are both known, with its interval, beside
+both runs' totals over those cells. Models found in one run only are listed as such.
+
+May import: the standard library, Rich, `anoman_tui.suites.model` and
+`anoman_tui.suites.stats`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from anoman_tui.report.suite_text import (
+    DASH,
+    interval_seconds,
+    one_line,
+    signed_seconds,
+    signed_usd,
+    usd,
+)
+from anoman_tui.suites.model import CellResult
+from anoman_tui.suites.stats import paired_bootstrap_ci
+
+
+@dataclass(frozen=True, slots=True)
+class CellChange:
+    """One (case, model, repeat) whose verdict changed."""
+
+    case: str
+    model: str
+    repeat: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "model": self.model, "repeat": self.repeat}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDiff:
+    """One model's change between the runs, on the cells both runs have."""
+
+    model: str
+    matched: int
+    """(case, repeat) present in both runs."""
+    judged: int
+    """Of those, judged in both."""
+    regressions: tuple[CellChange, ...]
+    improvements: tuple[CellChange, ...]
+    ttft_pairs: int
+    ttft_diff_s: float | None
+    """Median of TTFT(new) - TTFT(old); negative: faster now."""
+    ttft_diff_ci: tuple[float, float] | None
+    cost_pairs: int
+    cost_diff_usd: float | None
+    """Mean per-cell cost(new) - cost(old); negative: cheaper now."""
+    cost_diff_ci: tuple[float, float] | None
+    cost_old_usd: Decimal | None
+    """Total of the old run's costs over the `cost_pairs` cells."""
+    cost_new_usd: Decimal | None
+    cost_estimated: bool
+    """Part of a compared cost is an estimate."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "matched": self.matched, "judged": self.judged,
+            "regressions": len(self.regressions), "improvements": len(self.improvements),
+            "ttft_pairs": self.ttft_pairs, "ttft_diff_s": self.ttft_diff_s,
+            "ttft_diff_ci": None if self.ttft_diff_ci is None else list(self.ttft_diff_ci),
+            "cost_pairs": self.cost_pairs, "cost_diff_usd": self.cost_diff_usd,
+            "cost_diff_ci": None if self.cost_diff_ci is None else list(self.cost_diff_ci),
+            "cost_old_usd": None if self.cost_old_usd is None else float(self.cost_old_usd),
+            "cost_new_usd": None if self.cost_new_usd is None else float(self.cost_new_usd),
+            "cost_estimated": self.cost_estimated,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunDiff:
+    models: tuple[ModelDiff, ...]
+    only_in_old: tuple[str, ...]
+    """Models with results in the old run only."""
+    only_in_new: tuple[str, ...]
+
+    @property
+    def regressions(self) -> tuple[CellChange, ...]:
+        return tuple(c for m in self.models for c in m.regressions)
+
+    @property
+    def improvements(self) -> tuple[CellChange, ...]:
+        return tuple(c for m in self.models for c in m.improvements)
+
+    @property
+    def regressed(self) -> bool:
+        """Any case went pass -> fail: `runs diff` exits 1."""
+        return any(m.regressions for m in self.models)
+
+
+def _interval(values: Sequence[float], statistic: Literal["median", "mean"],
+              ) -> tuple[float, float] | None:
+    # Seed 0, as the run's summary uses: the same runs always give the same interval.
+    return paired_bootstrap_ci(values, statistic)
+
+
+def _model_diff(model: str, old: dict[tuple[str, int], CellResult],
+                new: dict[tuple[str, int], CellResult]) -> ModelDiff:
+    keys = [k for k in new if k in old]
+    regressions: list[CellChange] = []
+    improvements: list[CellChange] = []
+    ttft: list[float] = []
+    cost: list[float] = []
+    old_total = new_total = Decimal(0)
+    judged = 0
+    estimated = False
+    for key in keys:
+        was, now = old[key], new[key]
+        if was.passed is not None and now.passed is not None:
+            judged += 1
+            if was.passed and not now.passed:
+                regressions.append(CellChange(key[0], model, key[1]))
+            elif not was.passed and now.passed:
+                improvements.append(CellChange(key[0], model, key[1]))
+        if was.timed and now.timed and was.ttft_s is not None and now.ttft_s is not None:
+            ttft.append(now.ttft_s - was.ttft_s)
+        if was.cost.usd is not None and now.cost.usd is not None:
+            cost.append(float(now.cost.usd - was.cost.usd))
+            old_total += was.cost.usd
+            new_total += now.cost.usd
+            estimated = estimated or was.cost.estimated or now.cost.estimated
+    return ModelDiff(
+        model=model, matched=len(keys), judged=judged, regressions=tuple(regressions),
+        improvements=tuple(improvements), ttft_pairs=len(ttft),
+        ttft_diff_s=statistics.median(ttft) if ttft else None,
+        ttft_diff_ci=_interval(ttft, "median"), cost_pairs=len(cost),
+        cost_diff_usd=statistics.fmean(cost) if cost else None,
+        cost_diff_ci=_interval(cost, "mean"),
+        cost_old_usd=old_total if cost else None, cost_new_usd=new_total if cost else None,
+        cost_estimated=estimated)
+
+
+def _by_model(results: Sequence[CellResult]) -> dict[str, dict[tuple[str, int], CellResult]]:
+    grouped: dict[str, dict[tuple[str, int], CellResult]] = {}
+    for cell in results:
+        grouped.setdefault(cell.model, {})[(cell.case, cell.repeat)] = cell
+    return grouped
+
+
+def diff_runs(old_results: Sequence[CellResult], new_results: Sequence[CellResult],
+              models: Sequence[str]) -> RunDiff:
+    """Per model of `models` (in that order; any other model a run has is added after),
+    the change from `old_results` to `new_results`."""
+    old, new = _by_model(old_results), _by_model(new_results)
+    order = list(dict.fromkeys([*models, *old, *new]))
+    return RunDiff(
+        models=tuple(_model_diff(m, old[m], new[m]) for m in order if m in old and m in new),
+        only_in_old=tuple(m for m in order if m in old and m not in new),
+        only_in_new=tuple(m for m in order if m in new and m not in old),
+    )
+
+
+def diff_json(diff: RunDiff) -> dict[str, Any]:
+    """`runs diff --json`: `regressions` and `improvements` (each `case`, `model`,
+    `repeat`), the per-model figures under `models`, and the models of one run only."""
+    return {
+        "regressed": diff.regressed,
+        "regressions": [c.to_json() for c in diff.regressions],
+        "improvements": [c.to_json() for c in diff.improvements],
+        "models": {m.model: m.to_json() for m in diff.models},
+        "only_in_old": list(diff.only_in_old),
+        "only_in_new": list(diff.only_in_new),
+    }
+
+
+def print_diff(console: Console, diff: RunDiff) -> None:
+    """The per-model table, then each regression and improvement, then the verdict."""
+    table = Table(title="Change per model (new − old, on the cells both runs have)",
+                  title_justify="left", expand=False)
+    for column, justify in (("model", "left"), ("matched", "right"), ("pass→fail", "right"),
+                            ("fail→pass", "right"), ("TTFT median", "right"),
+                            ("95% CI", "right"), ("cost per cell", "right"),
+                            ("95% CI", "right"), ("cost old → new", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.columns[0].no_wrap = True
+    for m in diff.models:
+        ci = DASH if m.cost_diff_ci is None else \
+            f"[{m.cost_diff_ci[0]:+.6f}, {m.cost_diff_ci[1]:+.6f}]"
+        totals = DASH if m.cost_old_usd is None else \
+            f"{usd(m.cost_old_usd, m.cost_estimated)} → {usd(m.cost_new_usd, m.cost_estimated)}"
+        table.add_row(Text(one_line(m.model, 120)), str(m.matched),
+                      Text(str(len(m.regressions)), style="red" if m.regressions else ""),
+                      Text(str(len(m.improvements)), style="green" if m.improvements else ""),
+                      signed_seconds(m.ttft_diff_s), interval_seconds(m.ttft_diff_ci),
+                      signed_usd(m.cost_diff_usd), ci, totals)
+    console.print(table, soft_wrap=False)
+    for label, changes, style in (("Regressions (pass → fail)", diff.regressions, "red"),
+                                  ("Improvements (fail → pass)", diff.improvements, "green")):
+        if changes:
+            console.print(Text(f"{label}: {len(changes)}", style=f"bold {style}"))
+            for c in changes:
+                console.print(Text(f"  {one_line(c.case, 80)}  {one_line(c.model, 80)}  "
+                                   f"#{c.repeat}"))
+    for label, names in (("only in the old run", diff.only_in_old),
+                         ("only in the new run", diff.only_in_new)):
+        if names:
+            console.print(Text(f"{label}: {one_line(', '.join(names), 300)}", style="yellow"))
+    if diff.regressed:
+        console.print(Text(f"regressed: {len(diff.regressions)} case(s) went pass → fail",
+                           style="bold red"))
+    else:
+        console.print(Text("no regression", style="green"))
