@@ -62,6 +62,8 @@ class TargetConfig(BaseModel):
     usage_path: str | None = None
     include_usage: bool = True
     """Ask an OpenAI-format stream for its usage (`stream_options.include_usage`)."""
+    max_concurrency: int | None = Field(default=None, ge=1)
+    """The most streams a suite run keeps in flight on it (None: the run's own limit)."""
 
     @field_validator("base_url")
     @classmethod
@@ -104,6 +106,8 @@ class Target(BaseModel):
     models_path: str | None = "/v1/models"
     usage_path: str | None = None
     include_usage: bool = True
+    max_concurrency: int | None = None
+    """The most streams a suite run keeps in flight on it (None: the run's own limit)."""
     key_hint: str | None = None
     """Where a user sets its key, for a 401's advice (default: `api_key_env`)."""
 
@@ -180,6 +184,7 @@ def from_config(name: str, config: TargetConfig) -> Target:
     fields: dict[str, Any] = {
         "api_key_env": config.api_key_env, "api_key": config.api_key,
         "headers": tuple(config.headers.items()), "include_usage": config.include_usage,
+        "max_concurrency": config.max_concurrency,
     }
     for path in ("chat_path", "messages_path", "playground_path", "models_path",
                  "usage_path"):

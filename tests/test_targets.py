@@ -371,3 +371,15 @@ def test_the_compare_screen_warns_about_an_inline_key_too(
     assert err.count("\n") == 1 and err.startswith(
         "anoman-tui: warning: targets.inline.api_key is written in the config file"), err
     assert SECRET not in out + err
+
+
+def test_a_target_table_may_cap_a_suite_runs_streams() -> None:
+    """`max_concurrency` in `[targets.NAME]`: how many streams a suite run keeps in flight
+    on that target; unset, the run's own limit; below 1 refused."""
+    from anoman_tui.targets import TargetConfig, from_config
+
+    assert from_config("t", TargetConfig(base_url="http://127.0.0.1:9")).max_concurrency is None
+    capped = from_config("t", TargetConfig(base_url="http://127.0.0.1:9", max_concurrency=2))
+    assert capped.max_concurrency == 2
+    with pytest.raises(ValueError, match="max_concurrency"):
+        TargetConfig(base_url="http://127.0.0.1:9", max_concurrency=0)
