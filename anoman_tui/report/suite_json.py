@@ -62,7 +62,7 @@ def runs_json(listings: Sequence[RunListingLike]) -> list[dict[str, Any]]:
             "passed": run.passed,
             "judged": run.judged,
             "finished": run.finished,
-            "stopped": getattr(run, "stopped", None),
+            "stopped": run.stopped,
         }
         for run in listings
     ]

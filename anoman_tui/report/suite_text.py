@@ -57,6 +57,8 @@ class RunListingLike(Protocol):
     def judged(self) -> int: ...
     @property
     def finished(self) -> bool: ...
+    @property
+    def stopped(self) -> str | None: ...
 
 
 # --- formatters shared with suite_html -------------------------------------------------
@@ -283,9 +285,8 @@ def print_runs(console: Console, listings: Sequence[RunListingLike]) -> None:
     table.columns[0].no_wrap = True
     for run in listings:
         state = "finished" if run.finished else "stopped"
-        stopped = getattr(run, "stopped", None)
-        if not run.finished and stopped:
-            state += f" ({one_line(str(stopped), 60)})"
+        if not run.finished and run.stopped:
+            state += f" ({one_line(run.stopped, 60)})"
         table.add_row(
             Text(str(run.run_id)), created_iso(run.created_at).replace("T", " "),
             Text(one_line(run.name, 60)), Text(one_line(", ".join(run.models), 120)),

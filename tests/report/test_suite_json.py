@@ -4,9 +4,9 @@ taken from the run unchanged (hostile text included: JSON escapes it, nothing re
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from decimal import Decimal
 
+from anoman_tui.history.runs import RunListing
 from anoman_tui.report.suite_json import run_json, runs_json
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.suites.model import (
@@ -104,25 +104,10 @@ def test_the_document_survives_json_unchanged() -> None:
     assert "answer" not in again["results"][0]  # answers live in the history
 
 
-@dataclass(frozen=True)
-class Listing:
-    run_id: str
-    name: str
-    created_at: float
-    models: tuple[str, ...]
-    cells: int
-    results: int
-    passed: int
-    failed: int
-    judged: int
-    finished: bool
-    stopped: str | None
-
-
 def test_runs_json_lists_each_run_with_its_keys() -> None:
-    runs = [Listing("r2", "support", 1_764_554_726.0, ("m-a", "sim-b"), 12, 10, 7, 2, 9,
+    runs = [RunListing("r2", "support", 1_764_554_726.0, ["m-a", "sim-b"], 12, 10, 7, 2, 9,
                     False, "interrupted"),
-            Listing("r1", HOSTILE, 0.0, ("m-a",), 3, 3, 3, 0, 3, True, None)]
+            RunListing("r1", HOSTILE, 0.0, ["m-a"], 3, 3, 3, 0, 3, True, None)]
     doc = runs_json(runs)
     assert json.loads(json.dumps(doc)) == doc
     assert [d["run_id"] for d in doc] == ["r2", "r1"]
