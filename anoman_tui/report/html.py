@@ -29,7 +29,7 @@ from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.report import facts
 
 # The app's dark theme (anoman-dark).
-_COLOURS = {
+COLOURS = {
     "primary": "#5EA1FF", "secondary": "#9D8CFF", "accent": "#FFB86B",
     "foreground": "#E6EAF2", "background": "#0F1420", "surface": "#161C2B",
     "panel": "#1E2638", "success": "#5FD38D", "warning": "#F5C451", "error": "#FF6B6B",
@@ -41,7 +41,7 @@ _COLOURS = {
 _HIGHLIGHT_LIMIT = 20_000
 _HIGHLIGHT_BUDGET = 400_000
 _budget: ContextVar[int] = ContextVar("highlight_budget", default=_HIGHLIGHT_BUDGET)
-_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
         "form-action 'none'; base-uri 'none'")
 
 
@@ -116,7 +116,7 @@ def sparkline(pane: PaneRecord, width: int = 240, height: int = 36) -> str:
     return (f'<svg class="spark" viewBox="0 0 {width} {height}" width="{width}" '
             f'height="{height}" role="img" aria-label="{_esc(label)}">'
             f'<title>{_esc(label)}</title>'
-            f'<g fill="{_COLOURS["primary"]}">{"".join(rects)}</g></svg>'
+            f'<g fill="{COLOURS["primary"]}">{"".join(rects)}</g></svg>'
             f'<span class="spark-peak">peak {peak:.0f} tok/s</span>')
 
 
@@ -168,7 +168,7 @@ def _quote(label: str, text: str) -> str:
 
 
 def _css() -> str:
-    c = _COLOURS
+    c = COLOURS
     code = _formatter().get_style_defs(".code")
     return f"""
 :root {{ color-scheme: dark; }}
@@ -268,7 +268,7 @@ def to_html(record: ComparisonRecord) -> str:
             " links in answers go to the sites they name.</footer>")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="referrer" content="no-referrer">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_esc(title)} · {_esc(models)}</title><style>{_css()}</style></head>"

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from anoman_tui.report.html import _COLOURS, _CSP
+from anoman_tui.report.html import COLOURS, CSP
 from anoman_tui.report.suite_json import simulated_models
 from anoman_tui.report.suite_text import (
     DASH,
@@ -520,7 +520,7 @@ def _matrix_and_failures(case_ids: Sequence[str], models: Sequence[str],
 
 
 def _css() -> str:
-    c = _COLOURS
+    c = COLOURS
     return f"""
 :root {{ color-scheme: dark; }}
 * {{ box-sizing: border-box; }}
@@ -640,7 +640,7 @@ def suite_html(*, suite: Suite, results: Sequence[CellResult], summary: RunSumma
     )
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="referrer" content="no-referrer">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_esc(title)}</title><style>{_css()}</style></head>"
