@@ -1,0 +1,118 @@
+"""A suite run's figures: per model (pass rate with its Wilson interval, latency
+percentiles, cost, failures) and per pair of models (exact McNemar, Holm-corrected, and
+the median TTFT difference with its paired bootstrap interval), as `ModelSummary` and
+`PairSummary` in `anoman_tui.suites.model` define each field.
+
+Pure: from cell results to a `RunSummary`, the same for the same results and seed (so a
+resumed run and `runs show` print what the uninterrupted run printed). May import: the
+standard library and `anoman_tui.suites.model`, `anoman_tui.suites.stats`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from decimal import Decimal
+from itertools import combinations
+
+from anoman_tui.suites.model import NOT_RUN, CellResult, ModelSummary, PairSummary, RunSummary
+from anoman_tui.suites.stats import (
+    holm,
+    mcnemar_exact,
+    paired_bootstrap_ci,
+    percentile,
+    wilson,
+)
+
+
+def verdict(cell: CellResult) -> bool | None:
+    """The cell's pass as the figures count it: None when not judged (no assertion, or
+    never run); a failed stream with assertions fails, whatever was recorded."""
+    if cell.status == NOT_RUN or cell.passed is None:
+        return None
+    return cell.passed and cell.completed
+
+
+def summarize(models: Sequence[str], results: Iterable[CellResult], *,
+              seed: int = 0) -> RunSummary:
+    """Every model's figures and every pair's, models in the order given (a pair's `a`
+    comes before its `b`). A later result for the same (case, model, repeat) replaces an
+    earlier one (a retried cell). `seed` drives the bootstrap; every pair uses it."""
+    known = set(models)
+    cells: dict[tuple[str, str, int], CellResult] = {}
+    for cell in results:
+        if cell.model not in known:
+            raise ValueError(f"a result for {cell.model!r}, which is not one of the run's models")
+        cells[cell.key] = cell
+    by_model: dict[str, dict[tuple[str, int], CellResult]] = {m: {} for m in models}
+    for (case, model, repeat), cell in cells.items():
+        by_model[model][(case, repeat)] = cell
+    summaries = tuple(_model_summary(m, list(by_model[m].values())) for m in models)
+    pairs = [_pair_summary(a, b, by_model[a], by_model[b], seed)
+             for a, b in combinations(models, 2)]
+    adjusted = holm([p.p_value for p in pairs])
+    return RunSummary(
+        models=summaries,
+        pairs=tuple(replace(p, p_value_holm=h) for p, h in zip(pairs, adjusted, strict=True)),
+    )
+
+
+def _model_summary(model: str, cells: list[CellResult]) -> ModelSummary:
+    verdicts = [v for v in (verdict(c) for c in cells) if v is not None]
+    judged, passed = len(verdicts), sum(verdicts)
+    timed = [c for c in cells if c.timed]
+    ttfts = [c.ttft_s for c in timed if c.ttft_s is not None]
+    e2es = [c.e2e_s for c in timed if c.e2e_s is not None]
+    rates = [c.output_tokens_per_s for c in timed if c.output_tokens_per_s is not None]
+    costs = [c.cost for c in cells if c.cost.usd is not None]
+    # Decimal sums are exact: a total is the sum of what the gateway said, to the digit.
+    cost_usd = sum((c.usd for c in costs if c.usd is not None), Decimal(0)) if costs else None
+    failures = Counter(c.status for c in cells if not c.completed and c.status != NOT_RUN)
+    return ModelSummary(
+        model=model,
+        results=len(cells),
+        judged=judged,
+        passed=passed,
+        pass_rate=passed / judged if judged else None,
+        pass_rate_ci=wilson(passed, judged),
+        ttft_p50_s=percentile(ttfts, 50),
+        ttft_p95_s=percentile(ttfts, 95),
+        tokens_per_s_p50=percentile(rates, 50),
+        e2e_p50_s=percentile(e2es, 50),
+        e2e_p95_s=percentile(e2es, 95),
+        cost_usd=cost_usd,
+        cost_estimated=any(c.estimated for c in costs),
+        cost_per_pass_usd=cost_usd / passed if cost_usd is not None and passed else None,
+        failures=dict(sorted(failures.items())),
+        not_run=sum(1 for c in cells if c.status == NOT_RUN),
+        cache_hits=sum(1 for c in cells if c.cache_hit),
+        simulated=any(c.simulated for c in cells),
+    )
+
+
+def _pair_summary(a: str, b: str, a_cells: dict[tuple[str, int], CellResult],
+                  b_cells: dict[tuple[str, int], CellResult], seed: int) -> PairSummary:
+    paired = a_only = b_only = 0
+    diffs: list[float] = []
+    for key, a_cell in a_cells.items():
+        b_cell = b_cells.get(key)
+        if b_cell is None:
+            continue
+        a_pass, b_pass = verdict(a_cell), verdict(b_cell)
+        if a_pass is not None and b_pass is not None:
+            paired += 1
+            a_only += a_pass and not b_pass
+            b_only += b_pass and not a_pass
+        if (a_cell.timed and b_cell.timed and a_cell.ttft_s is not None
+                and b_cell.ttft_s is not None):
+            diffs.append(a_cell.ttft_s - b_cell.ttft_s)
+    return PairSummary(
+        a=a, b=b, paired=paired, a_only=a_only, b_only=b_only,
+        p_value=mcnemar_exact(a_only, b_only) if paired else None,
+        p_value_holm=None,
+        ttft_pairs=len(diffs),
+        ttft_diff_s=percentile(diffs, 50),
+        ttft_diff_ci=paired_bootstrap_ci(diffs, "median", seed=seed),
+    )
+
