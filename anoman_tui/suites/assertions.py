@@ -236,12 +236,11 @@ def _check_is_json(text: str) -> tuple[bool, str]:
     # tab, CR, LF, as JSON defines it) is allowed, a code fence is not. Python's json.loads
     # allows exactly that whitespace; NaN and Infinity, which it would accept, are refused.
     try:
-        parsed = _STRICT_JSON.decode(text)  # decoded only to be checked
+        _STRICT_JSON.decode(text)
     except json.JSONDecodeError as exc:
         return False, f"answer is not JSON: {exc.msg} at character {exc.pos + 1}"
     except (ValueError, RecursionError) as exc:
         return False, f"answer is not JSON: {_single_line(str(exc), EXCERPT_CHARS)}"
-    del parsed
     return True, f"answer is JSON ({_json_kind(text.lstrip(_JSON_SPACE)[:1])})"
 
 
