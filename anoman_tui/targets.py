@@ -5,8 +5,9 @@ URL, the paths it serves (defaults per kind, each overridable), where its key co
 from (an environment variable; an inline key is accepted and warned about), extra
 headers, and whether it is asked for usage in an OpenAI stream
 (`stream_options.include_usage`). Built in: `local` (the embedded gateway, the
-default), `anoman` (the hosted gateway), `openai`, `anthropic`, `openrouter` and
-`ollama` (on loopback); a config file adds its own under `[targets.NAME]`.
+default), `anoman` (the hosted gateway), `openai` (at `OPENAI_BASE_URL` when that is
+set), `anthropic`, `openrouter` and `ollama` (on loopback); a config file adds its own
+under `[targets.NAME]`, or replaces a built-in one (`[targets.openai]`).
 
 A model is named `TARGET:MODEL`, or plain `MODEL` for the default target. Model ids
 may hold colons themselves (`ollama:llama3.2:1b`): only a prefix that names a target
@@ -110,6 +111,10 @@ class Target(BaseModel):
     """The most streams a suite run keeps in flight on it (None: the run's own limit)."""
     key_hint: str | None = None
     """Where a user sets its key, for a 401's advice (default: `api_key_env`)."""
+    base_url_env: str | None = None
+    """An environment variable whose value, when set, replaces `base_url` once the target
+    is connected (the built-in `openai`'s `OPENAI_BASE_URL`, as the OpenAI SDK and
+    promptfoo read it); a `[targets.NAME]` table has none: its `base_url` is what it says."""
 
     @property
     def key_source(self) -> str | None:
@@ -135,6 +140,14 @@ class Target(BaseModel):
         """`wanted` if this target serves it, else the first format it does serve."""
         served = self.endpoints
         return wanted if wanted in served or not served else served[0]
+
+    def resolved_base_url(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """Where its requests go: `base_url_env`'s value when set (normalised: the SDKs'
+        trailing `/v1` dropped, as our paths add it), else `base_url`."""
+        environ = os.environ if environ is None else environ
+        if self.base_url_env and environ.get(self.base_url_env, "").strip():
+            return normalize_base_url(environ[self.base_url_env])
+        return self.base_url
 
     def key(self, environ: Mapping[str, str] | None = None) -> str:
         """Its key: the environment variable's value, else the inline key, else ""."""
@@ -168,8 +181,9 @@ BUILT_IN: dict[str, Target] = {
     LOCAL: _target(LOCAL, "anoman", None),
     "anoman": _target("anoman", "anoman", "https://api.anoman.io",
                       api_key_env="ANOMAN_API_KEY"),
+    # OPENAI_BASE_URL is read when the target is connected, not here at import.
     "openai": _target("openai", "openai-compatible", "https://api.openai.com",
-                      api_key_env="OPENAI_API_KEY"),
+                      api_key_env="OPENAI_API_KEY", base_url_env="OPENAI_BASE_URL"),
     "anthropic": _target("anthropic", "anthropic", "https://api.anthropic.com",
                          api_key_env="ANTHROPIC_API_KEY"),
     # Its OpenAI-compatible API lives under /api: /api/v1/chat/completions.
@@ -256,6 +270,7 @@ def connect(target: Target, *, local: tuple[str, str] | None = None,
         if local is None:
             raise ValueError("the local gateway is not running")
         return Connection(target=target, base_url=local[0], api_key=SecretStr(local[1]))
-    assert target.base_url is not None
-    return Connection(target=target, base_url=target.base_url,
+    base_url = target.resolved_base_url(environ)
+    assert base_url is not None
+    return Connection(target=target, base_url=base_url,
                       api_key=SecretStr(target.key(environ)))

@@ -383,3 +383,62 @@ def test_a_target_table_may_cap_a_suite_runs_streams() -> None:
     assert capped.max_concurrency == 2
     with pytest.raises(ValueError, match="max_concurrency"):
         TargetConfig(base_url="http://127.0.0.1:9", max_concurrency=0)
+
+
+# -- OPENAI_BASE_URL and [targets.openai] ------------------------------------------------
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("http://127.0.0.1:4000/v1", "http://127.0.0.1:4000"),   # as the SDK takes it
+    ("http://127.0.0.1:4000/v1/", "http://127.0.0.1:4000"),
+    ("https://proxy.example/openai", "https://proxy.example/openai"),
+    ("", "https://api.openai.com"),                          # set but empty: the default
+])
+def test_the_openai_target_goes_to_openai_base_url(value: str, expected: str) -> None:
+    connection = connect(BUILT_IN["openai"], environ={"OPENAI_BASE_URL": value,
+                                                      "OPENAI_API_KEY": "sk-oa-1"})
+    assert connection.base_url == expected
+    assert connection.api_key.get_secret_value() == "sk-oa-1"
+
+
+def test_openai_base_url_is_read_when_connecting_and_only_by_openai(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert connect(BUILT_IN["openai"]).base_url == "https://api.openai.com"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    # The built-in table is unchanged; the connection made now follows the variable.
+    assert BUILT_IN["openai"].base_url == "https://api.openai.com"
+    assert connect(BUILT_IN["openai"]).base_url == "http://127.0.0.1:9"
+    for other in ("anoman", "anthropic", "openrouter", "ollama"):
+        assert connect(BUILT_IN[other]).base_url == BUILT_IN[other].base_url
+
+
+async def test_compare_sends_openai_models_to_openai_base_url(
+        server: Recorder, config: Path) -> None:
+    write(config, server, "")
+    code, doc, out, err = await compare(
+        "-m", "openai:gpt-x", "--no-history",
+        env={"OPENAI_BASE_URL": f"{server.base_url}/via-env/v1", "OPENAI_API_KEY": "sk-oa-77"})
+    assert code == 0, err
+    assert "sk-oa-77" not in out + err
+    assert doc is not None and doc["panels"][0]["status"] == "completed"
+    (request,) = posts(server)
+    assert request.path == "/via-env/v1/chat/completions"
+    assert request.body["model"] == "gpt-x"
+    assert request.headers["authorization"] == "Bearer sk-oa-77"
+
+
+async def test_a_targets_openai_table_replaces_the_built_in_and_its_variable(
+        server: Recorder, config: Path) -> None:
+    write(config, server, """
+[targets.openai]
+base_url = "{url}/from-table"
+api_key_env = "ANOMAN_TEST_OA_KEY"
+""")
+    code, doc, _, err = await compare(
+        "-m", "openai:gpt-x", "--no-history",
+        env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ANOMAN_TEST_OA_KEY": "sk-t-1"})
+    assert code == 0, err
+    assert doc is not None and doc["panels"][0]["status"] == "completed"
+    (request,) = posts(server)
+    assert request.path == "/from-table/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer sk-t-1"

@@ -6,8 +6,9 @@ docs/suites.md lists, mapped onto the same `Suite` a TOML suite gives.
   at most one system message) are variants of every test; `providers` become models
   (`openai:MODEL`, `openai:chat:MODEL` -> `openai:MODEL`; `anthropic:messages:MODEL` ->
   `anthropic:MODEL`; an OpenAI provider with `config.apiBaseUrl` or `config.apiHost`
-  -> a target the suite declares itself, `NAME:MODEL`); `tests` (inline, or `file://`
-  CSV, JSONL, YAML or JSON files) with `defaultTest` merged into each as promptfoo does
+  -> a target the suite declares itself, named after the server's host, `HOST:MODEL`;
+  a provider's `label` is promptfoo's display name, not used); `tests` (inline, or
+  `file://` CSV, JSONL, YAML or JSON files) with `defaultTest` merged into each as promptfoo does
   (its vars under the test's, its assertions first); `evaluateOptions.maxConcurrency`
   and `evaluateOptions.repeat`.
 - A test's `description` is its case id when it is short (at most 40 characters, one
@@ -209,7 +210,6 @@ def _setting(value: Any) -> str:
 
 def _provider(entry: Any, where: str, notes: Notes,
               targets: dict[tuple[str, str], str]) -> _Provider | None:
-    label: str | None = None
     config: dict[str, Any] = {}
     pid: Any
     if isinstance(entry, str):
@@ -223,7 +223,7 @@ def _provider(entry: Any, where: str, notes: Notes,
             if key not in ("id", "label", "config"):
                 notes.unsupported(f'{where}: "{key}" is not supported (provider "{pid}")')
                 return None
-        label = entry.get("label")
+        label = entry.get("label")  # promptfoo's display name: checked, not used
         if label is not None and not isinstance(label, str):
             raise SuiteError(f"{where}: label: must be text, not {describe(label)}")
         raw_config = entry.get("config") or {}
@@ -261,7 +261,7 @@ def _provider(entry: Any, where: str, notes: Notes,
         notes.unsupported(f"{where}: config.{next(iter(server))} is not supported for "
                           f'"{pid}" (only for OpenAI-compatible servers)')
         return None
-    target = _server(server, where, pid, label, notes, targets)
+    target = _server(server, where, pid, notes, targets)
     if target is None:
         return None
     return _Provider(where, f"{target}:{model}",
@@ -282,8 +282,8 @@ def _provider_model(pid: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def _server(server: Mapping[str, Any], where: str, pid: str, label: str | None,
-            notes: Notes, targets: dict[tuple[str, str], str]) -> str | None:
+def _server(server: Mapping[str, Any], where: str, pid: str, notes: Notes,
+            targets: dict[tuple[str, str], str]) -> str | None:
     """The name of the suite-declared target `server` describes (made on first use)."""
     url: str | None = None
     if "apiHost" in server:
@@ -325,7 +325,8 @@ def _server(server: Mapping[str, Any], where: str, pid: str, label: str | None,
     if found is not None:
         return found
     host = urlsplit(url).hostname or "server"
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label or host).strip("-._").lower()[:36]
+    # Named after its host (`localhost:anoman-lite`): providers on one server share it.
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", host).strip("-._").lower()[:36]
     slug = slug or "server"
     taken = set(targets.values()) | set(BUILT_IN) | {LOCAL, "gateway"}
     name, n = slug, 1
