@@ -1,6 +1,6 @@
 """The `anoman-tui` command: the compare screen by default, and its subcommands.
 
-One module per subcommand (`compare`, `serve`, `usage`, `history`, `vote`,
+One module per subcommand (`compare`, `eval`, `runs`, `serve`, `usage`, `history`, `vote`,
 `scoreboard`, `export`, `import_`, `replay`), each with its `NAME`, its `GROUP` (the
 heading `--help` lists it under, `help.GROUPS`), its one-line `HELP`,
 `add_parser(commands, argv)` and `run(args) -> int`; `tui` is the compare screen (no
@@ -18,10 +18,12 @@ from collections.abc import Sequence
 
 from anoman_tui.cli import (
     compare,
+    eval_,
     export,
     history,
     import_,
     replay,
+    runs,
     scoreboard,
     serve,
     tui,
@@ -36,8 +38,8 @@ from anoman_tui.cli.help import GROUPS, GroupedCommandsParser
 __all__ = ["build_parser", "main", "settings_from_args"]
 
 # In the order argparse lists them (its "invalid choice" message names them so).
-COMMANDS: tuple[Command, ...] = (compare, serve, usage, history, vote, scoreboard, export,
-                                 import_, replay)
+COMMANDS: tuple[Command, ...] = (compare, eval_, runs, serve, usage, history, vote,
+                                 scoreboard, export, import_, replay)
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
 """The top-level `--help`: the subcommands listed under what a user wants to do
-(compare; history and reports; arena; the local gateway) instead of argparse's one
+(compare; suites; history and reports; arena; the local gateway) instead of argparse's one
 flat list. argparse has no grouping of subcommands, so the parser draws these
 sections itself, from each subcommand module's `GROUP`, `NAME` and `HELP`.
 
@@ -12,10 +12,11 @@ import argparse
 from collections.abc import Sequence
 
 COMPARE = "compare"
+SUITES = "suites"
 HISTORY_AND_REPORTS = "history and reports"
 ARENA = "arena"
 LOCAL_GATEWAY = "the local gateway"
-GROUPS = (COMPARE, HISTORY_AND_REPORTS, ARENA, LOCAL_GATEWAY)
+GROUPS = (COMPARE, SUITES, HISTORY_AND_REPORTS, ARENA, LOCAL_GATEWAY)
 """The headings, in the order `--help` shows them."""
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
+from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.render.pane_state import SCENARIO_HEADERS
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen

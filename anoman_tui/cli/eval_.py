@@ -1,0 +1,220 @@
+"""`anoman-tui eval`: run a suite (TOML, or a promptfoo config) headless, or continue one
+(`--resume`, `--retry-errors`); the run itself is `anoman_tui.headless.eval`, imported
+only for this command. docs/suites.md is the reference."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from anoman_tui.cli._history import command_history
+from anoman_tui.cli.arguments import header, non_negative_float, positive_float, positive_int
+from anoman_tui.cli.common import settings_from_args, warn_inline_keys
+from anoman_tui.cli.help import SUITES
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+
+GROUP = SUITES
+NAME = "eval"
+HELP = "run a suite: many prompts x models x repeats, checked, with statistics"
+PROG = "anoman-tui eval"
+
+
+def _usd(value: str) -> Decimal:
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not an amount in USD: {value!r}") from None
+    if not amount.is_finite() or amount < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return amount
+
+
+def _rate(value: str) -> float:
+    number = non_negative_float(value)
+    if number > 1:
+        raise argparse.ArgumentTypeError("a share between 0 and 1 (0.9 for 90%)")
+    return number
+
+
+def _retries(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return number
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    unset = argparse.SUPPRESS
+    parser = commands.add_parser(
+        NAME, help=HELP,
+        description=(
+            "Run every case of SUITE (a TOML suite, or a promptfooconfig.yaml) on every "
+            "model, `repeat` times, each a stream measured as the panes measure it; check "
+            "the answers' assertions; save each result to the history as it finishes; "
+            "print per model the pass rate with its 95%% Wilson interval, TTFT, tokens/s, "
+            "cost and failures, and per pair of models an exact McNemar test (Holm) and "
+            "the TTFT difference with its bootstrap interval. Exit status: 0 every judged "
+            "case passed (or --min-pass-rate reached, or nothing judged), 1 otherwise, "
+            "2 bad usage or suite, 3 stopped at the cost limit, 130 interrupted "
+            "(continue with --resume). Reference: docs/suites.md."),
+    )
+    parser.add_argument("suite", nargs="?", default=None, metavar="SUITE",
+                        help="the suite file (not with --resume or --retry-errors)")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--resume", metavar="RUN_ID", default=None,
+                       help="continue a stopped run: only the cells it is missing, with its "
+                       "suite and settings as they were")
+    again.add_argument("--retry-errors", metavar="RUN_ID", default=None,
+                       help="run again only the cells of RUN_ID whose stream failed")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON document on stdout (progress on stderr)")
+    parser.add_argument("--junit", type=Path, metavar="FILE", default=None,
+                        help="write JUnit XML: a testcase per case, model and repeat")
+    parser.add_argument("--html", type=Path, metavar="FILE", default=None,
+                        help="write a self-contained HTML report")
+    parser.add_argument("--concurrency", type=positive_int, metavar="N", default=None,
+                        help="streams in flight in all (default: the suite's, else 4)")
+    parser.add_argument("--retries", type=_retries, metavar="N", default=None,
+                        help="retries of a stream that could not reach its server "
+                        "(default 2)")
+    parser.add_argument("--max-cost", type=_usd, metavar="USD", default=None,
+                        help="start no new stream once the cost spent reaches this "
+                        "(default: the suite's max_cost; exit status 3)")
+    parser.add_argument("--min-pass-rate", type=_rate, metavar="SHARE", default=None,
+                        help="exit 0 when this share of judged results passed (0..1) "
+                        "instead of only when all did")
+    parser.add_argument("--skip-unsupported", action="store_true",
+                        help="a promptfoo config: skip what anoman-tui does not support "
+                        "(listed under `skipped` and on stderr) instead of refusing it")
+    parser.add_argument("--header", "-H", action="append", type=header, default=[],
+                        dest="headers", metavar="'NAME: VALUE'",
+                        help="extra header sent on every request (repeatable)")
+    parser.add_argument("--base-url", default=unset,
+                        help="the gateway a plain MODEL streams from (default: "
+                        "$ANOMAN_BASE_URL, then base_url in the config file, else the "
+                        "local gateway)")
+    parser.add_argument("--api-key", default=unset, help="API key for --base-url (prefer "
+                        "$ANOMAN_API_KEY: a key on the command line ends up in shell history)")
+    parser.add_argument("--target", default=unset, metavar="NAME",
+                        help="the target a plain MODEL streams from")
+    parser.add_argument("--idle-timeout", type=positive_float, default=unset,
+                        metavar="SECONDS", help="fail a stream as stalled after this long "
+                        "without a byte (default 60)")
+    parser.add_argument("--no-history", dest="history", action="store_const", const=False,
+                        default=unset, help="save nothing (no --resume then)")
+    parser.add_argument("--no-record", dest="record", action="store_const", const=False,
+                        default=unset, help="save answers without their recordings")
+
+
+def _usage(args: argparse.Namespace) -> str | None:
+    continued = args.resume or args.retry_errors
+    if continued and args.suite is not None:
+        flag = "--resume" if args.resume else "--retry-errors"
+        return f"{flag} runs the stored suite: drop SUITE"
+    if not continued and args.suite is None:
+        return "a suite file is needed (or --resume RUN_ID / --retry-errors RUN_ID)"
+    if continued and getattr(args, "history", True) is False:
+        return "--resume and --retry-errors read the run from the history: drop --no-history"
+    if continued and args.skip_unsupported:
+        return "--skip-unsupported is for reading a suite file"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = _usage(args)
+    if problem:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
+    settings = settings_from_args(args, PROG)
+    if settings is None:
+        return 2
+    warn_inline_keys(settings, PROG)
+    from anoman_tui.headless.eval import EvalRequest, run_eval
+    from anoman_tui.suites.engine import RunOptions
+    from anoman_tui.suites.loader import SuiteError, load_suite
+    from anoman_tui.suites.model import Suite
+
+    continued = args.resume or args.retry_errors
+    stored_settings: dict[str, object] = {}
+    if continued:
+        with command_history(PROG) as store:
+            if store is None:
+                print(f"{PROG}: no history yet: no run {continued}", file=sys.stderr)
+                return 2
+            try:
+                stored = store.run(continued)
+            except ValueError as exc:  # an ambiguous prefix
+                print(f"{PROG}: {exc}", file=sys.stderr)
+                return 2
+            if stored is None:
+                print(f"{PROG}: no run {continued} in the history; `anoman-tui runs` lists "
+                      "them", file=sys.stderr)
+                return 2
+            try:
+                suite = Suite.from_json(stored.suite)
+            except (KeyError, TypeError, ValueError):
+                print(f"{PROG}: run {stored.run_id}'s stored suite cannot be read",
+                      file=sys.stderr)
+                return 2
+            stored_settings = dict(stored.settings)
+            run_id: str | None = stored.run_id
+    else:
+        try:
+            suite = load_suite(args.suite, skip_unsupported=args.skip_unsupported)
+        except SuiteError as exc:
+            print(f"{PROG}: {exc.message}", file=sys.stderr)
+            return 2
+        run_id = None
+
+    def chosen(flag: object, key: str, default: object) -> object:
+        """A flag given now wins; then what the run stored; then the suite's or default."""
+        if flag is not None:
+            return flag
+        return stored_settings.get(key, default)
+
+    concurrency = int(str(chosen(args.concurrency, "concurrency", suite.concurrency)))
+    retries = int(str(chosen(args.retries, "retries", 2)))
+    max_cost_value = chosen(args.max_cost, "max_cost", suite.max_cost)
+    max_cost = None if max_cost_value is None else Decimal(str(max_cost_value))
+    min_pass_rate = chosen(args.min_pass_rate, "min_pass_rate", None)
+    record = bool(stored_settings.get("record", settings.record)) if continued \
+        else settings.record
+    limit = int(settings.record_limit_mb * 1_000_000) if record else None
+    idle_timeout = float(str(stored_settings.get("idle_timeout", settings.idle_timeout))) \
+        if continued and not hasattr(args, "idle_timeout") else settings.idle_timeout
+    stored_headers = stored_settings.get("headers")
+    headers: tuple[tuple[str, str], ...] = tuple(args.headers)
+    if continued and not args.headers and isinstance(stored_headers, list):
+        headers = tuple((str(h[0]), str(h[1])) for h in stored_headers
+                        if isinstance(h, list) and len(h) == 2)
+    targets = settings.all_targets()
+    options = RunOptions(
+        concurrency=concurrency, retries=retries, max_cost=max_cost,
+        idle_timeout=idle_timeout, record_limit=limit,
+        target_limits={name: t.max_concurrency for name, t in targets.items()
+                       if t.max_concurrency is not None},
+        headers=headers,
+    )
+    request = EvalRequest(
+        suite=suite, targets=targets, default_target=settings.default_target,
+        endpoint=settings.endpoint, options=options, as_json=args.json, junit=args.junit,
+        html=args.html, min_pass_rate=None if min_pass_rate is None else float(str(min_pass_rate)),
+        run_id=run_id, retry_errors=bool(args.retry_errors),
+        settings={"concurrency": concurrency, "retries": retries,
+                  "max_cost": None if max_cost is None else str(max_cost),
+                  "min_pass_rate": min_pass_rate, "record": record,
+                  "idle_timeout": idle_timeout, "headers": [list(h) for h in headers]},
+    )
+    if not settings.history:
+        return run_eval(request, None)
+    with command_history(PROG, create=True, required=False) as store:
+        return run_eval(request, store)

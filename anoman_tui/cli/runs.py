@@ -1,0 +1,159 @@
+"""`anoman-tui runs`: the suite runs in the history: a list, one run as it printed, and
+the difference between two runs (for CI: exit 1 when a case regressed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from anoman_tui.cli._history import command_history
+from anoman_tui.cli.help import SUITES
+
+if TYPE_CHECKING:
+    from anoman_tui.cli.common import Subcommands
+    from anoman_tui.history import HistoryStore
+    from anoman_tui.history.runs import StoredRun
+
+GROUP = SUITES
+NAME = "runs"
+HELP = "the suite runs: list them, show one, diff two"
+PROG = "anoman-tui runs"
+
+
+def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
+    parser = commands.add_parser(
+        NAME, help=HELP,
+        description="List the suite runs in the history, newest first; `runs show ID` "
+        "prints one as `eval` did; `runs diff OLD NEW` shows per model the cases that went "
+        "from pass to fail (regressions) and back (improvements), and the change in TTFT "
+        "and cost with 95%% intervals, exiting 1 when any case regressed. A RUN_ID may be "
+        "shortened to a unique prefix.")
+    parser.add_argument("--json", action="store_true", help="one JSON document")
+    parser.add_argument("--limit", type=int, default=50, metavar="N",
+                        help="list at most N runs (default 50)")
+    actions = parser.add_subparsers(dest="runs_action", metavar="ACTION")
+    show = actions.add_parser("show", help="one run, as eval printed it")
+    show.add_argument("run_id", metavar="RUN_ID")
+    show.add_argument("--json", action="store_true", dest="show_json",
+                      help="the run's eval --json document")
+    diff = actions.add_parser("diff", help="what changed from run OLD to run NEW")
+    diff.add_argument("old", metavar="OLD")
+    diff.add_argument("new", metavar="NEW")
+    diff.add_argument("--json", action="store_true", dest="diff_json", help="one JSON document")
+
+
+def run(args: argparse.Namespace) -> int:
+    action = getattr(args, "runs_action", None)
+    as_json = bool(args.json or getattr(args, "show_json", False)
+                   or getattr(args, "diff_json", False))
+    with command_history(PROG) as store:
+        if action is None:
+            return _list(store, args.limit, as_json)
+        if store is None:
+            print(f"{PROG}: no history yet: no suite runs", file=sys.stderr)
+            return 2
+        if action == "show":
+            return _show(store, args.run_id, as_json)
+        return _diff(store, args.old, args.new, as_json)
+
+
+def _list(store: HistoryStore | None, limit: int, as_json: bool) -> int:
+    from rich.console import Console
+
+    from anoman_tui.report.suite_json import runs_json
+    from anoman_tui.report.suite_text import print_runs
+
+    listings = store.runs(limit=max(1, limit)) if store is not None else []
+    if as_json:
+        print(json.dumps(runs_json(listings), ensure_ascii=False))
+        return 0
+    print_runs(Console(highlight=False), listings)
+    return 0
+
+
+def _load(store: HistoryStore, run_id: str) -> StoredRun | None:
+    try:
+        stored = store.run(run_id)
+    except ValueError as exc:  # an ambiguous prefix: the sentence says so
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return None
+    if stored is None:
+        print(f"{PROG}: no run {run_id} in the history; `anoman-tui runs` lists them",
+              file=sys.stderr)
+    return stored
+
+
+def _parts(stored: StoredRun) -> tuple[Any, list[Any]] | None:
+    from anoman_tui.suites.model import CellResult, Suite
+
+    try:
+        suite = Suite.from_json(stored.suite)
+    except (KeyError, TypeError, ValueError):
+        print(f"{PROG}: run {stored.run_id}'s stored suite cannot be read", file=sys.stderr)
+        return None
+    results = []
+    for row in stored.results:
+        try:
+            results.append(CellResult.from_json(dict(row)))
+        except (KeyError, TypeError, ValueError):
+            continue
+    case_order = {c.id: i for i, c in enumerate(suite.cases)}
+    model_order = {m: i for i, m in enumerate(suite.models)}
+    results.sort(key=lambda r: (case_order.get(r.case, len(case_order)), r.repeat,
+                                model_order.get(r.model, len(model_order))))
+    return suite, results
+
+
+def _show(store: HistoryStore, run_id: str, as_json: bool) -> int:
+    from rich.console import Console
+
+    from anoman_tui.report.suite_json import run_json
+    from anoman_tui.report.suite_text import print_summary
+    from anoman_tui.suites.summary import summarize
+
+    stored = _load(store, run_id)
+    if stored is None:
+        return 2
+    parts = _parts(stored)
+    if parts is None:
+        return 2
+    suite, results = parts
+    summary = summarize(suite.models, results)
+    if as_json:
+        print(json.dumps(run_json(run_id=stored.run_id, suite=suite, results=results,
+                                  summary=summary, finished=stored.finished,
+                                  stopped=stored.stopped, skipped=suite.skipped),
+                         ensure_ascii=False))
+        return 0
+    console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+    print_summary(console, suite=suite, results=results, summary=summary,
+                  run_id=stored.run_id, finished=stored.finished, stopped=stored.stopped,
+                  skipped=suite.skipped)
+    return 0
+
+
+def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool) -> int:
+    from rich.console import Console
+
+    from anoman_tui.report.suite_diff import diff_json, diff_runs, print_diff
+
+    runs = []
+    for run_id in (old_id, new_id):
+        stored = _load(store, run_id)
+        if stored is None:
+            return 2
+        parts = _parts(stored)
+        if parts is None:
+            return 2
+        runs.append(parts)
+    (old_suite, old_results), (new_suite, new_results) = runs
+    models = [*old_suite.models, *(m for m in new_suite.models if m not in old_suite.models)]
+    diff = diff_runs(old_results, new_results, models)
+    if as_json:
+        print(json.dumps(diff_json(diff), ensure_ascii=False))
+    else:
+        print_diff(Console(highlight=False), diff)
+    return 1 if diff.regressed else 0

@@ -1,0 +1,529 @@
+"""Running a suite: every (case, model, repeat) one stream through the stream core.
+
+The run is a dispatcher over the cells, in suite order (case by case, each case's
+repeats, each repeat's models), so a case's comparison completes early and a killed run
+leaves whole cases behind. It starts a cell when
+
+- fewer than `concurrency` streams are in flight in all,
+- its target has room (its `max_concurrency`, lowered on a 429 and raised again after
+  a window of successes: additive increase, multiplicative decrease, as TCP and most
+  API clients do), and is not waiting out a rate limit (`Retry-After`, else an
+  exponential back-off),
+- and the spent cost has not reached `max_cost` (cells never started are `not_run`).
+
+A 429 puts the cell back at the head of its target's queue; a transport error (the
+server could not be reached: `transport_error`, docs/wire-contract.md §8) is retried
+up to `retries` times; any other failure is the cell's result. Every request asks the
+gateway not to answer from its cache (`Cache-Control: no-cache`, as a rerun does): the
+repeats are independent measurements. An answer that comes back as a cache hit anyway
+is marked and left out of the latency figures.
+
+Each finished cell is checked (`assertions`), then saved at once (`HistoryStore.
+save_cell`: the cell's result, and its answer as one pane of the (case, repeat)'s
+comparison, with its recording): a SIGKILL loses only the streams in flight.
+
+Imports the stream core, the history and the rest of `anoman_tui.suites`; no Rich, no
+Textual (the views are `anoman_tui.headless.eval` and, later, the suite screen).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from anoman_tui.history import GroupInfo, HistoryStore, HistoryUnavailable
+from anoman_tui.history.builder import PaneTurn, comparison_record, for_history
+from anoman_tui.scenarios import simulate_header
+from anoman_tui.streaming import (
+    ChatTurn,
+    EndpointFormat,
+    GatewayRequestError,
+    ModelInfo,
+    ModelStream,
+    StreamClient,
+    StreamRequest,
+    StreamResult,
+)
+from anoman_tui.streaming.cost import Cost, cost_of
+from anoman_tui.suites.assertions import Answer, case_verdict, check
+from anoman_tui.suites.model import NOT_RUN, Case, CellResult, Suite
+from anoman_tui.targets import Connection
+
+log = logging.getLogger(__name__)
+
+CellKey = tuple[str, str, int]
+"""(case id, model as written, repeat)."""
+
+RETRIED_KINDS = frozenset({"transport_error"})
+"""Failure kinds retried up to `retries` times: the server could not be reached."""
+MAX_RATE_LIMIT_WAITS = 5
+"""429s a cell waits out before its last one becomes its result."""
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+
+
+def new_run_id(now: float | None = None) -> str:
+    """`run-20261203-071233-3fa1`: sortable by time, unique enough to be typed."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
+    return f"run-{stamp}-{uuid.uuid4().hex[:4]}"
+
+
+@dataclass(frozen=True)
+class ModelSlot:
+    """One of the suite's models, resolved: where its requests go and how."""
+
+    spec: str
+    """As the suite writes it (`litellm:gpt-4o-mini`): the results' `model`."""
+    model: str
+    """The id sent."""
+    pane: int
+    """1-based: its pane in each case's comparison (the suite's order)."""
+    connection: Connection = field(repr=False)
+    endpoint: EndpointFormat = "openai"
+    info: ModelInfo | None = None
+    """What its target lists about it (prices, whether it is simulated)."""
+    scenario: str | None = None
+    """The local gateway's `X-Anoman-Simulate` value for it (`[simulate]`)."""
+
+    @property
+    def target_name(self) -> str:
+        return self.connection.name
+
+    @property
+    def simulated(self) -> bool:
+        return self.info is not None and self.info.simulated
+
+
+@dataclass(frozen=True)
+class Cell:
+    case: Case
+    slot: ModelSlot
+    repeat: int
+    order: int
+    """Its place in the suite's order (the dispatcher starts the lowest first)."""
+
+    @property
+    def key(self) -> CellKey:
+        return (self.case.id, self.slot.spec, self.repeat)
+
+
+async def with_model_info(slots: Sequence[ModelSlot]) -> list[ModelSlot]:
+    """The slots with what their targets list about their models (prices, simulated);
+    a target that lists nothing still streams (its costs are then unknown)."""
+    by_target: dict[str, dict[str, ModelInfo]] = {}
+    async with StreamClient() as client:
+        for connection in {s.connection.name: s.connection for s in slots}.values():
+            base_url, key, headers, path = connection.list_models_args()
+            try:
+                models = await client.list_models(base_url, key, headers, path)
+            except GatewayRequestError:
+                continue
+            by_target[connection.name] = {m.id: m for m in models}
+    return [replace(s, info=by_target.get(s.connection.name, {}).get(s.model)) for s in slots]
+
+
+def cells_of(suite: Suite, slots: Sequence[ModelSlot]) -> list[Cell]:
+    """Every cell of the suite, in the order they are started."""
+    cells: list[Cell] = []
+    for case in suite.cases:
+        for repeat in range(1, suite.repeat + 1):
+            for slot in slots:
+                cells.append(Cell(case, slot, repeat, len(cells)))
+    return cells
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    concurrency: int = 4
+    retries: int = 2
+    max_cost: Decimal | None = None
+    idle_timeout: float = 60.0
+    record_limit: int | None = 16_000_000
+    """Record each stream for replay when its comparison's streams fit this many bytes
+    (None: not recorded)."""
+    target_limits: dict[str, int] = field(default_factory=dict)
+    """Target name -> its `max_concurrency`."""
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class TargetLimit:
+    """How many streams one target may have in flight now, and until when it waits."""
+
+    WINDOW = 8
+    """Successes in a row after which a lowered limit goes up by one."""
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = max(1, ceiling)
+        self.limit = self.ceiling
+        self.running = 0
+        self.resume_at = 0.0
+        self.successes = 0
+        self.limited_in_a_row = 0
+
+    def can_start(self, now: float) -> bool:
+        return self.running < self.limit and now >= self.resume_at
+
+    def rate_limited(self, retry_after_s: float | None, now: float) -> float:
+        """A 429: halve the limit (at least 1) and wait; returns the wait in seconds."""
+        self.limit = max(1, min(self.limit, max(self.running, 1)) // 2)
+        self.successes = 0
+        self.limited_in_a_row += 1
+        if retry_after_s is not None and retry_after_s >= 0:
+            wait = min(retry_after_s, 600.0)
+        else:
+            wait = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (self.limited_in_a_row - 1))
+            wait *= random.uniform(0.8, 1.2)  # clients backing off together spread out
+        self.resume_at = max(self.resume_at, now + wait)
+        return wait
+
+    def succeeded(self) -> None:
+        self.limited_in_a_row = 0
+        if self.limit >= self.ceiling:
+            return
+        self.successes += 1
+        if self.successes >= self.WINDOW:
+            self.limit += 1
+            self.successes = 0
+
+
+@dataclass
+class Progress:
+    """What a view shows while the run goes on."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    """Cells whose stream did not complete."""
+    passed: int = 0
+    judged: int = 0
+    running: int = 0
+    not_run: int = 0
+    retries: int = 0
+    """Transport errors retried."""
+    rate_limited: int = 0
+    """429s waited out."""
+    waiting_until: float = 0.0
+    """monotonic: when the last target waiting out a rate limit may start again."""
+    spent: Decimal = Decimal(0)
+    cost_estimated: bool = False
+    started_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def waiting_s(self) -> float:
+        return max(0.0, self.waiting_until - time.monotonic())
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace so far; None until a cell has finished."""
+        if not self.done:
+            return None
+        left = self.total - self.done - self.not_run
+        return (time.monotonic() - self.started_at) / self.done * max(left, 0)
+
+
+CellListener = Callable[[CellResult], None]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    results: list[CellResult]
+    """This run's cells, in the order they finished (not_run ones at the end)."""
+    stopped: str | None
+    """`cost_limit`, `interrupted`, or None when every cell ran."""
+    unsaved: str | None = None
+    """Why results could not be saved to the history, if they could not."""
+
+
+class SuiteRun:
+    """One run of a suite's cells (all of them, or what a resume still needs)."""
+
+    def __init__(self, suite: Suite, slots: Sequence[ModelSlot], *, run_id: str,
+                 options: RunOptions, store: HistoryStore | None = None,
+                 on_cell: CellListener | None = None, spent: Decimal = Decimal(0)) -> None:
+        self.suite = suite
+        self.slots = list(slots)
+        self.run_id = run_id
+        self.options = options
+        self.store = store
+        self._on_cell = on_cell or (lambda cell: None)
+        self._limits: dict[str, TargetLimit] = {}
+        for slot in self.slots:
+            name = slot.target_name
+            if name not in self._limits:
+                ceiling = options.target_limits.get(name) or options.concurrency
+                self._limits[name] = TargetLimit(min(ceiling, options.concurrency))
+        self.progress = Progress(total=0, spent=spent)
+        self._streams: set[ModelStream] = set()
+        self._stopping = False
+        self._rate_waits: dict[CellKey, int] = {}
+        self._unsaved: str | None = None
+        self._save_lock = asyncio.Lock()
+
+    # -- control ---------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ctrl+C: start nothing more and abort the streams in flight (their cells stay
+        missing, for `--resume`)."""
+        self._stopping = True
+        for stream in list(self._streams):
+            stream.cancel()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def _cost_reached(self) -> bool:
+        limit = self.options.max_cost
+        return limit is not None and self.progress.spent >= limit
+
+    # -- the dispatcher ----------------------------------------------------------
+
+    async def run(self, cells: Sequence[Cell]) -> RunOutcome:
+        progress = self.progress
+        progress.total = len(cells)
+        queues: dict[str, deque[Cell]] = {name: deque() for name in self._limits}
+        for cell in sorted(cells, key=lambda c: c.order):
+            queues[cell.slot.target_name].append(cell)
+        results: list[CellResult] = []
+        running: dict[asyncio.Task[CellResult | None], Cell] = {}
+        stopped: str | None = None
+        wake = asyncio.Event()
+        async with StreamClient() as client:
+            try:
+                while any(queues.values()) or running:
+                    if self._stopping:
+                        stopped = "interrupted"
+                        break
+                    if self._cost_reached() and any(queues.values()):
+                        stopped = "cost_limit"
+                        for queue in queues.values():
+                            while queue:
+                                cell = queue.popleft()
+                                result = self._not_run(cell)
+                                results.append(result)
+                                await self._save(cell, result, None)
+                        continue
+                    chosen = self._next(queues) if len(running) < self.options.concurrency \
+                        else None
+                    if chosen is not None:
+                        limit = self._limits[chosen.slot.target_name]
+                        limit.running += 1
+                        progress.running += 1
+                        task = asyncio.create_task(self._cell(client, chosen, queues, wake))
+                        running[task] = chosen
+                        continue
+                    wake.clear()
+                    timeout = self._next_resume()
+                    waiters: set[asyncio.Future[Any]] = {*running,
+                                                           asyncio.ensure_future(wake.wait())}
+                    _, pending_waiters = await asyncio.wait(
+                        waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                    for waiter in pending_waiters:
+                        if waiter not in running:
+                            waiter.cancel()
+                    for task in [t for t in running if t.done()]:
+                        running.pop(task)
+                        finished = task.result()
+                        if finished is not None:
+                            results.append(finished)
+            finally:
+                if running:
+                    self.stop()
+                    for task, _cell in list(running.items()):
+                        with contextlib.suppress(asyncio.CancelledError):
+                            finished = await task
+                            # A cell that ended on its own while the rest were aborted.
+                            if finished is not None:
+                                results.append(finished)
+                    if stopped is None and self._stopping:
+                        stopped = "interrupted"
+        if self._stopping and stopped is None:
+            stopped = "interrupted"
+        return RunOutcome(results, stopped, self._unsaved)
+
+    def _next(self, queues: dict[str, deque[Cell]]) -> Cell | None:
+        """The earliest queued cell whose target may start one now."""
+        now = time.monotonic()
+        best: Cell | None = None
+        for name, queue in queues.items():
+            if queue and self._limits[name].can_start(now) and (
+                    best is None or queue[0].order < best.order):
+                best = queue[0]
+        if best is not None:
+            queues[best.slot.target_name].popleft()
+        return best
+
+    def _next_resume(self) -> float | None:
+        """Seconds until a target waiting out a rate limit may start again, if any."""
+        now = time.monotonic()
+        waits = [limit.resume_at - now for limit in self._limits.values()
+                 if limit.resume_at > now]
+        return max(0.01, min(waits)) if waits else None
+
+    # -- one cell ----------------------------------------------------------------
+
+    async def _cell(self, client: StreamClient, cell: Cell, queues: dict[str, deque[Cell]],
+                    wake: asyncio.Event) -> CellResult | None:
+        limit = self._limits[cell.slot.target_name]
+        progress = self.progress
+        try:
+            retries = 0
+            while True:
+                result = await self._stream(client, cell)
+                failure = result.failure
+                if self._stopping and result.status == "cancelled":
+                    return None  # aborted by Ctrl+C: missing, for --resume
+                if (failure is not None and failure.kind == "http_error"
+                        and failure.status == 429
+                        and self._rate_waits.get(cell.key, 0) < MAX_RATE_LIMIT_WAITS):
+                    self._rate_waits[cell.key] = self._rate_waits.get(cell.key, 0) + 1
+                    progress.rate_limited += 1
+                    wait = limit.rate_limited(failure.retry_after_s, time.monotonic())
+                    progress.waiting_until = max(progress.waiting_until,
+                                                 time.monotonic() + wait)
+                    if limit.running > limit.limit:
+                        # Over the lowered limit: give the slot back and queue again at
+                        # the head, so it runs as soon as the target has room.
+                        queues[cell.slot.target_name].appendleft(cell)
+                        return None
+                    await asyncio.sleep(max(0.0, limit.resume_at - time.monotonic()))
+                    continue
+                if (failure is not None and failure.kind in RETRIED_KINDS
+                        and retries < self.options.retries and not self._stopping):
+                    retries += 1
+                    progress.retries += 1
+                    await asyncio.sleep(min(5.0, 0.25 * 2 ** (retries - 1)))
+                    continue
+                break
+            if result.committed:
+                limit.succeeded()
+            cell_result = self._checked(cell, result,
+                                        retries + self._rate_waits.get(cell.key, 0))
+            progress.done += 1
+            if not result.committed:
+                progress.failed += 1
+            if cell_result.passed is not None:
+                progress.judged += 1
+                progress.passed += int(cell_result.passed)
+            if cell_result.cost.usd is not None:
+                progress.spent += cell_result.cost.usd
+                progress.cost_estimated |= cell_result.cost.estimated
+            saved = await self._save(cell, cell_result, result)
+            self._on_cell(saved)
+            return saved
+        finally:
+            limit.running -= 1
+            progress.running -= 1
+            wake.set()
+
+    def _request(self, cell: Cell) -> StreamRequest:
+        slot = cell.slot
+        connection = slot.connection
+        target = connection.target
+        headers = (*target.headers, *self.options.headers,
+                   # Independent repeats: never an answer from the gateway's cache.
+                   ("Cache-Control", "no-cache"))
+        if slot.scenario:
+            headers = (*headers, ("X-Anoman-Simulate", simulate_header(slot.scenario)))
+        return StreamRequest(
+            base_url=connection.base_url, api_key=connection.api_key,
+            endpoint=slot.endpoint, model=slot.model,
+            messages=(ChatTurn(role="user", content=cell.case.prompt),),
+            system=self.suite.system, temperature=self.suite.temperature,
+            max_tokens=self.suite.max_tokens, extra_headers=headers,
+            idle_timeout=self.options.idle_timeout, path=target.path_for(slot.endpoint),
+            include_usage=target.include_usage, key_env=target.key_source,
+            record=self.options.record_limit is not None and self.store is not None,
+            compare_id=f"{self.run_id}/{cell.case.id}/{cell.repeat}", pane=slot.pane,
+        )
+
+    async def _stream(self, client: StreamClient, cell: Cell) -> StreamResult:
+        stream = client.stream(self._request(cell))
+        self._streams.add(stream)
+        try:
+            return await stream.wait()
+        finally:
+            self._streams.discard(stream)
+
+    def cost(self, slot: ModelSlot, result: StreamResult) -> Cost:
+        return cost_of(result.anoman, result.usage, slot.info, result.provider_cost,
+                       model=slot.model, provider=slot.connection.target.price_provider)
+
+    def _checked(self, cell: Cell, result: StreamResult, retries: int) -> CellResult:
+        metrics = result.metrics
+        cost = self.cost(cell.slot, result)
+        answer = Answer(text=result.text, ttft_s=metrics.ttft_s, e2e_s=metrics.e2e_s,
+                        cost_usd=cost.usd, completed=result.committed)
+        verdicts = tuple(check(a, answer) for a in cell.case.asserts) \
+            if result.committed else ()
+        usage = result.usage
+        return CellResult(
+            case=cell.case.id, model=cell.slot.spec, repeat=cell.repeat,
+            status="completed" if result.committed else
+            (result.failure.kind if result.failure is not None else result.status),
+            passed=case_verdict(cell.case, verdicts, result.committed),
+            assertions=verdicts, ttft_s=metrics.ttft_s, e2e_s=metrics.e2e_s,
+            output_tokens_per_s=metrics.output_tokens_per_s,
+            output_tokens=usage.completion_tokens if usage is not None else None,
+            cost=cost, cache_hit=result.cache_hit,
+            failure=result.failure.message if result.failure is not None else None,
+            retries=retries, simulated=cell.slot.simulated, answer=result.text,
+        )
+
+    def _not_run(self, cell: Cell) -> CellResult:
+        self.progress.not_run += 1
+        return CellResult(case=cell.case.id, model=cell.slot.spec, repeat=cell.repeat,
+                          status=NOT_RUN, simulated=cell.slot.simulated)
+
+    async def _save(self, cell: Cell, cell_result: CellResult,
+                    result: StreamResult | None) -> CellResult:
+        """Into the history at once (off the loop: a save with its recording takes a few
+        milliseconds that 32 streams' reads should not wait for)."""
+        store = self.store
+        if store is None or self._unsaved is not None:
+            return cell_result
+        pane = None
+        if result is not None:
+            slot = cell.slot
+            record = comparison_record(cell.case.prompt, [PaneTurn(
+                pane=slot.pane, model=slot.model, result=result,
+                base_url=slot.connection.base_url, endpoint=slot.endpoint,
+                target=slot.target_name, temperature=self.suite.temperature,
+                max_tokens=self.suite.max_tokens, scenario=slot.scenario or "none",
+                cost=cell_result.cost, simulated=slot.simulated)], source="eval",
+                system_prompt=self.suite.system or "")
+            pane = for_history(record, self.options.record_limit).record.panes[0]
+        group = GroupInfo(prompt=cell.case.prompt, system_prompt=self.suite.system or "",
+                          created_at=time.time())
+        try:
+            async with self._save_lock:
+                comparison_id = await asyncio.to_thread(
+                    store.save_cell, self.run_id, cell_result.to_json(),
+                    case_id=cell.case.id, model=cell.slot.spec, repeat=cell.repeat,
+                    status=cell_result.status, passed=cell_result.passed, pane=pane,
+                    group=group)
+        except HistoryUnavailable as exc:
+            self._unsaved = exc.reason
+            log.warning("suite run %s: results no longer saved: %s", self.run_id, exc.reason)
+            return cell_result
+        return replace(cell_result, comparison_id=comparison_id)
+
+
+def missing_cells(cells: Iterable[Cell], saved: Iterable[dict[str, object]], *,
+                  failed_only: bool = False) -> list[Cell]:
+    """The cells a resume still runs: those with no saved result (a `not_run` one is
+    missing too); with `failed_only` (`--retry-errors`), those whose stream failed."""
+    status = {(str(r["case"]), str(r["model"]), int(str(r["repeat"]))): str(r["status"])
+              for r in saved}
+    if failed_only:
+        return [c for c in cells if c.key in status
+                and status[c.key] not in ("completed", NOT_RUN)]
+    return [c for c in cells if status.get(c.key, NOT_RUN) == NOT_RUN]
