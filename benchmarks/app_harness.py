@@ -278,7 +278,7 @@ class BenchApp(AnomanApp):
         picker does: the header says so at once (`AnomanApp.pick_scenario`)."""
         for index, header in headers.items():
             self.panes[index - 1].set_scenario(set_simulation(index, header))
-            self._pane(index).refresh_chrome()
+            self.compare.pane(index).refresh_chrome()
 
     def send_panes(self, indices: list[int]) -> None:
         self.compare.send(PROMPT, [self.panes[i - 1] for i in indices])

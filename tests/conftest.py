@@ -57,6 +57,9 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name.upper().startswith("ANOMAN_"):
             monkeypatch.delenv(name)
+    # The built-in openai target follows it (as the OpenAI SDK does): a developer's own
+    # would send the tests' `openai:` models elsewhere.
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     path = tmp_path / "config.toml"
     monkeypatch.setenv("ANOMAN_CONFIG", str(path))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anoman_tui.cli._history import command_history
@@ -39,6 +40,10 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     show.add_argument("run_id", metavar="RUN_ID")
     show.add_argument("--json", action="store_true", dest="show_json",
                       help="the run's eval --json document")
+    show.add_argument("--html", type=Path, metavar="FILE", default=None,
+                      help="write its self-contained HTML report")
+    show.add_argument("--junit", type=Path, metavar="FILE", default=None,
+                      help="write its JUnit XML")
     diff = actions.add_parser("diff", help="what changed from run OLD to run NEW")
     diff.add_argument("old", metavar="OLD")
     diff.add_argument("new", metavar="NEW")
@@ -56,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{PROG}: no history yet: no suite runs", file=sys.stderr)
             return 2
         if action == "show":
-            return _show(store, args.run_id, as_json)
+            return _show(store, args.run_id, as_json, args.html, args.junit)
         return _diff(store, args.old, args.new, as_json)
 
 
@@ -107,10 +112,13 @@ def _parts(stored: StoredRun) -> tuple[Any, list[Any]] | None:
     return suite, results
 
 
-def _show(store: HistoryStore, run_id: str, as_json: bool) -> int:
+def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
+          junit: Path | None) -> int:
     from rich.console import Console
 
+    from anoman_tui.report.suite_html import suite_html
     from anoman_tui.report.suite_json import run_json
+    from anoman_tui.report.suite_junit import junit_xml
     from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.summary import summarize
 
@@ -122,6 +130,21 @@ def _show(store: HistoryStore, run_id: str, as_json: bool) -> int:
         return 2
     suite, results = parts
     summary = summarize(suite.models, results)
+    reports: list[tuple[Path, Callable[[], bytes]]] = []
+    if html is not None:
+        reports.append((html, lambda: suite_html(
+            suite=suite, results=results, summary=summary, run_id=stored.run_id,
+            created_at=stored.created_at, finished=stored.finished,
+            stopped=stored.stopped).encode()))
+    if junit is not None:
+        reports.append((junit, lambda: junit_xml(suite=suite, results=results,
+                                                 run_id=stored.run_id)))
+    for path, make in reports:
+        try:
+            path.write_bytes(make())
+        except OSError as exc:
+            print(f"{PROG}: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     if as_json:
         print(json.dumps(run_json(run_id=stored.run_id, suite=suite, results=results,
                                   summary=summary, finished=stored.finished,

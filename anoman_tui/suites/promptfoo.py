@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 # No stubs in the declared dependencies (pyproject.toml): PyYAML is typed as Any here.
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 from anoman_tui.suites.model import Suite
 from anoman_tui.suites.reading import (

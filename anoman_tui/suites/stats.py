@@ -1,5 +1,5 @@
 """The statistics of a suite run: pass-rate intervals, paired tests, percentiles and the
-paired bootstrap (issue 27, "What it reports").
+paired bootstrap (what docs/suites.md, "What it reports", describes).
 
 - `wilson`: the 95% Wilson score interval of a pass rate (well behaved at 0 and n, unlike
   the normal approximation).

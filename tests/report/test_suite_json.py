@@ -1,4 +1,4 @@
-"""`eval --json` and `runs --json`: the documents' keys as issue 27 names them, and values
+"""`eval --json` and `runs --json`: the documents' keys as docs/suites.md names them, and values
 taken from the run unchanged (hostile text included: JSON escapes it, nothing rewrites it)."""
 
 from __future__ import annotations
