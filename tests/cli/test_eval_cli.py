@@ -268,3 +268,29 @@ def test_simulated_faults_are_refused_for_a_server_that_is_not_the_local_gateway
     assert done.returncode == 2
     assert "[simulate]" in done.stderr and "local gateway" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_example_suite_and_the_promptfoo_example_run(
+        gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
+    """The files of examples/, as the README runs them (the promptfoo config's server
+    moved to the test's gateway)."""
+    done = run_eval(data_home, gateway, str(ROOT / "examples" / "support-suite.toml"),
+                    "--json", "--max-cost", "5")
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["suite"] == "support answers" and doc["finished"] is True
+    assert all(r["status"] == "completed" for r in doc["results"])
+    assert {r["pass"] for r in doc["results"]} == {True, False}  # the checks tell models apart
+    folder = tmp_path / "promptfoo"
+    folder.mkdir()
+    for source in (ROOT / "examples" / "promptfoo").iterdir():
+        text = source.read_text(encoding="utf-8")
+        (folder / source.name).write_text(
+            text.replace("http://localhost:8787", gateway.base_url), encoding="utf-8")
+    done = cli(data_home, "eval", str(folder / "promptfooconfig.yaml"), "--json",
+               "-H", FAST, env={"ANOMAN_API_KEY": KEY})
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["finished"] is True and len(doc["models"]) == 3
+    assert all(r["status"] == "completed" for r in doc["results"])
+    assert any(r["pass"] for r in doc["results"])

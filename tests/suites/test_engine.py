@@ -276,3 +276,29 @@ def test_streams_in_flight_never_exceed_the_concurrency(gateway: EmbeddedGateway
     asyncio.run(go())
     assert engine.progress.done == 24
     assert 2 <= most <= 3
+
+
+def test_a_target_limit_halves_on_a_429_and_grows_back_after_successes() -> None:
+    from anoman_tui.suites.engine import TargetLimit
+
+    limit = TargetLimit(8)
+    limit.running = 8
+    wait = limit.rate_limited(2.0, now=100.0)
+    assert wait == 2.0 and limit.limit == 4
+    assert not limit.can_start(101.0) and limit.resume_at == 102.0
+    limit.running = 3
+    assert limit.can_start(102.0)
+    limit.running = 4
+    assert not limit.can_start(102.0)  # at its lowered limit
+    # Never below one; without Retry-After, an exponential back-off with jitter (the
+    # count of 429s in a row starts again after a success).
+    limit.succeeded()
+    limit.rate_limited(None, now=200.0)
+    limit.rate_limited(None, now=200.0)
+    limit.rate_limited(None, now=200.0)
+    assert limit.limit == 1
+    assert 3.2 <= limit.resume_at - 200.0 <= 4.8  # the third in a row: 4 s ± 20%
+    # A window of successes raises it by one, up to the ceiling.
+    for _ in range(TargetLimit.WINDOW * 20):
+        limit.succeeded()
+    assert limit.limit == 8
