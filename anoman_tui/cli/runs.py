@@ -116,9 +116,7 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
           junit: Path | None) -> int:
     from rich.console import Console
 
-    from anoman_tui.report.suite_html import suite_html
     from anoman_tui.report.suite_json import run_json
-    from anoman_tui.report.suite_junit import junit_xml
     from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.summary import summarize
 
@@ -132,11 +130,15 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
     summary = summarize(suite.models, results)
     reports: list[tuple[Path, Callable[[], bytes]]] = []
     if html is not None:
+        from anoman_tui.report.suite_html import suite_html
+
         reports.append((html, lambda: suite_html(
             suite=suite, results=results, summary=summary, run_id=stored.run_id,
             created_at=stored.created_at, finished=stored.finished,
             stopped=stored.stopped).encode()))
     if junit is not None:
+        from anoman_tui.report.suite_junit import junit_xml
+
         reports.append((junit, lambda: junit_xml(suite=suite, results=results,
                                                  run_id=stored.run_id)))
     for path, make in reports:

@@ -146,25 +146,39 @@ def paired_bootstrap_ci(
     if not np.all(np.isfinite(data)):
         raise ValueError("diffs must be finite numbers")
     rng = np.random.default_rng(seed)
-    estimates = np.empty(iterations, dtype=np.float64)
-    rows = max(1, _BOOTSTRAP_CHUNK_ELEMENTS // n)
     if statistic == "median":
-        # Sorted once, a resample's median is read from order statistics of its indices:
-        # partitioning integer indices is what np.median would do on the values, minus
-        # the gather of the whole resample.
-        ordered = np.sort(data)
-        middle_high = n // 2
-        middle_low = (n - 1) // 2
-        kth = [middle_low, middle_high] if middle_low != middle_high else [middle_high]
-    for start in range(0, iterations, rows):
-        stop = min(iterations, start + rows)
-        indices = rng.integers(0, n, size=(stop - start, n))
-        if statistic == "mean":
+        estimates = _resampled_medians(np.sort(data), iterations, rng)
+    else:
+        estimates = np.empty(iterations, dtype=np.float64)
+        rows = max(1, _BOOTSTRAP_CHUNK_ELEMENTS // n)
+        for start in range(0, iterations, rows):
+            stop = min(iterations, start + rows)
+            indices = rng.integers(0, n, size=(stop - start, n))
             estimates[start:stop] = data[indices].mean(axis=1)
-        else:
-            indices.partition(kth, axis=1)
-            estimates[start:stop] = (ordered[indices[:, middle_low]]
-                                     + ordered[indices[:, middle_high]]) / 2.0
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(estimates, [tail, 100.0 - tail])
     return (float(low), float(high))
+
+
+def _resampled_medians(ordered: np.ndarray, iterations: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """The medians of `iterations` resamples (n draws with replacement) of the sorted
+    values, without drawing the resamples.
+
+    A resample's median is read at the middle order statistics of its n indices into the
+    sorted values; n indices drawn uniformly from 0..n-1 are floor(n·U) for uniform U, so
+    their k-th smallest is floor(n·U_(k)), and U_(k) ~ Beta(k, n + 1 - k); the next one up
+    is U_(k) + (1 - U_(k))·Beta(1, n - k) (the least of the n - k draws above it). Exactly
+    the distribution of a direct resampling's median (tests/suites/test_stats.py checks
+    it against one), at O(iterations) instead of O(iterations·n): 10,000 pairs took
+    0.07 s a pair of models this way against 0.3 s drawing every index.
+    """
+    n = ordered.size
+    k = (n - 1) // 2 + 1  # the lower middle, 1-based
+    low = rng.beta(k, n + 1 - k, size=iterations)
+    high = low if n % 2 else low + (1.0 - low) * rng.beta(1, n - k, size=iterations)
+    last = n - 1
+    at_low = np.minimum((low * n).astype(np.int64), last)
+    at_high = np.minimum((high * n).astype(np.int64), last)
+    medians: np.ndarray = (ordered[at_low] + ordered[at_high]) / 2.0
+    return medians

@@ -256,17 +256,26 @@ def test_bootstrap_is_deterministic_for_a_seed_and_varies_with_it() -> None:
     assert paired_bootstrap_ci(diffs, seed=1) != paired_bootstrap_ci(diffs, seed=2)
 
 
-def test_bootstrap_median_equals_a_direct_resampling() -> None:
-    # The order-statistic shortcut must give np.median of each resample exactly. It draws
-    # its indices into the sorted differences, so the direct resampling does the same.
-    data = np.random.default_rng(8).normal(size=51)
-    for n in (51, 50):
-        diffs = data[:n]
-        rng = np.random.default_rng(4)
-        direct = np.median(np.sort(diffs)[rng.integers(0, n, size=(500, n))], axis=1)
-        expected = np.percentile(direct, [2.5, 97.5])
-        got = paired_bootstrap_ci(diffs.tolist(), iterations=500, seed=4)
-        assert got == (expected[0], expected[1])
+@pytest.mark.parametrize("n", [1, 2, 7, 50, 51, 400])
+def test_bootstrap_medians_are_distributed_as_a_direct_resamplings(n: int) -> None:
+    # The medians are drawn from the order statistics of the resampled indices (Beta
+    # draws), not by drawing every index: their distribution must be a direct
+    # resampling's. Two-sample Kolmogorov-Smirnov on 20,000 medians each, and every
+    # median is one a resample can have.
+    from scipy.stats import ks_2samp
+
+    from anoman_tui.suites.stats import _resampled_medians
+
+    data = np.sort(np.random.default_rng(8).normal(size=n))
+    direct = np.median(data[np.random.default_rng(4).integers(0, n, size=(20_000, n))],
+                       axis=1)
+    drawn = _resampled_medians(data, 20_000, np.random.default_rng(5))
+    if n == 1:
+        assert set(drawn) == set(direct) == {data[0]}
+        return
+    assert ks_2samp(direct, drawn).pvalue > 0.001
+    possible = {(a + b) / 2 for a in data for b in data} if n % 2 == 0 else set(data)
+    assert set(drawn.tolist()) <= {float(v) for v in possible}
 
 
 def test_bootstrap_edges() -> None:
