@@ -97,9 +97,13 @@ class StreamClient:
     """Holds the shared HTTP connection pool; make one per app and close it at exit."""
 
     def __init__(self, http: httpx.AsyncClient | None = None, *, read_gap: float = 0.0,
-                 read_grid: tuple[float, float] | None = None) -> None:
+                 read_grid: tuple[float, float] | None = None,
+                 pace_reasoning: bool = True) -> None:
         self.read_gap = read_gap  # seconds between reads of a stream once it talks
         self.read_grid = read_grid  # (grid, lead): reads only `lead` before a grid point
+        # False: reads are paced only once answer text has come (a reasoning model's
+        # first answer token, its TTFT, is then stamped on arrival too).
+        self.pace_reasoning = pace_reasoning
         self._owns_http = http is None
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=32)
         # The app's client (paced reads) also replaces what an abort closes (spares.py):
@@ -118,7 +122,7 @@ class StreamClient:
 
     def stream(self, request: StreamRequest) -> ModelStream:
         return ModelStream(self._http, request, read_gap=self.read_gap,
-                           read_grid=self.read_grid,
+                           read_grid=self.read_grid, pace_reasoning=self.pace_reasoning,
                            on_abort=self._replace_aborted if self.spares else None)
 
     def _replace_aborted(self, url: httpx.URL, timeout: float) -> None:
@@ -163,8 +167,10 @@ class ModelStream:
 
     def __init__(self, http: httpx.AsyncClient, request: StreamRequest, *,
                  read_gap: float = 0.0, read_grid: tuple[float, float] | None = None,
-                 on_abort: Callable[[httpx.URL, float], None] | None = None) -> None:
+                 on_abort: Callable[[httpx.URL, float], None] | None = None,
+                 pace_reasoning: bool = True) -> None:
         self.request = request
+        self._paced_from = _CONTENT if pace_reasoning else (TextDelta,)
         # Told when this stream is aborted after its request went out (its connection is
         # closed, not pooled): the client opens a spare in its place.
         self._on_abort = on_abort
@@ -178,6 +184,9 @@ class ModelStream:
         self._task: asyncio.Task[None] | None = None
         self._finished = False
         self._started = False
+        # `wait()` called before the stream started: nobody iterates, so the events are
+        # not queued (at 32 streams a token each, the queue was 5% of a suite's CPU).
+        self._unread = False
         self._cancel_requested = False
         self.result: StreamResult | None = None
         self.sent_at: float | None = None  # monotonic instant the request went out
@@ -226,6 +235,17 @@ class ModelStream:
 
     async def wait(self) -> StreamResult:
         """Drain the stream and return its result."""
+        if self._task is None:
+            self._unread = True
+            self.start()
+            assert self._task is not None
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                self.cancel()  # whoever waits was cancelled: close the connection
+                raise
+            assert self.result is not None
+            return self.result
         async for _ in self:
             pass
         assert self.result is not None
@@ -311,7 +331,8 @@ class ModelStream:
                 recorder.record(event)
             if events:
                 self.emitted += len(events)
-                queue.put_nowait(events)
+                if not self._unread:
+                    queue.put_nowait(events)
 
         def fail(failure: StreamFailure) -> None:
             emit([StreamFailed(time.monotonic(), failure)])
@@ -391,7 +412,10 @@ class ModelStream:
                 recording = capture.finish(self.sent_at, time.monotonic(), ending)
                 result = replace(result, recording=recording)
             self.emitted += 1
-            queue.put_nowait([StreamDone(ended, result)])
+            if self._unread:
+                self.result, self._finished = result, True
+            else:
+                queue.put_nowait([StreamDone(ended, result)])
             if result.failure is not None:
                 # The same words as the pane's badge and `compare` (vocabulary.py).
                 log.info("stream %s (%s) %s: %s", request.pane, request.model, result.status,
@@ -428,7 +452,7 @@ class ModelStream:
                     return True
             emit(batch)
             if gap and not answering:
-                if self.pacer is None and any(type(e) in _CONTENT for e in batch):
+                if self.pacer is None and any(type(e) in self._paced_from for e in batch):
                     # The first text or reasoning is in: read at most every `gap`.
                     self.pacer = pace(gap)
                 if self.pacer is not None and TextDelta in map(type, batch):

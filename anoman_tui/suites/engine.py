@@ -67,6 +67,12 @@ RETRIED_KINDS = frozenset({"transport_error"})
 """Failure kinds retried up to `retries` times: the server could not be reached."""
 MAX_RATE_LIMIT_WAITS = 5
 """429s a cell waits out before its last one becomes its result."""
+READ_GAP_S = 0.05
+"""Once a stream's answer has begun, its socket is read at most this often: a provider
+sends an event per token, and each read costs the same however much it brings (at 32
+streams of 100 tok/s, reading every event as it came took 56% of a core,
+benchmarks/eval_load.py). The first answer token (TTFT) is stamped on arrival; a later
+one, and so the end of the stream, up to this late (docs/suites.md, "Cells")."""
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
 
@@ -296,7 +302,7 @@ class SuiteRun:
         running: dict[asyncio.Task[CellResult | None], Cell] = {}
         stopped: str | None = None
         wake = asyncio.Event()
-        async with StreamClient() as client:
+        async with StreamClient(read_gap=READ_GAP_S, pace_reasoning=False) as client:
             try:
                 while any(queues.values()) or running:
                     if self._stopping:
