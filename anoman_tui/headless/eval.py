@@ -19,7 +19,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -278,7 +278,9 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
     live = view_console.is_terminal
     spent = sum((r.cost.usd for r in before if r.cost.usd is not None), Decimal(0))
     view: ProgressView | None = None
-    run = SuiteRun(suite, slots, run_id=run_id, options=request.options, store=store,
+    # With a history, the results are read back from it at the end (_all_results).
+    options = replace(request.options, keep_results=store is None)
+    run = SuiteRun(suite, slots, run_id=run_id, options=options, store=store,
                    on_cell=lambda cell: view.cell(cell) if view is not None else None,
                    spent=spent)
     view = ProgressView(view_console, run.progress, live=live,
@@ -310,10 +312,9 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
     if outcome.unsaved:
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
-        store = None
     results = _all_results(store, run_id, before, outcome.results)
     finished = outcome.stopped is None
-    if store is not None:
+    if store is not None and not outcome.unsaved:
         with contextlib.suppress(HistoryUnavailable):
             store.finish_run(run_id, finished=finished, stopped=outcome.stopped)
     results = _sorted(suite, results)
@@ -341,12 +342,15 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
 def _all_results(store: HistoryStore | None, run_id: str, before: list[CellResult],
                  new: list[CellResult]) -> list[CellResult]:
     """Every result of the run: read back from the history when it is kept there (so a
-    resumed run reports exactly what an uninterrupted one would), else those in hand."""
+    resumed run reports exactly what an uninterrupted one would), with any in hand that
+    could not be saved; else those in hand."""
     if store is not None:
         with contextlib.suppress(HistoryUnavailable):
             stored = store.run(run_id)
             if stored is not None:
-                return _from_saved(stored.results)
+                saved = _from_saved(stored.results)
+                known = {r.key for r in saved}
+                return [*saved, *(r for r in [*before, *new] if r.key not in known)]
     return [*before, *new]
 
 
