@@ -186,10 +186,9 @@ class ProgressView:
         done = self.done_before + p.done + p.not_run
         width = 30
         filled = int(width * done / self.total) if self.total else width
-        bar = Text("━" * filled, style="green") + Text("━" * (width - filled), style="grey37")
-        eta = p.eta_s()
-        parts = [f"{done}/{self.total} done", f"{p.running} running",
-                 f"{p.failed} failed"]
+        # Filled and empty are different characters: the bar reads without colour too.
+        bar = Text("━" * filled, style="green") + Text("╌" * (width - filled), style="grey50")
+        parts = [f"{p.running} running", f"{p.failed} failed"]
         if p.waiting_s > 0:
             parts.append(f"rate limit: waiting {p.waiting_s:.0f} s")
         if p.retries:
@@ -198,9 +197,12 @@ class ProgressView:
         if self.max_cost is not None:
             cost += f" of ${self.max_cost}"
         parts.append(cost)
+        eta = p.eta_s()
         if eta is not None:
             parts.append(f"ETA {_duration(eta)}")
-        return Group(bar + Text("  " + " · ".join(parts)))
+        # Two lines: the figures fit 80 columns under the bar.
+        return Group(bar + Text(f"  {done}/{self.total} cells done"),
+                     Text(" · ".join(parts), overflow="fold"))
 
 
 def _duration(value: float) -> str:
