@@ -1,5 +1,5 @@
 """`anoman-tui --help` lists the commands under what a user wants to do: compare;
-history and reports; arena; the local gateway. Each command once, with its one-line
+suites; history and reports; arena; the local gateway. Each command once, with its one-line
 help, as a user runs it (the console entry point in a subprocess)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from anoman_tui.cli import COMMANDS
 
 GROUPED = {
     "compare": ["compare"],
+    "suites": ["eval", "runs"],
     "history and reports": ["history", "export", "import", "replay"],
     "arena": ["vote", "scoreboard"],
     "the local gateway": ["serve", "usage"],
@@ -47,8 +48,8 @@ def test_help_groups_every_command_under_its_heading() -> None:
     listed = {heading: [name for name, _ in entries]
               for heading, entries in sections.items() if heading in GROUPED}
     assert listed == GROUPED
-    # The four groups first, in this order, then the options.
-    assert list(sections)[:5] == [*GROUPED, "options"]
+    # The groups first, in this order, then the options.
+    assert list(sections)[:len(GROUPED) + 1] == [*GROUPED, "options"]
     assert sorted(n for names in GROUPED.values() for n in names) == sorted(
         c.NAME for c in COMMANDS)
 
