@@ -79,7 +79,11 @@ def _list(store: HistoryStore | None, limit: int, as_json: bool) -> int:
     return 0
 
 
-def _load(store: HistoryStore, run_id: str) -> StoredRun | None:
+def _load(store: HistoryStore, run_id: str) -> tuple[StoredRun, Any, list[Any]] | None:
+    """The stored run, its suite and its results in suite order; None after one line
+    on stderr saying why not."""
+    from anoman_tui.suites.model import CellResult, Suite
+
     try:
         stored = store.run(run_id)
     except ValueError as exc:  # an ambiguous prefix: the sentence says so
@@ -88,12 +92,7 @@ def _load(store: HistoryStore, run_id: str) -> StoredRun | None:
     if stored is None:
         print(f"{PROG}: no run {run_id} in the history; `anoman-tui runs` lists them",
               file=sys.stderr)
-    return stored
-
-
-def _parts(stored: StoredRun) -> tuple[Any, list[Any]] | None:
-    from anoman_tui.suites.model import CellResult, Suite
-
+        return None
     try:
         suite = Suite.from_json(stored.suite)
     except (KeyError, TypeError, ValueError):
@@ -105,11 +104,7 @@ def _parts(stored: StoredRun) -> tuple[Any, list[Any]] | None:
             results.append(CellResult.from_json(dict(row)))
         except (KeyError, TypeError, ValueError):
             continue
-    case_order = {c.id: i for i, c in enumerate(suite.cases)}
-    model_order = {m: i for i, m in enumerate(suite.models)}
-    results.sort(key=lambda r: (case_order.get(r.case, len(case_order)), r.repeat,
-                                model_order.get(r.model, len(model_order))))
-    return suite, results
+    return stored, suite, suite.in_order(results)
 
 
 def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
@@ -120,13 +115,10 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
     from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.summary import summarize
 
-    stored = _load(store, run_id)
-    if stored is None:
+    loaded = _load(store, run_id)
+    if loaded is None:
         return 2
-    parts = _parts(stored)
-    if parts is None:
-        return 2
-    suite, results = parts
+    stored, suite, results = loaded
     summary = summarize(suite.models, results)
     reports: list[tuple[Path, Callable[[], bytes]]] = []
     if html is not None:
@@ -165,16 +157,11 @@ def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool) -> int:
 
     from anoman_tui.report.suite_diff import diff_json, diff_runs, print_diff
 
-    runs = []
-    for run_id in (old_id, new_id):
-        stored = _load(store, run_id)
-        if stored is None:
-            return 2
-        parts = _parts(stored)
-        if parts is None:
-            return 2
-        runs.append(parts)
-    (old_suite, old_results), (new_suite, new_results) = runs
+    old = _load(store, old_id)
+    new = _load(store, new_id) if old is not None else None
+    if old is None or new is None:
+        return 2
+    (_, old_suite, old_results), (_, new_suite, new_results) = old, new
     models = [*old_suite.models, *(m for m in new_suite.models if m not in old_suite.models)]
     diff = diff_runs(old_results, new_results, models)
     if as_json:

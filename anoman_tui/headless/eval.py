@@ -145,14 +145,6 @@ def check_simulated_faults(slots: Sequence[ModelSlot]) -> None:
                 "not say its models are simulated")
 
 
-def _sorted(suite: Suite, results: Sequence[CellResult]) -> list[CellResult]:
-    """In suite order (case, repeat, model), whatever order they finished in."""
-    case_order = {c.id: i for i, c in enumerate(suite.cases)}
-    model_order = {m: i for i, m in enumerate(suite.models)}
-    return sorted(results, key=lambda r: (case_order.get(r.case, len(case_order)), r.repeat,
-                                          model_order.get(r.model, len(model_order))))
-
-
 def _from_saved(rows: Sequence[dict[str, object]]) -> list[CellResult]:
     found = []
     for row in rows:
@@ -319,7 +311,7 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
     if store is not None and not outcome.unsaved:
         with contextlib.suppress(HistoryUnavailable):
             store.finish_run(run_id, finished=finished, stopped=outcome.stopped)
-    results = _sorted(suite, results)
+    results = suite.in_order(results)
     summary = summarize(suite.models, results)
     _report(request, results, summary, run_id, created_at, finished, outcome.stopped,
             console, out)

@@ -14,6 +14,7 @@ Plain data. May import: the standard library and `anoman_tui.streaming.cost`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -128,6 +129,14 @@ class Suite:
 
     def simulated_scenario(self, model: str) -> str | None:
         return dict(self.simulate).get(model)
+
+    def in_order(self, results: Iterable[CellResult]) -> list[CellResult]:
+        """`results` in suite order (case, repeat, model), whatever order they came in;
+        a result of a case or model the suite does not have goes last."""
+        cases = {c.id: i for i, c in enumerate(self.cases)}
+        models = {m: i for i, m in enumerate(self.models)}
+        return sorted(results, key=lambda r: (cases.get(r.case, len(cases)), r.repeat,
+                                              models.get(r.model, len(models))))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -54,6 +54,32 @@ def run_eval(data_home: Path, gateway: EmbeddedGateway, *args: str,
                env={"ANOMAN_API_KEY": KEY})
 
 
+def spawn_eval(data_home: Path, gateway: EmbeddedGateway, suite: Path,
+               header: str) -> subprocess.Popen[str]:
+    """`anoman-tui eval SUITE` running in the background, its output piped."""
+    config = data_home.parent / "config.toml"
+    config.write_text("")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
+               ANOMAN_CONFIG=str(config), ANOMAN_API_KEY=KEY)
+    return subprocess.Popen(
+        [sys.executable, "-m", "anoman_tui.cli", "eval", str(suite), "--base-url",
+         gateway.base_url, "-H", header],
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def cells_printed(proc: subprocess.Popen[str], wanted: int, timeout: float = 90) -> int:
+    """Read its lines until `wanted` cells have finished (or it ends, or `timeout`)."""
+    assert proc.stdout is not None
+    finished = 0
+    deadline = time.monotonic() + timeout
+    while finished < wanted and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        finished += line.startswith(("PASS", "FAIL", "DONE"))
+    return finished
+
+
 def test_eval_prints_one_json_document_with_every_result_and_figure(
         gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
     done = run_eval(data_home, gateway, str(write(tmp_path, SUITE)), "--json")
@@ -155,22 +181,8 @@ def test_a_killed_run_resumes_to_the_same_summary(
         f'value = "item"\n' for i in range(1, 13))
     suite = write(tmp_path, 'name = "kill"\nmodels = ["anoman-lite", "claude-sonnet-4-6"]\n'
                             f"concurrency = 2\n{cases}")
-    config = data_home.parent / "config.toml"
-    config.write_text("")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
-               ANOMAN_CONFIG=str(config), ANOMAN_API_KEY=KEY)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anoman_tui.cli", "eval", str(suite), "--base-url",
-         gateway.base_url, "-H", "X-Anoman-Simulate: ttft=0.05,rate=150"],
-        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    finished = 0
-    deadline = time.monotonic() + 90
-    while finished < 12 and time.monotonic() < deadline:  # about half of the 24 cells
-        line = proc.stdout.readline()
-        if not line:
-            break
-        finished += line.startswith(("PASS", "FAIL"))
+    proc = spawn_eval(data_home, gateway, suite, "X-Anoman-Simulate: ttft=0.05,rate=150")
+    finished = cells_printed(proc, 12)  # about half of the 24 cells
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert finished >= 12
@@ -212,17 +224,8 @@ def test_ctrl_c_stops_keeps_what_finished_and_says_how_to_continue(
         gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
     cases = "\n".join(f'[[case]]\nprompt = "Item {i}"\n' for i in range(1, 30))
     suite = write(tmp_path, f'name = "stop"\nmodels = ["anoman-lite"]\n{cases}')
-    config = data_home.parent / "config.toml"
-    config.write_text("")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
-               ANOMAN_CONFIG=str(config), ANOMAN_API_KEY=KEY)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anoman_tui.cli", "eval", str(suite), "--base-url",
-         gateway.base_url, "-H", "X-Anoman-Simulate: ttft=0.05,rate=100"],
-        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stderr is not None
-    while not proc.stdout.readline().startswith("DONE"):
-        pass
+    proc = spawn_eval(data_home, gateway, suite, "X-Anoman-Simulate: ttft=0.05,rate=100")
+    assert cells_printed(proc, 1) == 1
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
