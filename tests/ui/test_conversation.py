@@ -293,10 +293,11 @@ async def test_scroll_keys_move_the_current_pane(make_app, fast_answers,
         assert two.has_class("-current") and not app.compare.pane(1).has_class("-current")
         await pilot.press("ctrl+end")
         assert two.answer.scroll_y == two.answer.max_scroll_y > 0
-        app.compare.pane(3).answer.focus()
-        await pilot.pause()
         three = app.compare.pane(3)
-        assert three.has_class("-current")
+        three.answer.focus()
+        # The focus arrives as a message: waited for (one pause was not always enough
+        # with a core busy).
+        await until(pilot, lambda: three.has_class("-current"), timeout=10)
         # With the pane focused, its own keys scroll it.
         await pilot.press("end")
         assert three.answer.scroll_y == three.answer.max_scroll_y > 0
