@@ -4,7 +4,8 @@ One `<testsuite>` per model (its name is the model, as the suite writes it) and 
 `<testcase>` per (case, model, repeat), named `CASE [repeat N]`:
 - a judged case that failed its assertions: `<failure type="assertion">` listing each
   failed assertion's type and reason;
-- a stream that failed: `<error type=KIND message=LINE>` (the failure kind and its line);
+- a stream that failed: `<failure type=KIND message=LINE>` (the failure kind and its
+  line): a failed stream fails its case (docs/suites.md), so CI counts it as a failure;
 - a cell never run (the cost limit came first): `<skipped>`;
 - a case with no assertion: a passing testcase whose `<system-out>` and `judged`
   property say it was not judged (recorded, nothing checked).
@@ -72,11 +73,11 @@ def _testcase(suite: Suite, cell: CellResult) -> tuple[ET.Element, str]:
         ET.SubElement(case, "skipped", {
             "message": "not run: the run stopped (the cost limit) before this cell started"})
     elif not cell.completed:
-        outcome = "error"
+        outcome = "failure"
         line = cell.failure or f"the stream failed ({cell.status})"
-        error = ET.SubElement(case, "error", {"type": xml_text(cell.status),
-                                              "message": xml_text(line)})
-        error.text = xml_text(line)
+        failure = ET.SubElement(case, "failure", {"type": xml_text(cell.status),
+                                                  "message": xml_text(line)})
+        failure.text = xml_text(line)
     elif cell.passed is False:
         outcome = "failure"
         failed = [a for a in cell.assertions if not a.passed]
