@@ -213,6 +213,9 @@ def pair_table(summary: RunSummary) -> Table:
                             ("b only", "right"), ("McNemar p (Holm)", "right"),
                             ("TTFT a−b median", "right"), ("95% CI", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    # A narrow terminal breaks a long model name over lines, never cuts it: a cut name
+    # is a different model.
+    table.columns[0].overflow = "fold"
     simulated = {m.model for m in summary.models if m.simulated}
     for p in summary.pairs:
         a, b = (one_line(model_label(x, x in simulated), 80) for x in (p.a, p.b))
