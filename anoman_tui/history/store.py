@@ -489,39 +489,25 @@ class HistoryStore:
     def save(self, record: ComparisonRecord) -> int:
         """Store one comparison turn in one short transaction; returns its id."""
         created = record.created_at or time.time()
-        with self._lock:
-            return self._save(record, created)
-
-    def _save(self, record: ComparisonRecord, created: float) -> int:
-        conn = self._conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = conn.execute(
-                    "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                    "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (created, record.source, record.prompt, record.system_prompt,
-                     _turns_json(record.conversation), int(record.blind), record.rerun_of,
-                     record.suite_run, record.suite_case, record.suite_repeat),
+        with self._writing() as conn:
+            cursor = conn.execute(
+                "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
+                "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (created, record.source, record.prompt, record.system_prompt,
+                 _turns_json(record.conversation), int(record.blind), record.rerun_of,
+                 record.suite_run, record.suite_case, record.suite_repeat),
+            )
+            comparison_id = int(cursor.lastrowid or 0)
+            _put_panes(conn, comparison_id, record.panes)
+            if self.fts:
+                conn.execute(
+                    "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
+                    # A blind round is found by its labels until the vote: a search
+                    # by model name must not tell which rounds a model is in.
+                    (comparison_id, record.prompt, " ".join(
+                        (p.label if record.blind else p.model) for p in record.panes)),
                 )
-                comparison_id = int(cursor.lastrowid or 0)
-                _put_panes(conn, comparison_id, record.panes)
-                if self.fts:
-                    conn.execute(
-                        "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
-                        # A blind round is found by its labels until the vote: a search
-                        # by model name must not tell which rounds a model is in.
-                        (comparison_id, record.prompt, " ".join(
-                            (p.label if record.blind else p.model) for p in record.panes)),
-                    )
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise HistoryUnavailable(_reason(exc, self.path)) from None
         return comparison_id
 
     # -- reading ---------------------------------------------------------------
