@@ -10,7 +10,6 @@ import random
 import re
 import time
 from decimal import Decimal
-from html.parser import HTMLParser
 
 from anoman_tui.report.suite_html import suite_html, ttft_boxes
 from anoman_tui.report.suite_text import seconds, usd
@@ -26,30 +25,11 @@ from anoman_tui.suites.model import (
     Suite,
 )
 from anoman_tui.suites.stats import percentile, wilson
+from tests.report.page import Page
 
 HOSTILE_MODEL = 'evil"><script>alert(1)</script></svg><svg onload=alert(2)>'
 HOSTILE_CASE = "</td></table><script>alert(3)</script>'\""
 HOSTILE_REASON = "<img src=https://tracker.example/p.png> </svg><script>alert(4)</script>"
-
-
-class Page(HTMLParser):
-    """Start tags with their attributes, text with the tag it sits in."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
 
 
 def _assert_inert(page: str) -> Page:
