@@ -69,9 +69,15 @@ def test_serve_compare_usage_round_trip(tmp_path: Path) -> None:
         entry = json.loads(compared.stdout)["panels"][0]
         assert entry["status"] == "completed" and entry["anoman"]["weighted_tokens"] > 0
 
-        remote = cli("usage", "--base-url", url, "--json", env=run_env)
-        assert remote.returncode == 0, remote.stderr
-        rows = json.loads(remote.stdout)["data"]
+        # The gateway writes the ledger row as the request's handler ends, which can be just
+        # after the client read the last frame: ask again until the row is there.
+        deadline = time.monotonic() + 30
+        while True:
+            remote = cli("usage", "--base-url", url, "--json", env=run_env)
+            assert remote.returncode == 0, remote.stderr
+            rows = json.loads(remote.stdout)["data"]
+            if rows or time.monotonic() > deadline:
+                break
         assert rows[0]["model"] == "anoman-lite" and rows[0]["status"] == "completed"
         assert key not in remote.stdout  # only a hint of the key is stored
 

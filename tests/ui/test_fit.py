@@ -100,7 +100,14 @@ async def test_the_usage_ledger_shows_what_requests_cost_at_80_columns(make_app)
         await send(pilot, "What does the usage ledger record?")
         await until(pilot, lambda: settled(app))
         await pilot.press("f5")
-        await until(pilot, lambda: "requests, newest first" in "\n".join(screen_lines(app)))
+        # The gateway writes a request's ledger row as its handler ends, which can be just
+        # after the client read the last frame: reload (r) until all three rows are there.
+        for _ in range(100):
+            await until(pilot, lambda: "requests, newest first" in "\n".join(screen_lines(app)))
+            if any(line.strip().startswith("3 requests") for line in screen_lines(app)):
+                break
+            await pilot.pause(0.1)
+            await pilot.press("r")
         lines = screen_lines(app)
         header = next(line for line in lines if " time " in f" {line} ")
         for column in ("time", "model", "status", "cost USD", "tok in", "tok out", "weighted"):
