@@ -118,9 +118,10 @@ def _check_rows(gw: EmbeddedGateway, outcome: dict[str, float | None]) -> None:
         if left_at is not None and row["status"] == "completed":
             # The gateway wrote every token before it processed the client's close. With
             # 1,000 streams on 2 busy cores that can lag the hang-up by over a second
-            # (seen once in CI: 1.47 s), so bound it loosely; the row still says what the
+            # (seen in CI: 1.47 s, and 5.06 s with other work beside the suite), so bound it
+            # loosely; the row still says what the
             # gateway did, and prompt cancellation is tested without load elsewhere.
-            assert ended <= left_at + 5.0, row
+            assert ended <= left_at + 15.0, row
             assert row["completion_tokens"] == TOKENS
         elif left_at is not None:
             assert ended >= left_at - 0.05, row

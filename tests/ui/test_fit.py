@@ -11,6 +11,7 @@ import re
 import pytest
 
 from anoman_tui.config import Settings
+from anoman_tui.gateway import EmbeddedGateway
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.widgets.pane import pack_fields
@@ -93,21 +94,21 @@ async def test_the_status_line_says_how_many_stream(make_app, monkeypatch, size)
         await until(pilot, lambda: settled(app))
 
 
-async def test_the_usage_ledger_shows_what_requests_cost_at_80_columns(make_app) -> None:
+async def test_the_usage_ledger_shows_what_requests_cost_at_80_columns(
+        make_app, ui_gateway: EmbeddedGateway) -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(pilot)
         await send(pilot, "What does the usage ledger record?")
         await until(pilot, lambda: settled(app))
-        await pilot.press("f5")
         # The gateway writes a request's ledger row as its handler ends, which can be just
-        # after the client read the last frame: reload (r) until all three rows are there.
-        for _ in range(100):
-            await until(pilot, lambda: "requests, newest first" in "\n".join(screen_lines(app)))
-            if any(line.strip().startswith("3 requests") for line in screen_lines(app)):
-                break
-            await pilot.pause(0.1)
-            await pilot.press("r")
+        # after the client read the last frame: open the ledger once all three are written.
+        ids = [p.state.last_result.request_id for p in panes(app)
+               if p.state.last_result is not None]
+        assert len(ids) == 3
+        await until(pilot, lambda: all(ui_gateway.state.ledger.get(i) for i in ids))
+        await pilot.press("f5")
+        await until(pilot, lambda: "requests, newest first" in "\n".join(screen_lines(app)))
         lines = screen_lines(app)
         header = next(line for line in lines if " time " in f" {line} ")
         for column in ("time", "model", "status", "cost USD", "tok in", "tok out", "weighted"):
