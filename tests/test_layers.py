@@ -117,3 +117,15 @@ def test_every_contract_fails_when_broken(tmp_path: Path) -> None:
     assert _analysed_package(output) == package.resolve()
     assert done.returncode != 0, output
     assert _broken(output, names) == set(names), output
+
+
+def test_reading_the_history_imports_no_http_stack_nor_pydantic() -> None:
+    """`runs show` of a big run has a 1 s budget (benchmarks/README.md), half of which was
+    once spent importing httpx and the wire models it never used."""
+    code = ("import sys, anoman_tui.history, anoman_tui.suites.summary, "
+            "anoman_tui.report.suite_text, anoman_tui.cli.runs; "
+            "print(sorted(m for m in ('httpx', 'httpcore', 'h11', 'pydantic', 'textual') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]", done.stdout

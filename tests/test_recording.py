@@ -24,9 +24,9 @@ from anoman_tui.streaming.recording import (
     RECORDING_VERSION,
     RecordingCapture,
     RecordingError,
-    ReplayTransport,
     StreamRecording,
 )
+from anoman_tui.streaming.replay import ReplayTransport
 from tests.frames import ANOMAN_BLOCK, ANTHROPIC_ERROR_EVENT, OPENAI_ERROR_FRAME
 from tests.replay_server import ReplayServer, Script
 

@@ -33,7 +33,7 @@ from anoman_tui.streaming import (
     TextDelta,
 )
 from anoman_tui.streaming.cost import Cost, cost_of
-from anoman_tui.streaming.recording import ReplayTransport
+from anoman_tui.streaming.replay import ReplayTransport
 
 
 @dataclass

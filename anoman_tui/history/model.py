@@ -11,12 +11,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from pydantic import ValidationError
-
 from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult
 from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost
 from anoman_tui.streaming.recording import StreamRecording
-from anoman_tui.wire import AnomanBlock, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +299,12 @@ def result_from_record(pane: PaneRecord) -> StreamResult:
     The stored JSON is read defensively (a file may have been edited): a usage or
     `_anoman` block of a shape the wire models refuse reads as absent.
     """
+    # Imported here: the wire models import pydantic, which listing and summing suite
+    # runs (`runs show`) never needs.
+    from pydantic import ValidationError
+
+    from anoman_tui.wire import AnomanBlock, Usage
+
     usage = anoman = None
     if isinstance(pane.usage, dict):
         try:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from anoman_tui.streaming.prices import estimate_from_price_library
-from anoman_tui.wire import AnomanBlock, Usage
+
+if TYPE_CHECKING:
+    # Types only, so that reading costs from the history does not import pydantic.
+    from anoman_tui.wire import AnomanBlock, Usage
 
 
 class ListedPrices(Protocol):

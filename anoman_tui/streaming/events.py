@@ -14,10 +14,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from anoman_tui.streaming.vocabulary import StreamFailure
-from anoman_tui.wire import AnomanBlock, Usage
 
 if TYPE_CHECKING:
     from anoman_tui.streaming.recording import StreamRecording
+
+    # Types only: the wire models import pydantic, which a reader of the history
+    # (`runs show`, `history`) does not need.
+    from anoman_tui.wire import AnomanBlock, Usage
 
 ResultStatus = Literal["completed", "failed", "cancelled"]
 

@@ -10,14 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-EndpointFormat = Literal["openai", "anthropic", "playground"]
-ENDPOINT_FORMATS: tuple[EndpointFormat, ...] = ("openai", "anthropic", "playground")
-
-ENDPOINT_PATHS: dict[EndpointFormat, str] = {
-    "openai": "/v1/chat/completions",
-    "anthropic": "/anthropic/v1/messages",
-    "playground": "/anoman/v1/playground/run",
-}
+from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS as ENDPOINT_FORMATS
+from anoman_tui.streaming.endpoints import ENDPOINT_PATHS as ENDPOINT_PATHS
+from anoman_tui.streaming.endpoints import EndpointFormat as EndpointFormat
 
 # The Messages API requires max_tokens; this is the default when the caller sets none.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096

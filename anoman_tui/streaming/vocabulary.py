@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from anoman_tui.wire import GuardrailVerdict
+if TYPE_CHECKING:
+    # Imported where a stored failure is read (`from_json`): the wire models import
+    # pydantic, which a reader of suite runs does not otherwise need.
+    from anoman_tui.wire import GuardrailVerdict
 
 FailureKind = Literal[
     "http_error",
@@ -122,6 +125,8 @@ class StreamFailure:
         def text(key: str) -> str | None:
             value = data.get(key)
             return value if isinstance(value, str) else None
+
+        from anoman_tui.wire import GuardrailVerdict
 
         guardrails: dict[str, GuardrailVerdict] = {}
         raw = data.get("guardrails")

@@ -23,7 +23,8 @@ from textual.screen import Screen
 
 from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
-from anoman_tui.streaming.recording import RecordingError, ReplayTransport, StreamRecording
+from anoman_tui.streaming.recording import RecordingError, StreamRecording
+from anoman_tui.streaming.replay import ReplayTransport
 from anoman_tui.ui.render.pane_state import SCENARIO_IDLE_TIMEOUT
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,
