@@ -33,7 +33,8 @@ import httpx
 from _common import BENCH_KEY, percentile, print_header, probe_ms, start_gateway, verdict
 
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamDone, StreamRequest, TextDelta
-from anoman_tui.streaming.recording import ReplayTransport, StreamRecording
+from anoman_tui.streaming.recording import StreamRecording
+from anoman_tui.streaming.replay import ReplayTransport
 
 PANES = 3
 RATE = 300
