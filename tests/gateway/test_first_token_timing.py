@@ -151,4 +151,6 @@ def test_a_late_start_keeps_the_rate_after_the_first_token(gateway: EmbeddedGate
     finally:
         sock.close()
     assert len(arrivals) == 5
-    assert arrivals[-1] - arrivals[0] >= 0.06  # 4 gaps of 20 ms, not one write
+    # 4 gaps of 20 ms, not one burst (a burst spans ~0). Bounded loosely: this thread's
+    # own reads can be late under load (51 ms seen in CI with a core busy).
+    assert arrivals[-1] - arrivals[0] >= 0.03
