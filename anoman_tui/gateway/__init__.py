@@ -10,9 +10,9 @@ request into a SQLite ledger. `anoman-tui serve` runs it in the foreground;
 Modules: ``config`` (GatewayConfig), ``app`` (create_app, the pipeline),
 ``generation`` (pacing, faults, cancellation, metering of one run),
 ``frames`` (bytes on the wire), ``catalogue`` / ``composer`` / ``tokenizer``
-(the simulated models), ``guardrails``, ``faults``, ``ratelimit``, ``cache``,
-``ledger`` (UsageLedger, format_usage_table), ``embedded`` (EmbeddedGateway),
-``serve`` (the CLI command).
+(the simulated models), ``judge`` (the simulated judge, `anoman-judge`),
+``guardrails``, ``faults``, ``ratelimit``, ``cache``, ``ledger`` (UsageLedger,
+format_usage_table), ``embedded`` (EmbeddedGateway), ``serve`` (the CLI command).
 
 This package imports no Textual and nothing from the client side
 (`anoman_tui.ui`, `anoman_tui.streaming`). The names below are re-exported

@@ -1,8 +1,10 @@
 """The simulated models the local gateway serves, with prices and weights.
 
 Each ``SimulatedModel`` has a personality (how much it writes and how it
-formats it), a time-to-first-token distribution, a token rate, a per-million
-token price table and an Anoman weight (``weighted_tokens = total × weight``).
+formats it, and how much of the question it restates), a time-to-first-token
+distribution, a token rate, a per-million token price table and an Anoman weight
+(``weighted_tokens = total × weight``). ``anoman-judge`` is the one with the judge
+role: it judges answers (``judge.py``) instead of answering prompts.
 The arithmetic for cost and weighted tokens lives here too, so the stream,
 the JSON answer and the ledger all use the same figures.
 
@@ -16,7 +18,14 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-Style = Literal["balanced", "terse", "verbose", "plain", "code", "thinking"]
+Style = Literal["balanced", "terse", "verbose", "plain", "code", "thinking", "judge"]
+# What a model is for: answering prompts, or judging answers (`anoman-judge`).
+Role = Literal["answer", "judge"]
+# How much of a question's content words an answer model's text contains
+# (docs/local-gateway.md, "The simulated judge"): "full" restates any it has not used,
+# "styled" is the answer as its style writes it, "gist" keeps one word of the prompt's
+# context.
+Coverage = Literal["full", "styled", "gist"]
 
 _MILLION = Decimal(1_000_000)
 # cost_usd carries six decimals, like "0.000041" in docs/wire-contract.md §2.
@@ -39,6 +48,8 @@ class SimulatedModel:
     context_window: int
     thinking: bool = False
     description: str = ""
+    role: Role = "answer"
+    coverage: Coverage = "styled"
 
     def draw_ttft(self, rng: random.Random) -> float:
         # Log-uniform around the median: long tails, no negative values.
@@ -74,6 +85,7 @@ class SimulatedModel:
                 "thinking": self.thinking,
                 "style": self.style,
                 "description": self.description,
+                "role": self.role,
                 "simulated": True,
             },
         }
@@ -94,6 +106,7 @@ CATALOGUE: dict[str, SimulatedModel] = {
             output_usd_per_mtok=Decimal("15.00"),
             context_window=200_000,
             description="Balanced all-rounder: headings, lists, a table, code when useful.",
+            coverage="full",
         ),
         SimulatedModel(
             name="anoman-lite",
@@ -107,6 +120,7 @@ CATALOGUE: dict[str, SimulatedModel] = {
             output_usd_per_mtok=Decimal("0.20"),
             context_window=32_000,
             description="Fast small model: short answers, a few bullets.",
+            coverage="gist",
         ),
         SimulatedModel(
             name="deepseek-r1",
@@ -135,6 +149,7 @@ CATALOGUE: dict[str, SimulatedModel] = {
             context_window=200_000,
             thinking=True,
             description="Extended thinking: a thinking block, then a careful answer.",
+            coverage="full",
         ),
         SimulatedModel(
             name="gpt-5-mini",
@@ -175,6 +190,24 @@ CATALOGUE: dict[str, SimulatedModel] = {
             context_window=256_000,
             description="Code first: a long fenced example, then notes.",
         ),
+        SimulatedModel(
+            name="anoman-judge",
+            owned_by="anoman",
+            style="judge",
+            ttft_s=0.05,
+            ttft_spread=1.3,
+            tokens_per_s=600.0,
+            weight=1,
+            input_usd_per_mtok=Decimal("0.10"),
+            output_usd_per_mtok=Decimal("0.40"),
+            context_window=128_000,
+            description="Judge: a short, deterministic verdict on a rubric or pairwise "
+                        "judge prompt.",
+            role="judge",
+        ),
     )
 }
+# The models that answer prompts (every one but the judge).
+ANSWER_MODELS: dict[str, SimulatedModel] = {
+    name: m for name, m in CATALOGUE.items() if m.role == "answer"}
 

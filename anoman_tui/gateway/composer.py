@@ -11,7 +11,12 @@ the prompt's language too). The same (model, prompt, seed) always gives the same
 The sentences are generic but sensible for the topic; nothing is lorem ipsum, and there is
 no network and no model.
 
-Imports only the standard library and the catalogue / tokenizer / topic modules.
+The models differ in how much of the question they restate, which the simulated judge
+(``judge.py``) sees: a model of coverage "full" ends with a line naming the question's
+content words its answer has not used yet, one of coverage "gist" keeps one word of the
+prompt's context. ``anoman-judge`` gets its reply from ``judge.judge_reply``.
+
+Imports only the standard library and the catalogue / judge / tokenizer / topic modules.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from anoman_tui.gateway.catalogue import SimulatedModel, Style
+from anoman_tui.gateway.judge import content_words, judge_reply
+from anoman_tui.gateway.judge import words as judge_words
 from anoman_tui.gateway.tokenizer import tokenize
 from anoman_tui.gateway.topic import read_topic
 
@@ -866,12 +873,53 @@ def _reasoning(rng: random.Random, r: _Reading) -> str:
     return " ".join(_fill(s.replace("{kind}", kind), r) for s in chosen)
 
 
+def _reading_for(model: SimulatedModel, prompt: str) -> _Reading:
+    """What ``model`` takes from the prompt: everything, or (coverage "gist") the topic
+    and only the gist of its context: one word, the last content word of the context's
+    first part ("postgres, bursty load" -> "postgres", "a broken kettle" -> "kettle")."""
+    reading = read_prompt(prompt)
+    if model.coverage == "gist" and reading.context:
+        first = reading.context.split(", ")[0]
+        kept = [w for w in _WORD.findall(first) if w.lower() not in _STOPWORDS]
+        return replace(reading, context=kept[-1] if kept else first)
+    return reading
+
+
+# A closing line restating the question's content words an answer has not used yet
+# (coverage "full"); a poem's is an italic note, so the poem keeps its lines.
+_RESTATE: dict[Lang, str] = {
+    "en": "Keywords from your question: {words}.",
+    "id": "Kata kunci dari pertanyaan Anda: {words}.",
+}
+_RESTATE_POEM: dict[Lang, str] = {"en": "*Keywords: {words}.*", "id": "*Kata kunci: {words}.*"}
+_MAX_RESTATED = 30
+
+
+def _restate_missing(text: str, prompt: str, r: _Reading) -> str:
+    """``text`` with a closing line naming, as the user wrote them, the prompt's content
+    words (as the simulated judge reads them) that it does not contain yet; a greeting or
+    thanks is left as it is."""
+    if r.kind in ("greeting", "thanks"):
+        return text
+    have = judge_words(text)
+    missing = [w for w in content_words(prompt, keep_case=True) if w.lower() not in have]
+    if not missing:
+        return text
+    missing = missing[:_MAX_RESTATED]  # a long document is not echoed back word by word
+    bank = _RESTATE_POEM if r.kind == "poem" else _RESTATE
+    return f"{text}\n\n{bank[r.lang].format(words=', '.join(missing))}"
+
+
 def compose_answer(model: SimulatedModel, prompt: str, seed: int = 0) -> ComposedAnswer:
     """The deterministic answer of ``model`` to ``prompt`` for ``seed``."""
-    reading = read_prompt(prompt)
+    if model.role == "judge":
+        return ComposedAnswer(reasoning="", text=judge_reply(prompt))
+    reading = _reading_for(model, prompt)
     rng = _rng(model.name, prompt, seed)
     text = _section(rng, reading, model.style)
     reasoning = _reasoning(rng, reading) if model.thinking else ""
+    if model.coverage == "full":
+        text = _restate_missing(text, prompt, reading)
     return ComposedAnswer(reasoning=reasoning, text=text)
 
 
@@ -883,7 +931,12 @@ def answer_tokens(
     if exact_tokens is None:
         return tokens
     extra = 1
-    reading = read_prompt(prompt)
+    if model.role == "judge":
+        # A judge has one reply: more of it is the same reply again.
+        while tokens and len(tokens) < exact_tokens:
+            tokens.extend(tokenize("\n\n" + text))
+        return tokens[:exact_tokens]
+    reading = _reading_for(model, prompt)
     while len(tokens) < exact_tokens:
         # More of the same voice: another section, composed with a shifted seed.
         section = _section(_rng(model.name, prompt, seed, f"more{extra}"), reading, model.style)

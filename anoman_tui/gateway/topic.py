@@ -384,6 +384,16 @@ def _chunks(words: list[_Word]) -> list[list[_Word]]:
     return chunks
 
 
+def _comma_parts(prompt: str, words: list[_Word]) -> list[list[_Word]]:
+    """``words`` split where the prompt has a comma between two of them."""
+    parts: list[list[_Word]] = [[]]
+    for word in words:
+        if parts[-1] and "," in prompt[parts[-1][-1].end:word.start]:
+            parts.append([])
+        parts[-1].append(word)
+    return parts
+
+
 def _span(prompt: str, words: list[_Word]) -> str:
     return prompt[words[0].start:words[-1].end] if words else ""
 
@@ -460,8 +470,10 @@ def _read_sentence(prompt: str, sentence: list[_Word]) -> Topic | None:
         return Topic(title, "", "")
     main_words = phrases[found]
     main = _lower_first(_span(prompt, main_words), main_words, sentence)
-    context = [_span(prompt, p) for p in (_trim(c, complement=False)
-                                         for c in chunks[found + 1:]) if p][:2]
+    # Context phrases are joined by ", ": one the prompt itself splits at a comma becomes
+    # two ("please is, explain" would else end a phrase on "is" once split).
+    parts = [part for c in chunks[found + 1:] for part in _comma_parts(prompt, c)]
+    context = [_span(prompt, p) for p in (_trim(c, complement=False) for c in parts) if p][:2]
     return Topic(title, shorten(_second_person(main)),
                  ", ".join(shorten(_second_person(c)) for c in context))
 

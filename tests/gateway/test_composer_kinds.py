@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from anoman_tui.gateway.catalogue import CATALOGUE
+from anoman_tui.gateway.catalogue import ANSWER_MODELS, CATALOGUE
 from anoman_tui.gateway.composer import classify, compose_answer, detect_language, read_prompt
 
 PROMPTS = {
@@ -51,7 +51,7 @@ def test_prompt_kind_and_language_are_read(kind: str, lang: str) -> None:
     assert detect_language(prompt) == lang
 
 
-@pytest.mark.parametrize("name", sorted(CATALOGUE))
+@pytest.mark.parametrize("name", sorted(ANSWER_MODELS))  # the judge: test_judge_model.py
 @pytest.mark.parametrize(("kind", "lang"), sorted(PROMPTS))
 def test_answer_has_the_kind_and_language_of_the_prompt(name: str, kind: str, lang: str) -> None:
     model = CATALOGUE[name]

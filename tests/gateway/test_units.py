@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoman_tui.gateway.cache import AnswerCache, CachedAnswer, cache_key
-from anoman_tui.gateway.catalogue import CATALOGUE
+from anoman_tui.gateway.catalogue import ANSWER_MODELS, CATALOGUE
 from anoman_tui.gateway.composer import compose_answer, keywords
 from anoman_tui.gateway.config import GatewayConfig, GuardrailSettings, KeyPolicy, default_db_path
 from anoman_tui.gateway.faults import FaultPlan, FaultSyntaxError
@@ -62,7 +62,7 @@ def test_weighted_tokens_and_cost_arithmetic() -> None:
     assert str(sonnet.cost_usd(0, 0)) == "0.000000"
 
 
-@pytest.mark.parametrize("name", sorted(CATALOGUE))
+@pytest.mark.parametrize("name", sorted(ANSWER_MODELS))  # the judge: test_judge_model.py
 def test_answers_are_deterministic_and_use_the_prompt(name: str) -> None:
     model = CATALOGUE[name]
     question = "How do I tune Kubernetes autoscaling for bursty traffic?"
