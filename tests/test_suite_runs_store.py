@@ -101,7 +101,7 @@ def new_run(store: HistoryStore, run_id: str = "run-20261203-0712-ab12", *,
 
 def _schema_8_file(path: Path) -> None:
     """A history as schema 8 left it: one recorded comparison, searchable, voted on."""
-    assert len(MIGRATIONS) == 9  # (this builds the file with the steps before the 9th)
+    assert len(MIGRATIONS) >= 9  # (this builds the file with the steps before the 9th)
     conn = sqlite3.connect(path, isolation_level=None)
     for step in MIGRATIONS[:8]:
         step(conn)
@@ -147,7 +147,7 @@ def test_a_schema_8_history_keeps_its_comparisons_and_gains_suite_runs(tmp_path:
         assert stored is not None and [r["comparison_id"] for r in stored.results] == [2]
         assert [c.id for c in store.listing(10)] == [2, 1]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -587,3 +587,49 @@ def test_a_run_of_ten_thousand_results_reads_back_quickly(tmp_path: Path) -> Non
             "EXPLAIN QUERY PLAN SELECT COUNT(*), SUM(pass = 1), COUNT(pass) "
             "FROM suite_results WHERE run_id = ? AND status NOT IN ('a', 'b')", (run_id,)))
         assert "COVERING INDEX suite_results_tally" in plan
+
+
+def test_pairwise_verdicts_are_kept_per_pair_and_forgotten_with_a_retried_cell(
+        tmp_path: Path) -> None:
+    def verdict(case: str, a: str, b: str, ab: str, ba: str) -> dict[str, Any]:
+        return {"case": case, "repeat": 1, "a": a, "b": b, "ab": ab, "ba": ba,
+                "winner": None, "len_a": 10, "len_b": 12, "errors": []}
+
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        run_id = new_run(store)
+        store.save_pair(run_id, verdict("refund", MODELS[0], MODELS[1], "A", "B"))
+        store.save_pair(run_id, verdict("refund", MODELS[0], MODELS[2], "C", "C"))
+        store.save_pair(run_id, verdict("kettle", MODELS[1], MODELS[2], "B", "A"))
+        # The same pair saved again replaces the first verdict, as a resume would.
+        store.save_pair(run_id, verdict("refund", MODELS[0], MODELS[1], "A", "A"))
+        stored = store.run(run_id)
+        assert stored is not None
+        assert sorted((p["case"], p["a"], p["b"], p["ab"], p["ba"]) for p in stored.pairs) == [
+            ("kettle", MODELS[1], MODELS[2], "B", "A"),
+            ("refund", MODELS[0], MODELS[1], "A", "A"),
+            ("refund", MODELS[0], MODELS[2], "C", "C")]
+        # A cell run again (--retry-errors) takes the verdicts it was part of with it.
+        store.delete_cells(run_id, [("refund", MODELS[1], 1)])
+        stored = store.run(run_id)
+        assert stored is not None
+        assert sorted((p["case"], p["a"], p["b"]) for p in stored.pairs) == [
+            ("kettle", MODELS[1], MODELS[2]), ("refund", MODELS[0], MODELS[2])]
+        with pytest.raises(UnknownRun):
+            store.save_pair("run-none", verdict("refund", MODELS[0], MODELS[1], "A", "B"))
+
+
+def test_a_schema_9_history_gains_the_pairwise_table(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:9]:
+        step(conn)
+    conn.execute("PRAGMA user_version = 9")
+    conn.close()
+    with HistoryStore.open(path) as store:
+        run_id = new_run(store)
+        store.save_pair(run_id, {"case": "c", "repeat": 1, "a": "x", "b": "y", "ab": "A",
+                                 "ba": "B", "errors": []})
+        stored = store.run(run_id)
+        assert stored is not None and len(stored.pairs) == 1
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,6 +96,14 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("--skip-unsupported", action="store_true",
                         help="a promptfoo config: skip what anoman-tui does not support "
                         "(listed under `skipped` and on stderr) instead of refusing it")
+    parser.add_argument("--judge", metavar="[TARGET:]MODEL", default=None,
+                        help="the judge model for llm-rubric assertions and --pairwise "
+                        "(wins over the suite's `judge`; docs/judges.md)")
+    parser.add_argument("--pairwise", action="store_true", default=None,
+                        help="judge every pair of models on every case and repeat, in "
+                        "both orders")
+    parser.add_argument("--allow-self-judge", action="store_true", default=None,
+                        help="let the judge be one of the models under test (reports say so)")
     parser.add_argument("--header", "-H", action="append", type=header, default=[],
                         dest="headers", metavar="'NAME: VALUE'",
                         help="extra header sent on every request (repeatable)")
@@ -126,6 +135,8 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--resume and --retry-errors read the run from the history: drop --no-history"
     if continued and args.skip_unsupported:
         return "--skip-unsupported is for reading a suite file"
+    if continued and (args.judge is not None or args.pairwise):
+        return "--resume and --retry-errors keep the run's judge: drop --judge and --pairwise"
     return None
 
 
@@ -140,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     warn_inline_keys(settings, PROG)
     from anoman_tui.headless.eval import EvalRequest, run_eval
     from anoman_tui.suites.engine import RunOptions
-    from anoman_tui.suites.loader import SuiteError, load_suite
+    from anoman_tui.suites.loader import SuiteError, check_models, load_suite
     from anoman_tui.suites.model import Suite
 
     continued = args.resume or args.retry_errors
@@ -173,6 +184,15 @@ def run(args: argparse.Namespace) -> int:
         except SuiteError as exc:
             print(f"{PROG}: {exc.message}", file=sys.stderr)
             return 2
+        if args.judge is not None:
+            try:
+                check_models([args.judge], "--judge")
+            except SuiteError as exc:
+                print(f"{PROG}: {exc.message}", file=sys.stderr)
+                return 2
+        # Kept in the stored suite, so a resume judges as the run began.
+        suite = replace(suite, judge=args.judge or suite.judge,
+                        pairwise=bool(args.pairwise) or suite.pairwise)
         run_id = None
 
     def chosen(flag: object, key: str, default: object) -> object:
@@ -186,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
     max_cost_value = chosen(args.max_cost, "max_cost", suite.max_cost)
     max_cost = None if max_cost_value is None else Decimal(str(max_cost_value))
     min_pass_rate = chosen(args.min_pass_rate, "min_pass_rate", None)
+    allow_self_judge = bool(chosen(args.allow_self_judge, "allow_self_judge", False))
     record = bool(stored_settings.get("record", settings.record)) if continued \
         else settings.record
     limit = int(settings.record_limit_mb * 1_000_000) if record else None
@@ -208,11 +229,12 @@ def run(args: argparse.Namespace) -> int:
         suite=suite, targets=targets, default_target=settings.default_target,
         endpoint=settings.endpoint, options=options, as_json=args.json, junit=args.junit,
         html=args.html, min_pass_rate=None if min_pass_rate is None else float(str(min_pass_rate)),
-        run_id=run_id, retry_errors=bool(args.retry_errors),
+        run_id=run_id, retry_errors=bool(args.retry_errors), allow_self_judge=allow_self_judge,
         settings={"concurrency": concurrency, "retries": retries,
                   "max_cost": None if max_cost is None else str(max_cost),
                   "min_pass_rate": min_pass_rate, "record": record,
-                  "idle_timeout": idle_timeout, "headers": [list(h) for h in headers]},
+                  "idle_timeout": idle_timeout, "headers": [list(h) for h in headers],
+                  "allow_self_judge": allow_self_judge},
     )
     if not settings.history:
         return run_eval(request, None)

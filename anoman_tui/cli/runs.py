@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.history import HistoryStore
     from anoman_tui.history.runs import StoredRun
+    from anoman_tui.suites.model import CellResult, RunSummary, Suite
 
 GROUP = SUITES
 NAME = "runs"
@@ -119,7 +120,10 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
     if loaded is None:
         return 2
     stored, suite, results = loaded
-    summary = summarize(suite.models, results)
+    judged = suite.judge if suite.rubrics or suite.pairwise else None
+    summary = summarize(suite.models, results, judge=judged,
+                        self_judge=bool(stored.settings.get("self_judge")), pairwise=stored.pairs,
+                        judge_simulated=bool(stored.settings.get("judge_simulated")))
     reports: list[tuple[Path, Callable[[], bytes]]] = []
     if html is not None:
         from anoman_tui.report.suite_html import suite_html
@@ -152,6 +156,18 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
     return 0
 
 
+def _judge_summary(stored: StoredRun, suite: Suite, results: list[CellResult]
+                   ) -> RunSummary | None:
+    """A judged run's summary (for its judge's figures and ratings); None without one."""
+    if suite.judge is None or not (suite.rubrics or suite.pairwise):
+        return None
+    from anoman_tui.suites.summary import summarize
+
+    return summarize(suite.models, results, judge=suite.judge,
+                     self_judge=bool(stored.settings.get("self_judge")), pairwise=stored.pairs,
+                     judge_simulated=bool(stored.settings.get("judge_simulated")))
+
+
 def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool) -> int:
     from rich.console import Console
 
@@ -161,11 +177,13 @@ def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool) -> int:
     new = _load(store, new_id) if old is not None else None
     if old is None or new is None:
         return 2
-    (_, old_suite, old_results), (_, new_suite, new_results) = old, new
+    (old_stored, old_suite, old_results), (new_stored, new_suite, new_results) = old, new
     models = [*old_suite.models, *(m for m in new_suite.models if m not in old_suite.models)]
     diff = diff_runs(old_results, new_results, models)
+    judges = (_judge_summary(old_stored, old_suite, old_results),
+              _judge_summary(new_stored, new_suite, new_results))
     if as_json:
-        print(json.dumps(diff_json(diff), ensure_ascii=False))
+        print(json.dumps(diff_json(diff, judges), ensure_ascii=False))
     else:
-        print_diff(Console(highlight=False), diff)
+        print_diff(Console(highlight=False), diff, judges)
     return 1 if diff.regressed else 0

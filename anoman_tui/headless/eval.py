@@ -40,6 +40,7 @@ from anoman_tui.suites.engine import (
     missing_cells,
     with_model_info,
 )
+from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, CellResult, Suite
 from anoman_tui.suites.summary import summarize
 from anoman_tui.targets import Target, TargetConfig, connect, from_config, split_model
@@ -78,6 +79,7 @@ class EvalRequest:
     run_id: str | None = None
     """Set for `--resume` / `--retry-errors`: the run continued."""
     retry_errors: bool = False
+    allow_self_judge: bool = False
     settings: dict[str, object] = field(default_factory=dict)
     """Stored with a new run, so a resume runs as it did."""
 
@@ -86,6 +88,7 @@ class EvalRequest:
 class Resolved:
     slots: list[ModelSlot]
     gateway: EmbeddedGateway | None
+    judge: ModelSlot | None = None
 
 
 def resolve_models(request: EvalRequest) -> Resolved:
@@ -106,11 +109,28 @@ def resolve_models(request: EvalRequest) -> Resolved:
         if target_name not in targets:
             raise EvalRefused(f"model {spec!r}: no target {target_name!r}")
         wanted.append((spec, targets[target_name], model))
+    judge_wanted: tuple[str, Target, str] | None = None
+    needs_judge = suite.rubrics or suite.pairwise
+    if needs_judge and suite.judge is None:
+        what = "llm-rubric assertions need" if suite.rubrics else "pairwise needs"
+        raise EvalRefused(f"{what} a judge: set judge = \"[TARGET:]MODEL\" in the suite, "
+                          "or --judge MODEL (the local gateway's is anoman-judge)")
+    if needs_judge and suite.judge is not None:
+        prefix, model = split_model(suite.judge, targets)
+        target_name = prefix or request.default_target
+        if target_name not in targets:
+            raise EvalRefused(f"judge {suite.judge!r}: no target {target_name!r}")
+        judge_wanted = (suite.judge, targets[target_name], model)
+        if self_judging(suite, wanted, judge_wanted) and not request.allow_self_judge:
+            raise EvalRefused(f"the judge {suite.judge} is one of the models under test: a "
+                              "judge favours its own answers; choose another judge, or "
+                              "--allow-self-judge")
     for spec, _scenario in suite.simulate:
         if not any(s == spec for s, _, _ in wanted):
             raise EvalRefused(f"[simulate] names {spec!r}, which is not one of the models")
     gateway = None
-    if any(t.is_local for _, t, _ in wanted):
+    if any(t.is_local for _, t, _ in wanted) or (judge_wanted is not None
+                                                and judge_wanted[1].is_local):
         from anoman_tui.gateway.config import GatewayConfig
         from anoman_tui.gateway.embedded import EmbeddedGateway
 
@@ -130,7 +150,27 @@ def resolve_models(request: EvalRequest) -> Resolved:
                                connection=connect(target, local=local),
                                endpoint=target.default_endpoint(endpoint),
                                scenario=suite.simulated_scenario(spec)))
-    return Resolved(slots, gateway)
+    judge = None
+    if judge_wanted is not None:
+        spec, target, model = judge_wanted
+        judge = ModelSlot(spec=spec, model=model, pane=0,
+                          connection=connect(target, local=local),
+                          endpoint=target.default_endpoint(request.endpoint))
+    return Resolved(slots, gateway, judge)
+
+
+def _self_judge(slots: Sequence[ModelSlot], judge: ModelSlot | None) -> bool:
+    return judge is not None and any(
+        s.model == judge.model and s.target_name == judge.target_name for s in slots)
+
+
+def self_judging(suite: Suite, wanted: Sequence[tuple[str, Target, str]],
+                 judge: tuple[str, Target, str] | None) -> bool:
+    """The judge is one of the models under test: the same model on the same target."""
+    if judge is None:
+        return False
+    return any(model == judge[2] and target.name == judge[1].name
+               for _, target, model in wanted)
 
 
 def check_simulated_faults(slots: Sequence[ModelSlot]) -> None:
@@ -220,7 +260,10 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
         print(f"{prog}: {exc.reason}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        slots = asyncio.run(with_model_info(resolved.slots))
+        judge_slots = [resolved.judge] if resolved.judge is not None else []
+        infos = asyncio.run(with_model_info([*resolved.slots, *judge_slots]))
+        slots, judge_slot = infos[:len(resolved.slots)], (
+            infos[-1] if resolved.judge is not None else None)
         try:
             check_simulated_faults(slots)
         except EvalRefused as exc:
@@ -246,7 +289,11 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
                     store.finish_run(run_id, finished=False, stopped=None)
                 else:
                     store.create_run(run_id, name=suite.name, suite=suite.to_json(),
-                                     settings=request.settings, models=list(suite.models),
+                                     settings={**request.settings,
+                                               "self_judge": _self_judge(slots, judge_slot),
+                                               "judge_simulated": bool(
+                                                   judge_slot and judge_slot.simulated)},
+                                     models=list(suite.models),
                                      cells=len(all_cells), created_at=created_at)
             except HistoryUnavailable as exc:
                 print(f"{prog}: results not saved to the history: {exc.reason}",
@@ -255,7 +302,7 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
         todo = missing_cells(all_cells, saved) if request.run_id is not None else all_cells
         before = _from_saved([r for r in saved if r.get("status") != NOT_RUN])
         return _run_and_report(request, store, slots, todo, before, run_id, created_at,
-                               len(all_cells), out)
+                               len(all_cells), out, judge_slot)
     finally:
         if resolved.gateway is not None:
             resolved.gateway.stop()
@@ -263,7 +310,8 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
 
 def _run_and_report(request: EvalRequest, store: HistoryStore | None,
                     slots: list[ModelSlot], todo: list[Cell], before: list[CellResult],
-                    run_id: str, created_at: float, total: int, out: IO[str]) -> int:
+                    run_id: str, created_at: float, total: int, out: IO[str],
+                    judge_slot: ModelSlot | None = None) -> int:
     suite = request.suite
     prog = "anoman-tui eval"
     console = Console(file=out, highlight=False, soft_wrap=not request.as_json)
@@ -274,9 +322,18 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
     view: ProgressView | None = None
     # With a history, the results are read back from it at the end (_all_results).
     options = replace(request.options, keep_results=store is None)
+    spent += sum((r.judge_cost_usd for r in before if r.judge_cost_usd is not None),
+                 Decimal(0))
+    judge = None if judge_slot is None else Judge(
+        judge_slot, concurrency=suite.judge_concurrency, retries=options.retries,
+        idle_timeout=options.idle_timeout, headers=options.headers,
+        rubric_template=suite.judge_prompt, pairwise_template=suite.pairwise_prompt)
     run = SuiteRun(suite, slots, run_id=run_id, options=options, store=store,
                    on_cell=lambda cell: view.cell(cell) if view is not None else None,
-                   spent=spent)
+                   spent=spent, judge=judge)
+    if suite.pairwise and judge is not None and store is not None and request.run_id:
+        with contextlib.suppress(HistoryUnavailable):
+            run.resume_pairs(*_saved_pair_state(store, run_id, slots, before))
     view = ProgressView(view_console, run.progress, live=live,
                         max_cost=request.options.max_cost, done_before=total - len(todo),
                         total=total)
@@ -312,7 +369,10 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
         with contextlib.suppress(HistoryUnavailable):
             store.finish_run(run_id, finished=finished, stopped=outcome.stopped)
     results = suite.in_order(results)
-    summary = summarize(suite.models, results)
+    summary = summarize(suite.models, results, judge=judge_slot.spec if judge_slot else None,
+                        self_judge=_self_judge(slots, judge_slot),
+                        pairwise=_all_pairs(store, run_id, run.pairs),
+                        judge_simulated=bool(judge_slot and judge_slot.simulated))
     _report(request, results, summary, run_id, created_at, finished, outcome.stopped,
             console, out)
     if outcome.stopped == "interrupted":
@@ -346,6 +406,46 @@ def _all_results(store: HistoryStore | None, run_id: str, before: list[CellResul
                 known = {r.key for r in saved}
                 return [*saved, *(r for r in [*before, *new] if r.key not in known)]
     return [*before, *new]
+
+
+def _all_pairs(store: HistoryStore | None, run_id: str,
+               new: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Every pairwise verdict of the run (read back from the history, as the results)."""
+    if store is not None:
+        with contextlib.suppress(HistoryUnavailable):
+            stored = store.run(run_id)
+            if stored is not None:
+                return [*stored.pairs, *new]  # a later verdict of a pair wins
+    return list(new)
+
+
+def _saved_pair_state(store: HistoryStore, run_id: str, slots: Sequence[ModelSlot],
+                      before: Sequence[CellResult]
+                      ) -> tuple[dict[tuple[str, int], dict[str, str | None]],
+                                 set[tuple[str, int, str, str]]]:
+    """For a resumed pairwise run: the answers its saved cells gave (from their
+    comparisons; None for a failed stream) and the pairs already judged."""
+    stored = store.run(run_id)
+    judged = set()
+    for pair in stored.pairs if stored is not None else ():
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            judged.add((str(pair["case"]), int(pair["repeat"]), str(pair["a"]),
+                        str(pair["b"])))
+    pane_of = {slot.spec: slot.pane for slot in slots}
+    answers: dict[tuple[str, int], dict[str, str | None]] = {}
+    comparisons: dict[int, dict[int, str]] = {}
+    for result in before:
+        if result.model not in pane_of:
+            continue
+        text: str | None = None
+        if result.completed and result.comparison_id is not None:
+            if result.comparison_id not in comparisons:
+                record = store.get(result.comparison_id)
+                comparisons[result.comparison_id] = {} if record is None else {
+                    p.pane: p.text for p in record.panes}
+            text = comparisons[result.comparison_id].get(pane_of[result.model])
+        answers.setdefault((result.case, result.repeat), {})[result.model] = text
+    return answers, judged
 
 
 def exit_status(results: Sequence[CellResult], min_pass_rate: float | None) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 STOP_REASONS: tuple[str, ...] = ("interrupted", "cost_limit")
@@ -90,6 +90,10 @@ class StoredRun:
     unreadable: tuple[tuple[str, str, int], ...] = ()
     """(case, model, repeat) of saved cells whose JSON could not be read (an edited or
     damaged file): left out of `results`, so a resume runs them again."""
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    """The judge's pairwise verdicts (`PairJudgement.to_json()`), one per (case, repeat,
+    a, b), in the order saved; one whose JSON cannot be read is left out (and judged
+    again by a resume)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +157,49 @@ def add_suite_runs(conn: sqlite3.Connection) -> None:
     # Covering the listing's counts: a run of 10,000 cells is tallied from this index,
     # never from the rows that carry each cell's JSON.
     conn.execute("CREATE INDEX suite_results_tally ON suite_results (run_id, status, pass)")
+
+
+def add_suite_pairs(conn: sqlite3.Connection) -> None:
+    """Schema 9 -> 10: a judge's pairwise verdicts, one row per (case, repeat, pair)."""
+    conn.execute(
+        """CREATE TABLE suite_pairs (
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            case_id TEXT NOT NULL,
+            repeat INTEGER NOT NULL,
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (run_id, case_id, repeat, a, b)
+        )"""
+    )
+
+
+def put_pair(conn: sqlite3.Connection, run_id: str, pair: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO suite_pairs (run_id, case_id, repeat, a, b, data) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (run_id, str(pair["case"]), int(pair["repeat"]), str(pair["a"]), str(pair["b"]),
+         _json_text(pair, "a pairwise verdict")))
+
+
+def delete_pairs_of(conn: sqlite3.Connection, run_id: str, key: tuple[str, str, int]) -> None:
+    """Forget the verdicts a cell took part in: its answer is about to be replaced."""
+    case_id, model, repeat = key
+    conn.execute("DELETE FROM suite_pairs WHERE run_id = ? AND case_id = ? AND repeat = ? "
+                 "AND (a = ? OR b = ?)", (run_id, case_id, repeat, model, model))
+
+
+def read_pairs(conn: sqlite3.Connection, run_id: str) -> list[dict[str, Any]]:
+    pairs = []
+    for (data,) in conn.execute("SELECT data FROM suite_pairs WHERE run_id = ? ORDER BY rowid",
+                                (run_id,)):
+        try:
+            pair = json.loads(data)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(pair, dict):
+            pairs.append(pair)
+    return pairs
 
 
 def _json_text(value: Any, what: str) -> str:
@@ -293,7 +340,7 @@ def read_run(conn: sqlite3.Connection, run_id: str) -> StoredRun | None:
         settings=_object(row["settings"], "settings", run_id),
         models=_models(row["models"]), cells=row["cells"], finished=bool(row["finished"]),
         stopped=row["stopped"], updated_at=row["updated_at"], results=results,
-        unreadable=unreadable)
+        unreadable=unreadable, pairs=read_pairs(conn, run_id))
 
 
 def read_results(conn: sqlite3.Connection, run_id: str

@@ -207,6 +207,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _add_recordings,  # 6 -> 7: streams recorded for replay; which comparison a rerun repeats
     _cost_as_value,  # 7 -> 8: cost as amount and source; whether the model was simulated
     suite_runs.add_suite_runs,  # 8 -> 9: suite runs and their results (history/runs.py)
+    suite_runs.add_suite_pairs,  # 9 -> 10: a judge's pairwise verdicts of a suite run
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -875,6 +876,7 @@ class HistoryStore:
             suite_runs.require_run(conn, run_id)
             touched: set[int] = set()
             for key in suite_runs.keys_of(keys):
+                suite_runs.delete_pairs_of(conn, run_id, key)
                 place = suite_runs.cell_place(conn, run_id, key)
                 if place is None:
                     continue
@@ -885,6 +887,15 @@ class HistoryStore:
                     touched.add(comparison_id)
             for comparison_id in sorted(touched):
                 self._drop_if_empty(conn, comparison_id)
+            suite_runs.touch_run(conn, run_id, now)
+
+    def save_pair(self, run_id: str, pair: dict[str, Any]) -> None:
+        """Save one pairwise verdict of a run (`PairJudgement.to_json()`), replacing one
+        of the same (case, repeat, a, b). Raises `UnknownRun`, `HistoryUnavailable`."""
+        now = time.time()
+        with self._writing() as conn:
+            suite_runs.require_run(conn, run_id)
+            suite_runs.put_pair(conn, run_id, pair)
             suite_runs.touch_run(conn, run_id, now)
 
     def finish_run(self, run_id: str, *, finished: bool, stopped: str | None) -> None:

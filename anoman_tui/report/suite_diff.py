@@ -32,7 +32,7 @@ from anoman_tui.report.suite_text import (
     signed_usd,
     usd,
 )
-from anoman_tui.suites.model import CellResult
+from anoman_tui.suites.model import CellResult, RunSummary
 from anoman_tui.suites.stats import paired_bootstrap_ci
 
 
@@ -170,10 +170,23 @@ def diff_runs(old_results: Sequence[CellResult], new_results: Sequence[CellResul
     )
 
 
-def diff_json(diff: RunDiff) -> dict[str, Any]:
+def judge_json(summary: RunSummary | None) -> dict[str, Any] | None:
+    """One run's judge as `runs diff --json` gives it: its figures and ratings."""
+    if summary is None or summary.judge is None:
+        return None
+    return {**summary.judge.to_json(),
+            "ratings": {r.model: r.to_json() for r in summary.ratings}}
+
+
+def diff_json(diff: RunDiff, judges: tuple[RunSummary | None, RunSummary | None] = (None, None)
+              ) -> dict[str, Any]:
     """`runs diff --json`: `regressions` and `improvements` (each `case`, `model`,
-    `repeat`), the per-model figures under `models`, and the models of one run only."""
+    `repeat`), the per-model figures under `models`, the models of one run only, and
+    each run's judge (`judge`: `old`, `new`; null when neither had one)."""
+    old_judge, new_judge = judge_json(judges[0]), judge_json(judges[1])
     return {
+        "judge": None if old_judge is None and new_judge is None else {
+            "old": old_judge, "new": new_judge},
         "regressed": diff.regressed,
         "regressions": [c.to_json() for c in diff.regressions],
         "improvements": [c.to_json() for c in diff.improvements],
@@ -183,8 +196,10 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
     }
 
 
-def print_diff(console: Console, diff: RunDiff) -> None:
-    """The per-model table, then each regression and improvement, then the verdict."""
+def print_diff(console: Console, diff: RunDiff,
+               judges: tuple[RunSummary | None, RunSummary | None] = (None, None)) -> None:
+    """The per-model table, each run's judge, each regression and improvement, then the
+    verdict."""
     table = Table(title="Change per model (new − old, on the cells both runs have)",
                   title_justify="left", expand=False)
     for column, justify in (("model", "left"), ("matched", "right"), ("pass→fail", "right"),
@@ -204,6 +219,18 @@ def print_diff(console: Console, diff: RunDiff) -> None:
                       signed_seconds(m.ttft_diff_s), interval_seconds(m.ttft_diff_ci),
                       signed_usd(m.cost_diff_usd), ci, totals)
     console.print(table, soft_wrap=False)
+    for label, summary in (("old", judges[0]), ("new", judges[1])):
+        if summary is None or summary.judge is None:
+            continue
+        judge = summary.judge
+        cost = DASH if judge.cost_usd is None else f"${judge.cost_usd:.6f}"
+        ratings = ", ".join(f"{one_line(r.model, 60)} {r.rating:.0f} [{r.ci[0]:.0f}, "
+                            f"{r.ci[1]:.0f}]" for r in sorted(
+                                summary.ratings, key=lambda r: (-r.rating, r.model)))
+        console.print(Text(f"judge ({label} run) {one_line(judge.model, 80)}: {judge.calls} "
+                           f"calls, {judge.errors} errors, {cost}"
+                           + (f"; ratings {ratings}" if ratings else "")
+                           + ("; self-judged" if judge.self_judge else "")))
     for label, changes, style in (("Regressions (pass → fail)", diff.regressions, "red"),
                                   ("Improvements (fail → pass)", diff.improvements, "green")):
         if changes:

@@ -35,6 +35,7 @@ from anoman_tui.report.suite_text import (
     failed_reasons,
     failures_text,
     interval_seconds,
+    judge_line,
     p_text,
     percent,
     rate,
@@ -45,6 +46,8 @@ from anoman_tui.report.suite_text import (
 from anoman_tui.suites.model import (
     NOT_RUN,
     CellResult,
+    JudgeSummary,
+    ModelRating,
     ModelSummary,
     PairSummary,
     RunSummary,
@@ -365,6 +368,68 @@ def forest_chart(pairs: Sequence[PairSummary]) -> str:
                    f'<ul class="words">{"".join(words)}</ul>')
 
 
+def ratings_chart(ratings: Sequence[ModelRating], self_judge: bool,
+                  simulated: set[str] | frozenset[str] = frozenset()) -> str:
+    """The judge's ratings with their 95% intervals, best first, as Chatbot Arena plots
+    its leaderboard's."""
+    title = "Judge ratings (Bradley–Terry, Elo scale)"
+    ranked = sorted(ratings, key=lambda r: (-r.rating, r.model))
+    words = [f"<li><strong>{_esc(r.model)}</strong>{_sim_badge(r.model in simulated)}: "
+             f"{r.rating:.0f} (95% CI "
+             f"{r.ci[0]:.0f} to {r.ci[1]:.0f}); {r.wins} won, {r.ties} tied, {r.losses} lost"
+             "</li>" for r in ranked]
+    if self_judge:
+        words.append("<li>Self-judged: the judge is one of the models under test, and a "
+                     "judge favours its own answers.</li>")
+    reach_low = min(min(r.ci[0], r.rating) for r in ranked)
+    reach_high = max(max(r.ci[1], r.rating) for r in ranked)
+    pad = max(10.0, (reach_high - reach_low) * 0.05)
+    ticks = _ticks(reach_low - pad, reach_high + pad)
+    low, high = ticks[0], ticks[-1]
+    plot_w = _CHART_WIDTH - _PLOT_LEFT - _PLOT_RIGHT
+    row, top = 32, 12
+    bottom = top + row * len(ranked)
+
+    def x_of(v: float) -> float:
+        return _PLOT_LEFT + (v - low) / (high - low) * plot_w
+
+    parts = [_x_axis(ticks, x_of, top, bottom, lambda t: f"{t:.0f}")]
+    for i, r in enumerate(ranked):
+        cy = top + row * i + row / 2
+        parts.append(_model_label_svg(_PLOT_LEFT - 8, cy + 4, r.model, r.model in simulated))
+        lo, hi = x_of(r.ci[0]), x_of(r.ci[1])
+        parts.append(f'<line x1="{lo:.1f}" y1="{cy:.1f}" x2="{hi:.1f}" y2="{cy:.1f}" '
+                     f'class="ci"/><line x1="{lo:.1f}" y1="{cy - 6:.1f}" x2="{lo:.1f}" '
+                     f'y2="{cy + 6:.1f}" class="ci"/><line x1="{hi:.1f}" y1="{cy - 6:.1f}" '
+                     f'x2="{hi:.1f}" y2="{cy + 6:.1f}" class="ci"/>')
+        x = x_of(r.rating)
+        parts.append(f'<rect x="{x - 5:.1f}" y="{cy - 5:.1f}" width="10" height="10" '
+                     'class="estimate"/>')
+    parts.append(f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{bottom + 34:.1f}" '
+                 'text-anchor="middle" class="axis-title">rating: further right is '
+                 "preferred by the judge; the mean rating is 1000</text>")
+    svg = _svg(bottom + 42, title + " with 95% bootstrap intervals", "".join(parts))
+    return _figure(title, svg, '<p class="note">Squares: each model\'s rating from the '
+                   "judge's pairwise verdicts, both orders of every pair (a pair whose two "
+                   "orders disagree is a tie); bars: the 95% interval over resampled cases. "
+                   "Overlapping intervals do not show a difference.</p>"
+                   f'<ul class="words">{"".join(words)}</ul>')
+
+
+def _bias_list(judge: JudgeSummary) -> str:
+    if judge.position_consistency is None and judge.first_position_wins is None:
+        return ""
+    def share(value: float | None) -> str:
+        return "not counted" if value is None else f"{value:.0%}"
+    return ('<ul class="words">'
+            f"<li>position consistency: {share(judge.position_consistency)} of judged pairs "
+            "gave the same winner in both orders</li>"
+            f"<li>first-position wins: {share(judge.first_position_wins)} of the verdicts "
+            "that picked an answer picked the one shown first</li>"
+            f"<li>longer answer wins: {share(judge.longer_wins)} of the pairs decided after "
+            "the swap</li></ul>")
+
+
 def _figure(title: str, chart: str, words: str) -> str:
     return (f'<figure class="chart-box"><h3>{_esc(title)}</h3>{chart}'
             f"<figcaption>{words}</figcaption></figure>")
@@ -629,6 +694,11 @@ def suite_html(*, suite: Suite, results: Sequence[CellResult], summary: RunSumma
           "95% Wilson. A failed stream is judged, and fails. Costs marked ~ are (partly) "
           "estimates.</p>"
         + "<h2>Pairs</h2>" + _pairs_table(summary.pairs, sim_set)
+        + (f'<h2>Judge</h2><p class="{"stopped-note" if summary.judge.self_judge else "note"}">'
+           + _esc(judge_line(summary.judge, results)) + "</p>"
+           + _bias_list(summary.judge)
+           + (ratings_chart(summary.ratings, summary.judge.self_judge, sim_set)
+              if summary.ratings else "") if summary.judge else "")
         + '<h2>Charts</h2><div class="charts">'
         + ttft_chart(ttft_boxes(summary, results)) + cost_chart(summary.models)
         + (forest_chart(summary.pairs) if summary.pairs else "") + "</div>"

@@ -16,6 +16,17 @@ from typing import Any
 from anoman_tui.report.suite_text import RunListingLike, created_iso
 from anoman_tui.suites.model import CellResult, RunSummary, Suite
 
+PAIRWISE_KEYS = ("case", "repeat", "a", "b", "ab", "ba", "winner", "len_a", "len_b", "errors",
+                 "calls", "cost_usd")
+"""A pairwise verdict as `--json` gives it (docs/judges.md)."""
+
+
+def _pair_json(row: dict[str, Any]) -> dict[str, Any]:
+    data = {k: row.get(k) for k in PAIRWISE_KEYS}
+    cost = data["cost_usd"]
+    data["cost_usd"] = None if cost is None else float(cost)
+    return data
+
 
 def simulated_models(suite: Suite, results: Sequence[CellResult],
                      summary: RunSummary) -> list[str]:
@@ -47,6 +58,9 @@ def run_json(*, run_id: str, suite: Suite, results: Sequence[CellResult],
         "results": [cell.to_json() for cell in results],
         "summary": figures["summary"],
         "pairs": figures["pairs"],
+        "judge": None if summary.judge is None else summary.judge.to_json(),
+        "ratings": {r.model: r.to_json() for r in summary.ratings},
+        "pairwise": [_pair_json(row) for row in summary.pairwise],
     }
 
 

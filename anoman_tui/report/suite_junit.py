@@ -7,6 +7,10 @@ One `<testsuite>` per model (its name is the model, as the suite writes it) and 
 - a stream that failed: `<failure type=KIND message=LINE>` (the failure kind and its
   line): a failed stream fails its case (docs/suites.md), so CI counts it as a failure;
 - a cell never run (the cost limit came first): `<skipped>`;
+- a case the judge left undecided (its `llm-rubric` reply could not be had or read, and
+  that decides the case): `<error type="judge_error">` with why: a judge's error is not a
+  fail of the model, but CI should see that nothing was decided;
+- each `llm-rubric` verdict (pass, score, the judge's reason) is a property;
 - a case with no assertion: a passing testcase whose `<system-out>` and `judged`
   property say it was not judged (recorded, nothing checked).
 The answer goes in `<system-out>`, cut at `ANSWER_LIMIT` characters (the whole answer is
@@ -66,6 +70,15 @@ def _testcase(suite: Suite, cell: CellResult) -> tuple[ET.Element, str]:
         facts.append(("simulated", "true"))
     for name, value in facts:
         ET.SubElement(properties, "property", {"name": name, "value": xml_text(value)})
+    for i, verdict in enumerate(cell.assertions, start=1):
+        if verdict.rubric:
+            if verdict.judge_error is not None or verdict.judge_score is None:
+                said = f"judge error: {verdict.judge_error or 'no verdict'}"
+            else:
+                said = (f"pass {str(verdict.judge_pass).lower()}, score "
+                        f"{verdict.judge_score:g}: {verdict.judge_reason or ''}")
+            ET.SubElement(properties, "property", {
+                "name": f"judge {i} {verdict.type}", "value": xml_text(said)})
 
     outcome = "passed"
     if cell.status == NOT_RUN:
@@ -80,19 +93,28 @@ def _testcase(suite: Suite, cell: CellResult) -> tuple[ET.Element, str]:
         failure.text = xml_text(line)
     elif cell.passed is False:
         outcome = "failure"
-        failed = [a for a in cell.assertions if not a.passed]
+        failed = [a for a in cell.assertions if a.passed is False]
         first = f"{failed[0].type}: {failed[0].reason}" if failed else "the case failed"
         message = first if len(failed) <= 1 else f"{first} (and {len(failed) - 1} more)"
         failure = ET.SubElement(case, "failure", {"type": "assertion",
                                                   "message": xml_text(message)})
         failure.text = xml_text("\n".join(f"{a.type}: {a.reason}" for a in failed)
                                 or "the case failed")
+    elif cell.passed is None and cell.judge_errors:
+        outcome = "error"
+        errors = [a for a in cell.assertions if a.passed is None and a.judge_error]
+        message = (f"{errors[0].type}: judge error: {errors[0].judge_error}" if errors
+                   else "the judge could not decide")
+        error = ET.SubElement(case, "error", {"type": "judge_error",
+                                              "message": xml_text(message)})
+        error.text = xml_text("\n".join(f"{a.type}: judge error: {a.judge_error}"
+                                         for a in errors) or message)
 
     out: list[str] = []
     if cell.simulated:
         out.append(f"simulated: {cell.model} answered from the local gateway's simulated "
                    "model, generated on this machine, not by the real model of that name")
-    if cell.completed and cell.passed is None:
+    if cell.completed and cell.passed is None and not cell.assertions:
         out.append("not judged: the case has no assertion; its answer is recorded")
     if cell.answer:
         answer = cell.answer

@@ -26,6 +26,8 @@ from anoman_tui.safe_text import terminal_safe
 from anoman_tui.suites.model import (
     NOT_RUN,
     CellResult,
+    JudgeSummary,
+    ModelRating,
     ModelSummary,
     PairSummary,
     RunSummary,
@@ -144,7 +146,7 @@ def failed_reasons(cell: CellResult) -> list[str]:
     `type: reason`."""
     if not cell.completed and cell.status != NOT_RUN:
         return [f"{cell.status}: {cell.failure or 'the stream did not complete'}"]
-    return [f"{a.type}: {a.reason}" for a in cell.assertions if not a.passed]
+    return [f"{a.type}: {a.reason}" for a in cell.assertions if a.passed is False]
 
 
 def verdict(cell: CellResult) -> str:
@@ -249,6 +251,16 @@ def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResul
             "models of those names", style="yellow"))
     if summary.pairs:
         console.print(pair_table(summary), soft_wrap=False)
+    if summary.judge is not None:
+        console.print(Text(judge_line(summary.judge, results),
+                           style="yellow" if summary.judge.self_judge else ""))
+        bias = bias_line(summary.judge)
+        if bias:
+            console.print(Text(bias))
+    if summary.ratings:
+        console.print(ratings_table(summary.ratings,
+                                    summary.judge is not None and summary.judge.self_judge,
+                                    set(simulated)), soft_wrap=False)
     failed = [c for c in results if c.passed is False]
     if failed:
         console.print(Text(f"Failed ({len(failed)}"
@@ -270,6 +282,52 @@ def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResul
         why = f" ({one_line(stopped, 120)})" if stopped else ""
         console.print(Text(f"run {run_id}: stopped{why}. Continue it with `anoman-tui eval "
                            f"--resume {run_id}`.", style="yellow"))
+
+
+def judge_line(judge: JudgeSummary, results: Sequence[CellResult]) -> str:
+    """One line: what the judge did and cost, and what its errors left undecided."""
+    cost = "cost unknown" if judge.cost_usd is None else f"${judge.cost_usd:.6f}"
+    undecided = sum(1 for c in results if c.passed is None and c.judge_errors)
+    name = model_label(judge.model, judge.simulated)
+    line = (f"judge {one_line(name, 80)}: {judge.calls} call"
+            f"{'' if judge.calls == 1 else 's'}, {judge.errors} error"
+            f"{'' if judge.errors == 1 else 's'}, {cost} (apart from the models')")
+    if undecided:
+        line += (f"; {undecided} result{'' if undecided == 1 else 's'} undecided by its "
+                 "errors (neither passed nor failed)")
+    if judge.self_judge:
+        line += "; self-judged: the judge is one of the models under test"
+    return line
+
+
+def bias_line(judge: JudgeSummary) -> str:
+    """The judge's bias figures in one line (docs/judges.md); "" without pairwise verdicts."""
+    if judge.position_consistency is None and judge.first_position_wins is None:
+        return ""
+
+    def share(value: float | None) -> str:
+        return DASH if value is None else f"{value:.0%}"
+
+    return (f"judge bias: position consistency {share(judge.position_consistency)}, "
+            f"first-position wins {share(judge.first_position_wins)}, longer answer wins "
+            f"{share(judge.longer_wins)}")
+
+
+def ratings_table(ratings: Sequence[ModelRating], self_judge: bool,
+                  simulated: set[str] | frozenset[str] = frozenset()) -> Table:
+    """The judge's ratings, best first, with their intervals and pair outcomes."""
+    title = "Judge ratings (pairwise, both orders)" + (
+        " — self-judged: the judge is one of these models" if self_judge else "")
+    table = Table(title=title, title_justify="left", expand=False)
+    for column, justify in (("model", "left"), ("rating", "right"), ("95% CI", "right"),
+                            ("won", "right"), ("tied", "right"), ("lost", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for r in sorted(ratings, key=lambda r: (-r.rating, r.model)):
+        table.add_row(Text(one_line(model_label(r.model, r.model in simulated), 60)),
+                      f"{r.rating:.0f}",
+                      f"{r.ci[0]:.0f} to {r.ci[1]:.0f}", str(r.wins), str(r.ties),
+                      str(r.losses))
+    return table
 
 
 # --- anoman-tui runs ------------------------------------------------------------------

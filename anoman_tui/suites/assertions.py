@@ -17,7 +17,8 @@ Every result's `reason` is one line saying what was compared, with excerpts of t
 (shortened, single-line, control characters blanked): never the whole answer. Every check
 is bounded in time on long answers (contains-json and levenshtein are the ones to watch).
 
-Pure functions. May import: the standard library, numpy and `anoman_tui.suites.model`.
+Pure functions. May import: the standard library, numpy, `anoman_tui.suites.model` and
+(for types) `anoman_tui.judges`.
 """
 
 from __future__ import annotations
@@ -29,10 +30,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from anoman_tui.suites.model import ASSERTION_TYPES, Assertion, AssertionResult, Case
+from anoman_tui.suites.model import (
+    ASSERTION_TYPES,
+    JUDGE_TYPES,
+    RUBRIC_THRESHOLD,
+    Assertion,
+    AssertionResult,
+    Case,
+)
+
+if TYPE_CHECKING:
+    from anoman_tui.judges.parse import RubricVerdict
 
 LEVENSHTEIN_DEFAULT_THRESHOLD = 5.0
 """promptfoo's default largest distance (`assertion.threshold || 5`)."""
@@ -105,6 +117,13 @@ def problem(assertion: Assertion) -> str | None:
             return f"{assertion.name} needs a list of texts"
     elif kind in _JSON_TYPES and value is not None:
         return f"{assertion.name} takes no value (a JSON schema is not supported)"
+    elif kind in JUDGE_TYPES:
+        if not isinstance(value, str) or not value.strip():
+            return f"{assertion.name} needs a rubric: a non-empty text value"
+        threshold = assertion.threshold
+        if threshold is not None and (not _finite_number(threshold)
+                                      or not 0 <= threshold <= 1):
+            return f"{assertion.name} threshold must be a score from 0 to 1 (got {threshold!r})"
     threshold = assertion.threshold
     if kind == "levenshtein" and threshold is not None and (
             not _finite_number(threshold) or threshold < 0):
@@ -126,6 +145,10 @@ def check(assertion: Assertion, answer: Answer) -> AssertionResult:
     if trouble is not None:
         return _result(assertion, False, f"cannot run: {trouble}")
     kind = assertion.type
+    if kind in JUDGE_TYPES:
+        # Decided by the judge model (the engine's, with `rubric_result`), never here.
+        return AssertionResult(type=assertion.name, passed=None, reason="not judged",
+                               weight=assertion.weight, judge_error="no judge model")
     if kind in _METRIC_TYPES:
         held, fact = _check_metric(assertion, answer)
         if held is None:  # unknown figure: nothing to negate
@@ -161,8 +184,36 @@ def case_verdict(case: Case, results: Sequence[AssertionResult], completed: bool
     threshold = 1.0 if case.threshold is None else float(case.threshold)
     total = math.fsum(r.weight for r in results)
     passed = math.fsum(r.weight for r in results if r.passed)
+    undecided = math.fsum(r.weight for r in results if r.passed is None)
     # Float weights (0.1 + 0.2 ...) must not fail a case by a rounding error.
-    return passed >= threshold * total - 1e-9 * max(1.0, total)
+    need = threshold * total - 1e-9 * max(1.0, total)
+    if passed >= need:
+        return True
+    if undecided and passed + undecided >= need:
+        return None  # the judge's errors decide it: neither a pass nor a fail
+    return False
+
+
+def rubric_result(assertion: Assertion, verdict: RubricVerdict | None,
+                  error: str | None) -> AssertionResult:
+    """An `llm-rubric`'s result from the judge's verdict, or from why there is none.
+
+    It passes when the judge said `pass` true and its score is at least the threshold
+    (default 0.5), as promptfoo's llm-rubric does; `not-llm-rubric` passes otherwise. A
+    reply that could not be read leaves it undecided (`passed` None): a judge's error is
+    never a pass or a fail of the model.
+    """
+    threshold = RUBRIC_THRESHOLD if assertion.threshold is None else float(assertion.threshold)
+    if verdict is None:
+        return AssertionResult(type=assertion.name, passed=None,
+                               reason=f"judge error: {error or 'no verdict'}",
+                               weight=assertion.weight, judge_error=error or "no verdict")
+    held = verdict.passed and verdict.score >= threshold
+    fact = (f"judge: pass {str(verdict.passed).lower()}, score {verdict.score:g} "
+            f"{'≥' if verdict.score >= threshold else '<'} {threshold:g}")
+    return AssertionResult(type=assertion.name, passed=held != assertion.negate, reason=fact,
+                           weight=assertion.weight, judge_pass=verdict.passed,
+                           judge_score=verdict.score, judge_reason=verdict.reason)
 
 
 # --- the checks: each returns (what was found holds, the fact as one line) ---------------

@@ -42,10 +42,10 @@ from typing import Any
 
 from anoman_tui.history import GroupInfo, HistoryStore, HistoryUnavailable
 from anoman_tui.history.builder import PaneTurn, comparison_record, for_history
+from anoman_tui.judges.pairs import PairJudgement
 from anoman_tui.scenarios import simulate_header
 from anoman_tui.streaming import (
     ChatTurn,
-    EndpointFormat,
     GatewayRequestError,
     ModelInfo,
     ModelStream,
@@ -54,9 +54,10 @@ from anoman_tui.streaming import (
     StreamResult,
 )
 from anoman_tui.streaming.cost import Cost, cost_of
-from anoman_tui.suites.assertions import Answer, case_verdict, check
+from anoman_tui.suites.assertions import Answer, case_verdict, check, rubric_result
+from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, Case, CellResult, Suite
-from anoman_tui.targets import Connection
+from anoman_tui.suites.slots import ModelSlot as ModelSlot
 
 log = logging.getLogger(__name__)
 
@@ -81,32 +82,6 @@ def new_run_id(now: float | None = None) -> str:
     """`run-20261203-071233-3fa1`: sortable by time, unique enough to be typed."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
     return f"run-{stamp}-{uuid.uuid4().hex[:4]}"
-
-
-@dataclass(frozen=True)
-class ModelSlot:
-    """One of the suite's models, resolved: where its requests go and how."""
-
-    spec: str
-    """As the suite writes it (`litellm:gpt-4o-mini`): the results' `model`."""
-    model: str
-    """The id sent."""
-    pane: int
-    """1-based: its pane in each case's comparison (the suite's order)."""
-    connection: Connection = field(repr=False)
-    endpoint: EndpointFormat = "openai"
-    info: ModelInfo | None = None
-    """What its target lists about it (prices, whether it is simulated)."""
-    scenario: str | None = None
-    """The local gateway's `X-Anoman-Simulate` value for it (`[simulate]`)."""
-
-    @property
-    def target_name(self) -> str:
-        return self.connection.name
-
-    @property
-    def simulated(self) -> bool:
-        return self.info is not None and self.info.simulated
 
 
 @dataclass(frozen=True)
@@ -222,6 +197,10 @@ class Progress:
     """Transport errors retried."""
     rate_limited: int = 0
     """429s waited out."""
+    judge_calls: int = 0
+    """Requests the judge answered."""
+    judge_errors: int = 0
+    """Verdicts the judge could not give (a failed stream, a reply that could not be read)."""
     waiting_until: float = 0.0
     """monotonic: when the last target waiting out a rate limit may start again."""
     spent: Decimal = Decimal(0)
@@ -259,8 +238,10 @@ class SuiteRun:
 
     def __init__(self, suite: Suite, slots: Sequence[ModelSlot], *, run_id: str,
                  options: RunOptions, store: HistoryStore | None = None,
-                 on_cell: CellListener | None = None, spent: Decimal = Decimal(0)) -> None:
+                 on_cell: CellListener | None = None, spent: Decimal = Decimal(0),
+                 judge: Judge | None = None) -> None:
         self.suite = suite
+        self.judge = judge
         self.slots = list(slots)
         self.run_id = run_id
         self.options = options
@@ -278,6 +259,15 @@ class SuiteRun:
         self._rate_waits: dict[CellKey, int] = {}
         self._unsaved: str | None = None
         self._save_lock = asyncio.Lock()
+        # Pairwise: each (case, repeat)'s answers as its cells finish (None: its stream
+        # failed), the pairs already judged, and the judging under way.
+        self._answers: dict[tuple[str, int], dict[str, str | None]] = {}
+        self._judged_pairs: set[tuple[str, int, str, str]] = set()
+        self._pair_tasks: set[asyncio.Task[None]] = set()
+        self._client: StreamClient | None = None
+        self.pairs: list[dict[str, Any]] = []
+        """The pairwise verdicts of this run (`PairJudgement.to_json()` with the judge's
+        `calls` and `cost_usd`), in the order judged."""
 
     # -- control ---------------------------------------------------------------
 
@@ -287,6 +277,17 @@ class SuiteRun:
         self._stopping = True
         for stream in list(self._streams):
             stream.cancel()
+        if self.judge is not None:
+            self.judge.cancel()
+
+    def resume_pairs(self, answers: dict[tuple[str, int], dict[str, str | None]],
+                     judged: Iterable[tuple[str, int, str, str]]) -> None:
+        """What an earlier stretch of the run left: the saved answers of its (case,
+        repeat)s and the pairs already judged; the pairs still missing are judged as soon
+        as their (case, repeat) has every answer (at the start, for those that have)."""
+        for group, by_model in answers.items():
+            self._answers.setdefault(group, {}).update(by_model)
+        self._judged_pairs.update(judged)
 
     @property
     def stopping(self) -> bool:
@@ -314,6 +315,9 @@ class SuiteRun:
         stopped: str | None = None
         wake = asyncio.Event()
         async with StreamClient(read_gap=READ_GAP_S, pace_reasoning=False) as client:
+            self._client = client
+            for group in list(self._answers):
+                self._pairs_if_complete(group)
             try:
                 while any(queues.values()) or running:
                     if self._stopping:
@@ -328,8 +332,10 @@ class SuiteRun:
                                 if self._keeping:
                                     results.append(result)
                         continue
-                    chosen = self._next(queues) if len(running) < self.options.concurrency \
-                        else None
+                    # Streams in flight, not tasks: a cell whose answer is in and waits for
+                    # its judge holds no slot an answer could stream in.
+                    chosen = self._next(queues) \
+                        if progress.running < self.options.concurrency else None
                     if chosen is not None:
                         limit = self._limits[chosen.slot.target_name]
                         limit.running += 1
@@ -351,7 +357,17 @@ class SuiteRun:
                         finished = task.result()
                         if finished is not None and self._keeping:
                             results.append(finished)
+                # The last pairs: their judge calls were started as their cases completed.
+                while self._pair_tasks and not self._stopping:
+                    await asyncio.wait(set(self._pair_tasks))
             finally:
+                if self._pair_tasks:
+                    # Only a stop or an error leaves judging behind (the normal end waited
+                    # for it): its pairs stay missing, for --resume.
+                    self._stopping = True
+                    if self.judge is not None:
+                        self.judge.cancel()
+                    await asyncio.gather(*self._pair_tasks, return_exceptions=True)
                 if running:
                     self.stop()
                     for task, _cell in list(running.items()):
@@ -391,6 +407,16 @@ class SuiteRun:
                     wake: asyncio.Event) -> CellResult | None:
         limit = self._limits[cell.slot.target_name]
         progress = self.progress
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                limit.running -= 1
+                progress.running -= 1
+                wake.set()
+
         try:
             retries = 0
             while True:
@@ -422,8 +448,15 @@ class SuiteRun:
                 break
             if result.committed:
                 limit.succeeded()
+            release()
             cell_result = self._checked(cell, result,
                                         retries + self._rate_waits.get(cell.key, 0))
+            if self.judge is not None and result.committed and any(
+                    a.judged_by_model for a in cell.case.asserts):
+                judged = await self._judged(client, cell, cell_result)
+                if judged is None:
+                    return None  # judging aborted by Ctrl+C: missing, for --resume
+                cell_result = judged
             progress.done += 1
             if not result.committed:
                 progress.failed += 1
@@ -433,13 +466,107 @@ class SuiteRun:
             if cell_result.cost.usd is not None:
                 progress.spent += cell_result.cost.usd
                 progress.cost_estimated |= cell_result.cost.estimated
+            if cell_result.judge_cost_usd is not None:
+                progress.spent += cell_result.judge_cost_usd
             saved = await self._save(cell, cell_result, result)
             self._on_cell(saved)
+            if self.suite.pairwise and self.judge is not None:
+                group = (cell.case.id, cell.repeat)
+                self._answers.setdefault(group, {})[cell.slot.spec] = \
+                    result.text if result.committed else None
+                self._pairs_if_complete(group)
             return saved
         finally:
-            limit.running -= 1
-            progress.running -= 1
-            wake.set()
+            release()
+
+    def _pairs_if_complete(self, group: tuple[str, int]) -> None:
+        """Once every model of a (case, repeat) has its answer, judge each pair of those
+        that completed and are not judged yet (in the suite's model order: a before b)."""
+        answers = self._answers.get(group, {})
+        models = [slot.spec for slot in self.slots]
+        if self.judge is None or self._client is None or self._stopping \
+                or any(m not in answers for m in models):
+            return
+        case_id, repeat = group
+        question = next(c.prompt for c in self.suite.cases if c.id == case_id)
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                key = (case_id, repeat, a, b)
+                text_a, text_b = answers[a], answers[b]
+                if key in self._judged_pairs or text_a is None or text_b is None:
+                    continue
+                self._judged_pairs.add(key)
+                task = asyncio.create_task(self._judge_pair(
+                    self._client, key, question, text_a, text_b))
+                self._pair_tasks.add(task)
+                task.add_done_callback(self._pair_tasks.discard)
+
+    async def _judge_pair(self, client: StreamClient, key: tuple[str, int, str, str],
+                          question: str, text_a: str, text_b: str) -> None:
+        """One pair, judged in both orders at once (a's answer shown first, then b's),
+        and saved; a pair Ctrl+C stopped is left missing, for --resume."""
+        judge = self.judge
+        assert judge is not None
+        case_id, repeat, a, b = key
+        both = await asyncio.gather(judge.pairwise(client, question, text_a, text_b),
+                                    judge.pairwise(client, question, text_b, text_a))
+        if self._stopping:
+            self._judged_pairs.discard(key)
+            return
+        (ab, error_ab, cost_ab, answered_ab), (ba, error_ba, cost_ba, answered_ba) = both
+        errors = tuple(f"{order}: {e}" for order, e in (("a first", error_ab),
+                                                       ("b first", error_ba)) if e)
+        judgement = PairJudgement(case=case_id, repeat=repeat, a=a, b=b, ab=ab, ba=ba,
+                                  len_a=len(text_a), len_b=len(text_b), errors=errors)
+        costs = [c for c in (cost_ab, cost_ba) if c is not None]
+        data = {**judgement.to_json(), "calls": int(answered_ab) + int(answered_ba),
+                "cost_usd": None if not costs else str(sum(costs, Decimal(0)))}
+        progress = self.progress
+        progress.judge_calls += data["calls"]
+        progress.judge_errors += len(errors)
+        if costs:
+            progress.spent += sum(costs, Decimal(0))
+        self.pairs.append(data)
+        store = self.store
+        if store is None or self._unsaved is not None:
+            return
+        try:
+            async with self._save_lock:
+                await asyncio.to_thread(store.save_pair, self.run_id, data)
+        except HistoryUnavailable as exc:
+            self._unsaved = exc.reason
+            log.warning("suite run %s: results no longer saved: %s", self.run_id, exc.reason)
+
+    async def _judged(self, client: StreamClient, cell: Cell,
+                      cell_result: CellResult) -> CellResult | None:
+        """The result with its `llm-rubric` assertions decided by the judge (all of a
+        cell's at once, within the judge's own limit); None when Ctrl+C stopped it."""
+        judge = self.judge
+        assert judge is not None
+        asserts = cell.case.asserts
+        rubrics = [i for i, a in enumerate(asserts) if a.judged_by_model]
+        outcomes = await asyncio.gather(*(
+            judge.rubric(client, cell.case.prompt, asserts[i], cell_result.answer)
+            for i in rubrics))
+        if self._stopping:
+            return None
+        verdicts = list(cell_result.assertions)
+        spent = Decimal(0)
+        known = False
+        calls = errors = 0
+        for i, outcome in zip(rubrics, outcomes, strict=True):
+            verdicts[i] = rubric_result(asserts[i], outcome.verdict, outcome.error)
+            calls += int(outcome.answered)
+            errors += int(outcome.verdict is None)
+            if outcome.cost_usd is not None:
+                spent += outcome.cost_usd
+                known = True
+        self.progress.judge_calls += calls
+        self.progress.judge_errors += errors
+        return replace(cell_result, assertions=tuple(verdicts),
+                       passed=case_verdict(cell.case, verdicts, True),
+                       judge_calls=calls, judge_errors=errors,
+                       judge_cost_usd=spent if known else None)
 
     def _request(self, cell: Cell) -> StreamRequest:
         slot = cell.slot

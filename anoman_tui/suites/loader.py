@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.suites.model import Suite
@@ -47,7 +47,8 @@ __all__ = ["SuiteError", "jsonl_drafts", "load_suite"]
 # -- the TOML suite ------------------------------------------------------------------------
 
 _TOP_KEYS = ("name", "models", "repeat", "concurrency", "max_cost", "system", "max_tokens",
-             "temperature", "endpoint", "cases", "prompt", "prompts", "case", "simulate")
+             "temperature", "endpoint", "cases", "prompt", "prompts", "case", "simulate",
+             "judge", "judge_concurrency", "judge_prompt", "pairwise", "pairwise_prompt")
 _CASE_KEYS = ("id", "prompt", "vars", "threshold", "assert")
 _JSONL_KEYS = ("id", "prompt", "vars", "assert", "threshold")
 
@@ -168,10 +169,38 @@ def _suite(data: dict[str, Any], file: Path, shown: str, notes: Notes) -> Suite:
     if not cases:
         raise SuiteError(f"{shown}: no case is left to run")
     simulate = _simulate(data.get("simulate"), models, shown)
+    judge = _text(data, "judge", shown)
+    if judge is not None:
+        check_models([judge], f"{shown}: judge")
+    pairwise = data.get("pairwise", False)
+    if not isinstance(pairwise, bool):
+        raise SuiteError(f"{shown}: pairwise: must be true or false, not {shown_value(pairwise)}")
     return Suite(name=name or file.stem, models=models, cases=cases, path=shown,
                  repeat=repeat, concurrency=concurrency, max_cost=max_cost, system=system,
                  max_tokens=max_tokens, temperature=temperature, endpoint=endpoint,
-                 simulate=simulate, skipped=tuple(notes.skipped))
+                 simulate=simulate, skipped=tuple(notes.skipped), judge=judge,
+                 judge_concurrency=_positive(data, "judge_concurrency", shown, 4),
+                 judge_prompt=judge_template(data, "judge_prompt", "rubric", file, shown),
+                 pairwise=pairwise,
+                 pairwise_prompt=judge_template(data, "pairwise_prompt", "pairwise", file,
+                                                shown))
+
+
+def judge_template(data: Mapping[str, Any], key: str, kind: Literal["rubric", "pairwise"],
+                   file: Path, shown: str) -> str | None:
+    """The text of a judge prompt file (`judge_prompt = "FILE"`, relative to the suite),
+    refused when it lacks a placeholder the judge needs (docs/judges.md)."""
+    rel = _text(data, key, shown)
+    if rel is None:
+        return None
+    shown_file = str(Path(shown).parent / rel)
+    text = read_text(file.parent / rel, shown_file)
+    # Imported here: the judges' prompts are only needed by a suite that has a judge.
+    from anoman_tui.judges.prompts import check_template
+    trouble = check_template(text, kind)
+    if trouble is not None:
+        raise SuiteError(f"{shown}: {key}: {shown_file}: {trouble}")
+    return text
 
 
 def _suite_prompts(data: Mapping[str, Any], shown: str) -> list[PromptTemplate]:

@@ -24,9 +24,15 @@ from anoman_tui.streaming.cost import UNKNOWN, Cost
 ASSERTION_TYPES: tuple[str, ...] = (
     "equals", "contains", "icontains", "contains-any", "icontains-any", "contains-all",
     "icontains-all", "starts-with", "regex", "is-json", "contains-json", "levenshtein",
-    "latency", "ttft", "cost",
+    "latency", "ttft", "cost", "llm-rubric",
 )
 """The assertion types, named as promptfoo names them; each may be prefixed `not-`."""
+
+JUDGE_TYPES: tuple[str, ...] = ("llm-rubric",)
+"""The assertion types a judge model decides (docs/judges.md), not `assertions.check`."""
+
+RUBRIC_THRESHOLD = 0.5
+"""An `llm-rubric`'s default threshold: the least score that passes (with `pass` true)."""
 
 NOT_RUN = "not_run"
 """A cell's status when it never started (the cost limit was reached first)."""
@@ -43,9 +49,14 @@ class Assertion:
     (`is-json`; `contains-json` optionally takes none)."""
     threshold: float | None = None
     """`levenshtein`: the largest distance that passes; `latency`/`ttft`: milliseconds;
-    `cost`: USD."""
+    `cost`: USD; `llm-rubric`: the least score that passes (default 0.5)."""
     weight: float = 1.0
     negate: bool = False
+
+    @property
+    def judged_by_model(self) -> bool:
+        """Decided by the suite's judge model (`llm-rubric`)."""
+        return self.type in JUDGE_TYPES
 
     @property
     def name(self) -> str:
@@ -126,6 +137,22 @@ class Suite:
     targets: tuple[tuple[str, str, str], ...] = ()
     """(name, base URL, key variable or "") of OpenAI-compatible servers the suite names
     itself (a promptfoo provider with `config.apiBaseUrl`); its models name them."""
+    judge: str | None = None
+    """`[TARGET:]MODEL` of the judge (docs/judges.md); `--judge` overrides it."""
+    judge_concurrency: int = 4
+    """Judge requests in flight at once, apart from the models' streams."""
+    judge_prompt: str | None = None
+    """The rubric prompt's template (the text of `judge_prompt = FILE`); None: the
+    documented one (`anoman_tui.judges.prompts.RUBRIC_PROMPT`)."""
+    pairwise: bool = False
+    """Judge every pair of models on every case and repeat, in both orders."""
+    pairwise_prompt: str | None = None
+    """The pairwise prompt's template (`pairwise_prompt = FILE`); None: the documented one."""
+
+    @property
+    def rubrics(self) -> bool:
+        """Some case has an `llm-rubric` assertion."""
+        return any(a.judged_by_model for c in self.cases for a in c.asserts)
 
     def simulated_scenario(self, model: str) -> str | None:
         return dict(self.simulate).get(model)
@@ -148,6 +175,9 @@ class Suite:
             "temperature": self.temperature, "endpoint": self.endpoint,
             "simulate": dict(self.simulate), "skipped": list(self.skipped),
             "targets": [list(t) for t in self.targets],
+            "judge": self.judge, "judge_concurrency": self.judge_concurrency,
+            "judge_prompt": self.judge_prompt, "pairwise": self.pairwise,
+            "pairwise_prompt": self.pairwise_prompt,
         }
 
     @classmethod
@@ -164,6 +194,9 @@ class Suite:
             simulate=tuple((str(k), str(v)) for k, v in dict(data.get("simulate") or {}).items()),
             skipped=tuple(str(s) for s in data.get("skipped") or ()),
             targets=tuple((str(n), str(u), str(k)) for n, u, k in data.get("targets") or ()),
+            judge=data.get("judge"), judge_concurrency=int(data.get("judge_concurrency", 4)),
+            judge_prompt=data.get("judge_prompt"), pairwise=bool(data.get("pairwise")),
+            pairwise_prompt=data.get("pairwise_prompt"),
         )
 
 
@@ -173,19 +206,42 @@ class AssertionResult:
 
     type: str
     """As written (`not-icontains`)."""
-    passed: bool
+    passed: bool | None
+    """None: undecided, a judge error (`judge_error` says why)."""
     reason: str
     """One sentence: why it passed or failed (e.g. `ttft 0.412 s > 0.300 s`)."""
     weight: float = 1.0
+    judge_pass: bool | None = None
+    """`llm-rubric`: the judge's `pass`, its `score` and its `reason` (None otherwise)."""
+    judge_score: float | None = None
+    judge_reason: str | None = None
+    judge_error: str | None = None
+    """`llm-rubric`: why the judge's reply could not be read (then `passed` is None)."""
+
+    @property
+    def rubric(self) -> bool:
+        return self.type.removeprefix("not-") in JUDGE_TYPES
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "pass": self.passed, "reason": self.reason,
-                "weight": self.weight}
+        data: dict[str, Any] = {"type": self.type, "pass": self.passed,
+                                "reason": self.reason, "weight": self.weight}
+        if self.rubric:
+            data.update(judge_pass=self.judge_pass, judge_score=self.judge_score,
+                        judge_reason=self.judge_reason)
+            if self.judge_error is not None:
+                data["judge_error"] = self.judge_error
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AssertionResult:
-        return cls(type=str(data["type"]), passed=bool(data["pass"]),
-                   reason=str(data.get("reason", "")), weight=float(data.get("weight", 1.0)))
+        passed = data.get("pass")
+        score = data.get("judge_score")
+        judge_pass = data.get("judge_pass")
+        return cls(type=str(data["type"]), passed=None if passed is None else bool(passed),
+                   reason=str(data.get("reason", "")), weight=float(data.get("weight", 1.0)),
+                   judge_pass=None if judge_pass is None else bool(judge_pass),
+                   judge_score=None if score is None else float(score),
+                   judge_reason=data.get("judge_reason"), judge_error=data.get("judge_error"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +275,12 @@ class CellResult:
     """Its model is simulated (the local gateway's)."""
     answer: str = field(default="", compare=False)
     """The answer's text (kept in the history's comparison; here for reports)."""
+    judge_calls: int = 0
+    """Requests the judge answered for this result's `llm-rubric` assertions."""
+    judge_errors: int = 0
+    """Of those and of the judge's failed streams: verdicts that could not be had."""
+    judge_cost_usd: Decimal | None = None
+    """What the judge's requests for it cost (None: none made, or unknown)."""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -246,6 +308,9 @@ class CellResult:
             "cost": self.cost.to_json(),
             "cache_hit": self.cache_hit, "comparison_id": self.comparison_id,
             "failure": self.failure, "retries": self.retries, "simulated": self.simulated,
+            "judge_calls": self.judge_calls, "judge_errors": self.judge_errors,
+            "judge_cost_usd": None if self.judge_cost_usd is None
+            else float(self.judge_cost_usd),
         }
 
     @classmethod
@@ -263,6 +328,9 @@ class CellResult:
             cache_hit=bool(data.get("cache_hit")), comparison_id=data.get("comparison_id"),
             failure=data.get("failure"), retries=int(data.get("retries") or 0),
             simulated=bool(data.get("simulated")),
+            judge_calls=int(data.get("judge_calls") or 0),
+            judge_errors=int(data.get("judge_errors") or 0),
+            judge_cost_usd=_decimal(data.get("judge_cost_usd")),
         )
 
 
@@ -345,11 +413,72 @@ class PairSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelRating:
+    """A model's Bradley–Terry rating from the judge's pairwise verdicts (docs/judges.md)."""
+
+    model: str
+    rating: float
+    ci: tuple[float, float]
+    """95% bootstrap interval, resampling whole cases."""
+    wins: int
+    ties: int
+    losses: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rating": self.rating, "ci": list(self.ci), "wins": self.wins,
+                "ties": self.ties, "losses": self.losses}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSummary:
+    """What the judge did over a run (`eval --json`'s `judge`, docs/judges.md)."""
+
+    model: str
+    calls: int
+    """Requests it answered."""
+    errors: int
+    """Verdicts it could not give: a reply that could not be read, or a failed stream."""
+    cost_usd: Decimal | None
+    """What its requests cost, apart from the models'; None when unknown."""
+    self_judge: bool
+    """It is one of the models under test (allowed with `--allow-self-judge`)."""
+    simulated: bool = False
+    """It is the local gateway's simulated judge: its verdicts follow a documented rule."""
+    position_consistency: float | None = None
+    first_position_wins: float | None = None
+    longer_wins: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "calls": self.calls, "errors": self.errors,
+                "cost_usd": None if self.cost_usd is None else float(self.cost_usd),
+                "self_judge": self.self_judge, "simulated": self.simulated,
+                "position_consistency": self.position_consistency,
+                "first_position_wins": self.first_position_wins,
+                "longer_wins": self.longer_wins}
+
+
+@dataclass(frozen=True, slots=True)
 class RunSummary:
     models: tuple[ModelSummary, ...]
     pairs: tuple[PairSummary, ...]
+    judge: JudgeSummary | None = None
+    """None: the run had no judge."""
+    ratings: tuple[ModelRating, ...] = ()
+    """From the judge's pairwise verdicts, in the suite's model order; () without them."""
+    pairwise: tuple[dict[str, Any], ...] = ()
+    """Every pairwise verdict (`PairJudgement.to_json()`), in suite order."""
 
     def to_json(self) -> dict[str, Any]:
         """`summary` keyed by model, and `pairs`, as `eval --json` gives them."""
         return {"summary": {m.model: m.to_json() for m in self.models},
                 "pairs": [p.to_json() for p in self.pairs]}
+
+
+def _decimal(value: Any) -> Decimal | None:
+    """A stored USD figure back as a Decimal (through its shortest text, as it was)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return Decimal(str(value))
+    except ArithmeticError:
+        return None

@@ -47,7 +47,7 @@ PROMPTFOO_ONLY_TYPES: frozenset[str] = frozenset({
     "conversation-relevance", "factuality", "finish-reason", "g-eval", "gleu", "guardrails",
     "human", "is-html", "is-refusal", "is-sql", "is-valid-function-call",
     "is-valid-openai-function-call", "is-valid-openai-tools-call", "is-xml", "javascript",
-    "llm-rubric", "max-score", "meteor", "model-graded-closedqa", "model-graded-factuality",
+    "max-score", "meteor", "model-graded-closedqa", "model-graded-factuality",
     "moderation", "perplexity", "perplexity-score", "pi", "python", "rouge-l", "rouge-n",
     "rouge-s", "ruby", "select-best", "similar", "similar:cosine", "similar:dot",
     "similar:euclidean", "tool-call-f1", "trace-error-spans", "trace-span-count",

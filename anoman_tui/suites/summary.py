@@ -1,11 +1,14 @@
 """A suite run's figures: per model (pass rate with its Wilson interval, latency
 percentiles, cost, failures) and per pair of models (exact McNemar, Holm-corrected, and
 the median TTFT difference with its paired bootstrap interval), as `ModelSummary` and
-`PairSummary` in `anoman_tui.suites.model` define each field.
+`PairSummary` in `anoman_tui.suites.model` define each field; and, with a judge, its
+calls, errors, cost and bias figures and the models' ratings from its pairwise verdicts
+(`anoman_tui.judges`, docs/judges.md).
 
 Pure: from cell results to a `RunSummary`, the same for the same results and seed (so a
 resumed run and `runs show` print what the uninterrupted run printed). May import: the
-standard library and `anoman_tui.suites.model`, `anoman_tui.suites.stats`.
+standard library, `anoman_tui.suites.model`, `anoman_tui.suites.stats` and
+`anoman_tui.judges`.
 """
 
 from __future__ import annotations
@@ -15,8 +18,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from itertools import combinations
+from typing import Any
 
-from anoman_tui.suites.model import NOT_RUN, CellResult, ModelSummary, PairSummary, RunSummary
+from anoman_tui.judges.pairs import PairJudgement, bias_figures, judge_ratings
+from anoman_tui.suites.model import (
+    NOT_RUN,
+    CellResult,
+    JudgeSummary,
+    ModelRating,
+    ModelSummary,
+    PairSummary,
+    RunSummary,
+)
 from anoman_tui.suites.stats import (
     holm,
     mcnemar_exact,
@@ -34,8 +47,13 @@ def verdict(cell: CellResult) -> bool | None:
     return cell.passed and cell.completed
 
 
+RATING_BOOTSTRAP = 1000
+"""Resamples of the cases behind the judge ratings' intervals (docs/judges.md)."""
+
 def summarize(models: Sequence[str], results: Iterable[CellResult], *,
-              seed: int = 0) -> RunSummary:
+              seed: int = 0, judge: str | None = None, self_judge: bool = False,
+              pairwise: Iterable[dict[str, Any]] = (), judge_simulated: bool = False
+              ) -> RunSummary:
     """Every model's figures and every pair's, models in the order given (a pair's `a`
     comes before its `b`). A later result for the same (case, model, repeat) replaces an
     earlier one (a retried cell). `seed` drives the bootstrap; every pair uses it."""
@@ -49,13 +67,79 @@ def summarize(models: Sequence[str], results: Iterable[CellResult], *,
     for (case, model, repeat), cell in cells.items():
         by_model[model][(case, repeat)] = cell
     summaries = tuple(_model_summary(m, list(by_model[m].values())) for m in models)
+    judged_pairs, judgements = _pair_rows(models, pairwise)
     pairs = [_pair_summary(a, b, by_model[a], by_model[b], seed)
              for a, b in combinations(models, 2)]
     adjusted = holm([p.p_value for p in pairs])
     return RunSummary(
         models=summaries,
         pairs=tuple(replace(p, p_value_holm=h) for p, h in zip(pairs, adjusted, strict=True)),
+        judge=None if judge is None else replace(
+            judge_summary(judge, cells.values(), self_judge, judged_pairs),
+            simulated=judge_simulated),
+        ratings=_ratings(models, judgements, seed),
+        pairwise=tuple(judged_pairs),
     )
+
+
+def _pair_rows(models: Sequence[str], pairs: Iterable[dict[str, Any]]
+               ) -> tuple[list[dict[str, Any]], list[PairJudgement]]:
+    """The stored pairwise verdicts of the run's models (the last of each pair wins), in
+    suite order, and read as judgements; rows that cannot be read are left out."""
+    order = {m: i for i, m in enumerate(models)}
+    latest: dict[tuple[str, int, str, str], tuple[dict[str, Any], PairJudgement]] = {}
+    for row in pairs:
+        try:
+            judgement = PairJudgement.from_json(row)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if judgement.a in order and judgement.b in order:
+            # The winner and lengths as read back, whatever the stored row says of them.
+            latest[(judgement.case, judgement.repeat, judgement.a, judgement.b)] = (
+                {**row, **judgement.to_json()}, judgement)
+    ranked = sorted(latest.items(), key=lambda kv: (
+        kv[0][0], kv[0][1], order[kv[0][2]], order[kv[0][3]]))
+    return [row for _, (row, _) in ranked], [j for _, (_, j) in ranked]
+
+
+def _ratings(models: Sequence[str], judgements: Sequence[PairJudgement],
+             seed: int) -> tuple[ModelRating, ...]:
+    if not judgements:
+        return ()
+    rated = judge_ratings(models, judgements, bootstrap=RATING_BOOTSTRAP, seed=seed)
+    return tuple(ModelRating(model=m, rating=rated[m].rating, ci=rated[m].ci,
+                             wins=rated[m].wins, ties=rated[m].ties, losses=rated[m].losses)
+                 for m in models)
+
+
+def judge_summary(judge: str, results: Iterable[CellResult], self_judge: bool,
+                  pairs: Sequence[dict[str, Any]] = ()) -> JudgeSummary:
+    """The judge's calls, errors and cost over the results' `llm-rubric` verdicts and the
+    pairwise verdicts, with its bias figures from the latter (docs/judges.md)."""
+    calls = errors = 0
+    cost = Decimal(0)
+    known = False
+    for cell in results:
+        calls += cell.judge_calls
+        errors += cell.judge_errors
+        if cell.judge_cost_usd is not None:
+            cost += cell.judge_cost_usd
+            known = True
+    judgements = []
+    for row in pairs:
+        calls += int(row.get("calls") or 0)
+        errors += len(row.get("errors") or ())
+        spent = row.get("cost_usd")
+        if spent is not None:
+            cost += Decimal(str(spent))
+            known = True
+        judgements.append(PairJudgement.from_json(row))
+    bias = bias_figures(judgements)
+    return JudgeSummary(model=judge, calls=calls, errors=errors,
+                        cost_usd=cost if known or not calls else None, self_judge=self_judge,
+                        position_consistency=bias.position_consistency,
+                        first_position_wins=bias.first_position_wins,
+                        longer_wins=bias.longer_wins)
 
 
 def _model_summary(model: str, cells: list[CellResult]) -> ModelSummary:

@@ -6,18 +6,24 @@ statuses, JUnit read by a real JUnit parser, the HTML page, the cost limit, a SI
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import junitparser
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
-from tests.cli.helpers import FAST, KEY, ROOT, cli, history_file
+from tests.cli.helpers import (
+    FAST,
+    KEY,
+    ROOT,
+    cells_printed,
+    cli,
+    history_file,
+    run_eval,
+    spawn_eval,
+    write,
+)
 
 SUITE = """
 name = "support answers"
@@ -40,44 +46,6 @@ prompt = "Explain what a palindrome is."
 type = "equals"
 value = "this exact text is never the answer"
 """
-
-
-def write(tmp: Path, text: str, name: str = "suite.toml") -> Path:
-    path = tmp / name
-    path.write_text(text)
-    return path
-
-
-def run_eval(data_home: Path, gateway: EmbeddedGateway, *args: str,
-             header: str = FAST) -> subprocess.CompletedProcess[str]:
-    return cli(data_home, "eval", *args, "--base-url", gateway.base_url, "-H", header,
-               env={"ANOMAN_API_KEY": KEY})
-
-
-def spawn_eval(data_home: Path, gateway: EmbeddedGateway, suite: Path,
-               header: str) -> subprocess.Popen[str]:
-    """`anoman-tui eval SUITE` running in the background, its output piped."""
-    config = data_home.parent / "config.toml"
-    config.write_text("")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
-               ANOMAN_CONFIG=str(config), ANOMAN_API_KEY=KEY)
-    return subprocess.Popen(
-        [sys.executable, "-m", "anoman_tui.cli", "eval", str(suite), "--base-url",
-         gateway.base_url, "-H", header],
-        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def cells_printed(proc: subprocess.Popen[str], wanted: int, timeout: float = 90) -> int:
-    """Read its lines until `wanted` cells have finished (or it ends, or `timeout`)."""
-    assert proc.stdout is not None
-    finished = 0
-    deadline = time.monotonic() + timeout
-    while finished < wanted and time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        finished += line.startswith(("PASS", "FAIL", "DONE"))
-    return finished
 
 
 def test_eval_prints_one_json_document_with_every_result_and_figure(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from anoman_tui.suites.loader import SuiteError, load_suite
-from anoman_tui.suites.model import Assertion
+from anoman_tui.suites.model import Assertion, Suite
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -294,8 +294,23 @@ value = "[ab"
      "case 1, assert 1: latency needs a threshold (ms)"),
     ('models = ["m"]\n[[case]]\nprompt = "p"\n[[case.assert]]\ntype = "contains"\n'
      'value = "x"\nweight = -1\n', "case 1, assert 1: weight: must be a number ≥ 0, not -1"),
+    ('models = ["m"]\n[[case]]\nprompt = "p"\n[[case.assert]]\ntype = "factuality"\n'
+     'value = "x"\n', 'case 1, assert 1: assertion type "factuality" is not supported'),
+    ('models = ["m"]\n[[case]]\nprompt = "p"\n[[case.assert]]\ntype = "llm-rubric"\n',
+     "case 1, assert 1: llm-rubric needs a rubric: a non-empty text value"),
     ('models = ["m"]\n[[case]]\nprompt = "p"\n[[case.assert]]\ntype = "llm-rubric"\n'
-     'value = "x"\n', 'case 1, assert 1: assertion type "llm-rubric" is not supported'),
+     'value = "polite"\nthreshold = 2\n',
+     "case 1, assert 1: llm-rubric threshold must be a score from 0 to 1 (got 2.0)"),
+    ('models = ["m"]\njudge = "a judge"\n[[case]]\nprompt = "p"\n',
+     'judge: entry 1: must be "[TARGET:]MODEL" without spaces'),
+    ('models = ["m"]\npairwise = "yes"\n[[case]]\nprompt = "p"\n',
+     'pairwise: must be true or false, not "yes"'),
+    ('models = ["m"]\njudge_concurrency = 0\n[[case]]\nprompt = "p"\n',
+     "judge_concurrency: must be a whole number ≥ 1, not 0"),
+    ('models = ["m"]\njudge_prompt = "none.txt"\n[[case]]\nprompt = "p"\n',
+     "none.txt"),
+    ('models = ["m"]\njuge = "j"\n[[case]]\nprompt = "p"\n',
+     'unknown key "juge" (did you mean "judge"?)'),
     ('models = ["m"]\n[[case]]\nprompt = "{{ x | upper }}"\nvars = { x = "a" }\n',
      'case 1: prompt: Nunjucks filter "upper" in "{{ x | upper }}" is not supported'),
     ('models = ["m"]\n[[case]]\nprompt = "{% if x %}y{% endif %}"\n',
@@ -392,3 +407,42 @@ def test_skip_unsupported_leaves_out_a_promptfoo_only_assertion(tmp_path: Path) 
     assert suite.cases[0].asserts == (Assertion(type="contains", value="p"),)
     assert suite.skipped == (
         f'{path}: case 1, assert 1: assertion type "similar" is not supported',)
+
+
+def test_a_judged_suite_keeps_its_judge_settings_and_prompt_files(tmp_path: Path) -> None:
+    (tmp_path / "rubric.txt").write_text("Grade {{answer}} against {{rubric}}.\n",
+                                         encoding="utf-8")
+    (tmp_path / "pair.txt").write_text("Which is better, {{answer_a}} or {{answer_b}}?\n",
+                                       encoding="utf-8")
+    suite = load_suite(suite_file(tmp_path, """
+models = ["claude-sonnet-4-6", "anoman-lite"]
+judge = "local:anoman-judge"
+judge_concurrency = 16
+judge_prompt = "rubric.txt"
+pairwise = true
+pairwise_prompt = "pair.txt"
+[[case]]
+prompt = "How do I descale a {{thing}}?"
+vars = { thing = "kettle" }
+[[case.assert]]
+type = "not-llm-rubric"
+value = "Is rude about the {{thing}}"
+threshold = 0.7
+"""))
+    assert (suite.judge, suite.judge_concurrency, suite.pairwise) == (
+        "local:anoman-judge", 16, True)
+    assert suite.judge_prompt == "Grade {{answer}} against {{rubric}}.\n"
+    assert suite.pairwise_prompt == "Which is better, {{answer_a}} or {{answer_b}}?\n"
+    (rubric,) = suite.cases[0].asserts
+    # The rubric is a template filled from the case's vars, as every assertion value.
+    assert (rubric.type, rubric.negate, rubric.value, rubric.threshold) == (
+        "llm-rubric", True, "Is rude about the kettle", 0.7)
+    assert suite.rubrics
+    # Stored whole with the run, so a resume judges as the run began.
+    assert Suite.from_json(suite.to_json()) == suite
+
+
+def test_a_judge_prompt_without_the_answer_is_refused(tmp_path: Path) -> None:
+    message = error(tmp_path, MINIMAL.replace("[[case]]", 'judge_prompt = "r.txt"\n[[case]]'),
+                    r_txt="Grade the rubric {{rubric}}.\n")
+    assert "judge_prompt" in message and "r.txt" in message and "{{answer}}" in message

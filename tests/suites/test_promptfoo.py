@@ -277,8 +277,8 @@ tests:
      'prompts[0]: template tag "{% if a %}" is not supported'),
     ("providers: [openai:m]\nprompts: [file://gen.py]\ntests: [{}]\n",
      "prompts[0]: prompts from .py files are not supported"),
-    ("providers: [openai:m]\nprompts: [p]\ntests:\n  - assert: [{type: llm-rubric, value: ok}]\n",
-     'tests[0].assert[0]: assertion type "llm-rubric" is not supported'),
+    ("providers: [openai:m]\nprompts: [p]\ntests:\n  - assert: [{type: factuality, value: ok}]\n",
+     'tests[0].assert[0]: assertion type "factuality" is not supported'),
     ("providers: [openai:m]\nprompts: [p]\ntests:\n  - assert: [{type: python, value: x}]\n",
      'tests[0].assert[0]: assertion type "python" is not supported'),
     ("providers: [openai:m]\nprompts: [p]\ntests:\n  - assert: [{type: my-check}]\n",
@@ -359,7 +359,7 @@ prompts:
   - '{{ q | upper }}'
 defaultTest:
   assert:
-    - type: llm-rubric
+    - type: factuality
       value: is polite
 tests:
   - description: kept
@@ -384,7 +384,7 @@ tests:
         f"openai:MODEL, openai:chat:MODEL and anthropic:messages:MODEL)",
         f'{where}: prompts[1]: Nunjucks filter "upper" in "{{{{ q | upper }}}}" is not '
         f"supported (only {{{{ var }}}})",
-        f'{where}: defaultTest.assert[0]: assertion type "llm-rubric" is not supported',
+        f'{where}: defaultTest.assert[0]: assertion type "factuality" is not supported',
         f'{where}: tests[0].assert[1]: assertion type "javascript" is not supported',
         f"{where}: tests[1]: options.transform is not supported",
     )
