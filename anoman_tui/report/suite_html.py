@@ -306,6 +306,18 @@ def cost_chart(models: Sequence[ModelSummary]) -> str:
                    f'<ul class="words">{"".join(words)}</ul>')
 
 
+def _estimate_marks(x: float, interval: tuple[float, float] | None, cy: float) -> str:
+    """A square at the estimate over its interval's bar with end ticks (both charted)."""
+    marks = ""
+    if interval is not None:
+        lo, hi = interval
+        marks = (f'<line x1="{lo:.1f}" y1="{cy:.1f}" x2="{hi:.1f}" y2="{cy:.1f}" class="ci"/>'
+                 + "".join(f'<line x1="{end:.1f}" y1="{cy - 6:.1f}" x2="{end:.1f}" '
+                           f'y2="{cy + 6:.1f}" class="ci"/>' for end in (lo, hi)))
+    return marks + (f'<rect x="{x - 5:.1f}" y="{cy - 5:.1f}" width="10" height="10" '
+                    'class="estimate"/>')
+
+
 def forest_chart(pairs: Sequence[PairSummary]) -> str:
     """Each pair's median TTFT difference (a − b) with its 95% bootstrap interval,
     around a line at 0."""
@@ -349,15 +361,9 @@ def forest_chart(pairs: Sequence[PairSummary]) -> str:
         parts.append(f'<text x="{_PLOT_LEFT - 8}" y="{cy + 4:.1f}" text-anchor="end" '
                      f'class="label"><title>{_esc(p.a)} − {_esc(p.b)}</title>'
                      f"{_esc(label)}</text>")
-        if p.ttft_diff_ci is not None:
-            lo, hi = x_of(p.ttft_diff_ci[0]), x_of(p.ttft_diff_ci[1])
-            parts.append(f'<line x1="{lo:.1f}" y1="{cy:.1f}" x2="{hi:.1f}" y2="{cy:.1f}" '
-                         f'class="ci"/><line x1="{lo:.1f}" y1="{cy - 6:.1f}" x2="{lo:.1f}" '
-                         f'y2="{cy + 6:.1f}" class="ci"/><line x1="{hi:.1f}" '
-                         f'y1="{cy - 6:.1f}" x2="{hi:.1f}" y2="{cy + 6:.1f}" class="ci"/>')
-        x = x_of(p.ttft_diff_s or 0.0)
-        parts.append(f'<rect x="{x - 5:.1f}" y="{cy - 5:.1f}" width="10" height="10" '
-                     'class="estimate"/>')
+        interval = None if p.ttft_diff_ci is None else (
+            x_of(p.ttft_diff_ci[0]), x_of(p.ttft_diff_ci[1]))
+        parts.append(_estimate_marks(x_of(p.ttft_diff_s or 0.0), interval, cy))
     parts.append(f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{bottom + 34:.1f}" '
                  'text-anchor="middle" class="axis-title">a − b: left of 0, a is faster; '
                  "right of 0, b is faster</text>")
@@ -397,14 +403,7 @@ def ratings_chart(ratings: Sequence[ModelRating], self_judge: bool,
     for i, r in enumerate(ranked):
         cy = top + row * i + row / 2
         parts.append(_model_label_svg(_PLOT_LEFT - 8, cy + 4, r.model, r.model in simulated))
-        lo, hi = x_of(r.ci[0]), x_of(r.ci[1])
-        parts.append(f'<line x1="{lo:.1f}" y1="{cy:.1f}" x2="{hi:.1f}" y2="{cy:.1f}" '
-                     f'class="ci"/><line x1="{lo:.1f}" y1="{cy - 6:.1f}" x2="{lo:.1f}" '
-                     f'y2="{cy + 6:.1f}" class="ci"/><line x1="{hi:.1f}" y1="{cy - 6:.1f}" '
-                     f'x2="{hi:.1f}" y2="{cy + 6:.1f}" class="ci"/>')
-        x = x_of(r.rating)
-        parts.append(f'<rect x="{x - 5:.1f}" y="{cy - 5:.1f}" width="10" height="10" '
-                     'class="estimate"/>')
+        parts.append(_estimate_marks(x_of(r.rating), (x_of(r.ci[0]), x_of(r.ci[1])), cy))
     parts.append(f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{bottom + 34:.1f}" '
                  'text-anchor="middle" class="axis-title">rating: further right is '
                  "preferred by the judge; the mean rating is 1000</text>")
