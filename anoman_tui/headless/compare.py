@@ -158,8 +158,10 @@ async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | 
                   file=sys.stderr)
             return 1
         # A blind round draws three at random (shuffled); otherwise the first three.
-        chosen = (random.sample([m.id for m in listed], min(3, len(listed))) if spec.blind
-                  else [m.id for m in listed[:3]])
+        # A judge model grades answers; it is never one of the contestants.
+        answering = [m.id for m in listed if not m.judge]
+        chosen = (random.sample(answering, min(3, len(answering))) if spec.blind
+                  else answering[:3])
         if spec.blind and len(chosen) < 2:
             print("anoman-tui compare: a blind round needs at least two models; the target "
                   "lists fewer", file=sys.stderr)

@@ -54,6 +54,9 @@ class ModelInfo:
     simulated: bool = False
     """The server says the model's answers are simulated (the local gateway's
     `anoman.simulated`); False for any server that does not say so."""
+    judge: bool = False
+    """The server lists it as a judge (`anoman.role: "judge"`, the local gateway's
+    `anoman-judge`): it grades answers rather than answering, so no pool draws it."""
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
         """Cost from the listed prices, for gateways that send no Anoman block.
@@ -83,6 +86,7 @@ class ModelInfo:
             description=str(extra.get("description") or ""),
             thinking=bool(extra.get("thinking")),
             simulated=extra.get("simulated") is True,
+            judge=extra.get("role") == "judge",
         )
 
 

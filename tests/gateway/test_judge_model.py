@@ -23,6 +23,7 @@ from anoman_tui.gateway.catalogue import ANSWER_MODELS, CATALOGUE
 from anoman_tui.gateway.composer import compose_answer, read_prompt
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.judge import NO_ANSWERS, content_words, coverage, judge_reply
+from anoman_tui.streaming.gateway_api import ModelInfo
 from tests.gateway.helpers import auth, chat_body, post_stream, wait_row
 from tests.helpers import LocalGateways
 
@@ -112,6 +113,9 @@ def test_the_judge_is_listed_priced_and_simulated(gateway: EmbeddedGateway) -> N
     # Listed after the answer models: the first three listed (compare's default) stay.
     assert [m["id"] for m in listing["data"]][:3] == [
         "claude-sonnet-4-6", "anoman-lite", "deepseek-r1"]
+    # The client reads the role: a judge is never drawn into a blind round or a pool.
+    infos = {m["id"]: ModelInfo.from_json(m) for m in listing["data"]}
+    assert {m for m, info in infos.items() if info.judge} == {JUDGE}
 
 
 def test_a_judge_reply_is_metered_like_any_simulated_answer(gateway: EmbeddedGateway) -> None:

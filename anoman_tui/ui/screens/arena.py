@@ -151,7 +151,8 @@ class ArenaScreen(CompareScreen):
                                 severity="error", timeout=8)
                 self.dismiss()
                 return
-            self._pool = [(default, m.id) for m in listed]
+            # A judge model grades answers; it is never drawn as a contestant.
+            self._pool = [(default, m.id) for m in listed if not m.judge]
         if len(self._pool) < 2:
             self.app.notify("The arena needs at least two models in its pool "
                             "(arena.pool in the config file).", title="No arena",
