@@ -139,8 +139,13 @@ async def test_a_thinking_stream_stamps_its_first_answer_text_on_arrival(
     assert "".join(r.text for r in reasoning) == "".join(f"r{n} " for n in range(100))
     # While it reasons (~0.4 s), reads are `gap` apart, not a 200 ms grid apart, so the
     # text sent 4 ms after the last reasoning is read within about a gap of it.
+    # Counted in reads rather than by the longest gap, which a busy machine stretches
+    # (0.18 s seen with other work beside the suite): on the grid the ~0.4 s of
+    # reasoning would come in 2 or 3 reads, paced by the gap in dozens.
     stamps = [r.at for r in reasoning]
-    assert max(b - a for a, b in pairwise(stamps)) < 0.08, stamps
+    gaps = sorted(b - a for a, b in pairwise(sorted(set(stamps))))
+    assert len(set(stamps)) >= 10, stamps
+    assert gaps[len(gaps) // 2] < 0.05, stamps
     assert text.at - reasoning[-1].at < 0.05
     assert stream.pacer is not None and stream.pacer.grid == grid
 
