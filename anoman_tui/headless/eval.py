@@ -363,7 +363,7 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
     if outcome.unsaved:
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
-    results = _all_results(store, run_id, before, outcome.results)
+    results, pairs = _all_results(store, run_id, before, outcome.results, run.pairs)
     finished = outcome.stopped is None
     if store is not None and not outcome.unsaved:
         with contextlib.suppress(HistoryUnavailable):
@@ -371,7 +371,7 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
     results = suite.in_order(results)
     summary = summarize(suite.models, results, judge=judge_slot.spec if judge_slot else None,
                         self_judge=_self_judge(slots, judge_slot),
-                        pairwise=_all_pairs(store, run_id, run.pairs),
+                        pairwise=pairs,
                         judge_simulated=bool(judge_slot and judge_slot.simulated))
     _report(request, results, summary, run_id, created_at, finished, outcome.stopped,
             console, out)
@@ -394,29 +394,20 @@ def _run_and_report(request: EvalRequest, store: HistoryStore | None,
 
 
 def _all_results(store: HistoryStore | None, run_id: str, before: list[CellResult],
-                 new: list[CellResult]) -> list[CellResult]:
-    """Every result of the run: read back from the history when it is kept there (so a
-    resumed run reports exactly what an uninterrupted one would), with any in hand that
-    could not be saved; else those in hand."""
+                 new: list[CellResult], new_pairs: list[dict[str, object]]
+                 ) -> tuple[list[CellResult], list[dict[str, object]]]:
+    """Every result and pairwise verdict of the run: read back from the history (one read)
+    when it is kept there, so a resumed run reports exactly what an uninterrupted one
+    would, with any in hand that could not be saved; else those in hand."""
     if store is not None:
         with contextlib.suppress(HistoryUnavailable):
             stored = store.run(run_id)
             if stored is not None:
                 saved = _from_saved(stored.results)
                 known = {r.key for r in saved}
-                return [*saved, *(r for r in [*before, *new] if r.key not in known)]
-    return [*before, *new]
-
-
-def _all_pairs(store: HistoryStore | None, run_id: str,
-               new: list[dict[str, object]]) -> list[dict[str, object]]:
-    """Every pairwise verdict of the run (read back from the history, as the results)."""
-    if store is not None:
-        with contextlib.suppress(HistoryUnavailable):
-            stored = store.run(run_id)
-            if stored is not None:
-                return [*stored.pairs, *new]  # a later verdict of a pair wins
-    return list(new)
+                results = [*saved, *(r for r in [*before, *new] if r.key not in known)]
+                return results, [*stored.pairs, *new_pairs]  # a later verdict of a pair wins
+    return [*before, *new], list(new_pairs)
 
 
 def _saved_pair_state(store: HistoryStore, run_id: str, slots: Sequence[ModelSlot],

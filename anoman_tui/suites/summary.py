@@ -75,7 +75,7 @@ def summarize(models: Sequence[str], results: Iterable[CellResult], *,
         models=summaries,
         pairs=tuple(replace(p, p_value_holm=h) for p, h in zip(pairs, adjusted, strict=True)),
         judge=None if judge is None else replace(
-            judge_summary(judge, cells.values(), self_judge, judged_pairs),
+            judge_summary(judge, cells.values(), self_judge, judged_pairs, judgements),
             simulated=judge_simulated),
         ratings=_ratings(models, judgements, seed),
         pairwise=tuple(judged_pairs),
@@ -113,9 +113,11 @@ def _ratings(models: Sequence[str], judgements: Sequence[PairJudgement],
 
 
 def judge_summary(judge: str, results: Iterable[CellResult], self_judge: bool,
-                  pairs: Sequence[dict[str, Any]] = ()) -> JudgeSummary:
+                  pairs: Sequence[dict[str, Any]] = (),
+                  judgements: Sequence[PairJudgement] = ()) -> JudgeSummary:
     """The judge's calls, errors and cost over the results' `llm-rubric` verdicts and the
-    pairwise verdicts, with its bias figures from the latter (docs/judges.md)."""
+    pairwise verdicts (`pairs`, read as `judgements`), with its bias figures from the
+    latter (docs/judges.md)."""
     calls = errors = 0
     cost = Decimal(0)
     known = False
@@ -125,7 +127,6 @@ def judge_summary(judge: str, results: Iterable[CellResult], self_judge: bool,
         if cell.judge_cost_usd is not None:
             cost += cell.judge_cost_usd
             known = True
-    judgements = []
     for row in pairs:
         calls += int(row.get("calls") or 0)
         errors += len(row.get("errors") or ())
@@ -133,7 +134,6 @@ def judge_summary(judge: str, results: Iterable[CellResult], self_judge: bool,
         if spent is not None:
             cost += Decimal(str(spent))
             known = True
-        judgements.append(PairJudgement.from_json(row))
     bias = bias_figures(judgements)
     return JudgeSummary(model=judge, calls=calls, errors=errors,
                         cost_usd=cost if known or not calls else None, self_judge=self_judge,
