@@ -67,6 +67,9 @@ class ArenaConfig(BaseModel):
     pool: list[str] = Field(default_factory=list)
     """`MODEL` or `TARGET:MODEL`, at least two; empty: every model the default target
     lists."""
+    judge: str | None = Field(default=None, min_length=1)
+    """`[TARGET:]MODEL`: after each blind round's vote, this model judges the round
+    (docs/judges.md); never drawn into a round itself."""
 
 
 @dataclass(frozen=True)

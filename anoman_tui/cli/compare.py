@@ -118,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
         # The pool: the models given, else the config's arena.pool, else (below, once
         # listed) every model of the default target.
         pool = list(args.models) if hasattr(args, "models") else list(settings.arena.pool)
+        judge = _arena_judge(settings)
+        if judge is not None:  # the arena's judge grades rounds; it never answers in one
+            pool = [spec for spec in pool if _where(settings, spec) != judge]
         if pool and len(set(pool)) < 2:
             print("anoman-tui compare: a blind round needs at least two distinct models in "
                   "its pool", file=sys.stderr)
@@ -141,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         idle_timeout=settings.idle_timeout,
         headers=tuple(args.headers),
         blind=args.blind,
+        never_draw=_never_drawn(settings) if args.blind else frozenset(),
         record_limit=settings.recording_limit(),
     )
     if original is not None:
@@ -233,3 +237,22 @@ def _saved_panes(settings: Settings, record: ComparisonRecord, prog: str) -> Set
                                 endpoint=p.endpoint, temperature=p.temperature,
                                 max_tokens=p.max_tokens))
     return settings.model_copy(update={"models": [], "panes": panes})
+
+
+def _where(settings: Settings, spec: str) -> tuple[str, str]:
+    """(target name, model) of a `[TARGET:]MODEL`."""
+    from anoman_tui.targets import split_model
+
+    name, model = split_model(spec, settings.all_targets())
+    return name or settings.default_target, model
+
+
+def _arena_judge(settings: Settings) -> tuple[str, str] | None:
+    """(target name, model) of the arena's judge, if one is configured."""
+    return _where(settings, settings.arena.judge) if settings.arena.judge else None
+
+
+def _never_drawn(settings: Settings) -> frozenset[str]:
+    """The default target's models a blind round with no pool never draws."""
+    judge = _arena_judge(settings)
+    return frozenset({judge[1]} if judge and judge[0] == settings.default_target else ())

@@ -27,36 +27,56 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
             "Per model, best first: rounds, wins, ties, losses, win rate and a "
             "Bradley-Terry rating on the Elo scale with its 95%% bootstrap interval (from "
             "the blind votes), beside TTFT p50/p95, tokens/s p50, mean cost per answer, "
-            "cost per win and failure rates by kind (from every answer in the history)."
+            "cost per win and failure rates by kind (from every answer in the history); "
+            "then how far people and the arena's judge agree on the rounds both rated."
         ),
     )
     parser.add_argument("--json", action="store_true", help="one JSON document")
     parser.add_argument("--include-sighted", action="store_true",
                        help="count votes cast with the names on screen too")
+    parser.add_argument("--rater", choices=("human", "judge", "all"), default="human",
+                        help="whose verdicts make the ratings: people's blind votes "
+                        "(default), the arena judge's ([arena] judge), or both")
 
 
 def run(args: argparse.Namespace) -> int:
-    from anoman_tui.report.scoreboard import build
+    from anoman_tui.report.scoreboard import (
+        RATER_WORDS,
+        agreement_json,
+        agreement_line,
+        agreement_of,
+        build,
+    )
 
     rows = []
+    rounds = []
     with command_history("anoman-tui scoreboard") as store:
         if store is not None:
-            rows = build(store.voted_rounds(include_sighted=args.include_sighted),
-                         store.model_numbers())
+            rounds = store.voted_rounds(include_sighted=args.include_sighted)
+            rows = build(rounds, store.model_numbers(), rater=args.rater)
+    agreement = agreement_of(rounds)
     if args.json:
-        print(json.dumps({"include_sighted": args.include_sighted,
-                          "models": [r.to_json() for r in rows]}, ensure_ascii=False))
+        print(json.dumps({"include_sighted": args.include_sighted, "rater": args.rater,
+                          "models": [r.to_json() for r in rows],
+                          "agreement": agreement_json(agreement)}, ensure_ascii=False))
         return 0
     if not rows:
-        print("No votes yet: run `anoman-tui compare --blind`, then `anoman-tui vote ID`.")
+        if args.rater == "judge":
+            print("No judge verdicts yet: set [arena] judge in the config file; the judge "
+                  "gives its verdict on each blind round after its vote.")
+        else:
+            print("No votes yet: run `anoman-tui compare --blind`, then `anoman-tui vote "
+                  "ID`.")
         return 0
     from rich.console import Console
     from rich.table import Table
 
     from anoman_tui.report.scoreboard import COLUMNS, cells
 
-    table = Table(title="Scoreboard" + (" (blind and sighted votes)" if args.include_sighted
-                                        else " (blind votes)"), title_justify="left")
+    words = RATER_WORDS[args.rater]
+    if args.include_sighted and args.rater != "judge":
+        words = words.replace("blind votes", "blind and sighted votes")
+    table = Table(title=f"Scoreboard ({words})", title_justify="left")
     for name, justify in COLUMNS:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in rows:
@@ -68,4 +88,5 @@ def run(args: argparse.Namespace) -> int:
         unbounded = console.options.update_width(10_000)
         console.width = max(console.width, console.measure(table, options=unbounded).maximum)
     console.print(table)
+    console.print(agreement_line(agreement), markup=False)
     return 0

@@ -14,7 +14,9 @@ from anoman_tui.cli.help import ARENA
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
-    from anoman_tui.history import ComparisonRecord
+    from anoman_tui.config import Settings
+    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.suites.round_judge import NoVerdict, RoundVerdict
 
 GROUP = ARENA
 NAME = "vote"
@@ -38,9 +40,14 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from anoman_tui.cli.common import settings_from_args
     from anoman_tui.history import VoteRefused, default_path
 
     prog = "anoman-tui vote"
+    settings = settings_from_args(args, prog)
+    if settings is None:
+        return 2
+    verdict: RoundVerdict | NoVerdict | None = None
     with command_history(prog) as store:
         if store is None:
             print(f"{prog}: no comparison {args.id}: the history ({default_path()}) is empty",
@@ -59,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         except VoteRefused as exc:
             print(f"{prog}: {exc.reason}", file=sys.stderr)
             return 2
+        if settings.arena.judge:
+            # After the vote, never before: the judge's verdict cannot sway it.
+            verdict = _judge(settings, record, store)
     reveal: dict[str, dict[str, Any]] = {
         p.label: {"model": p.model, "target": p.target, "status": p.status,
                   "cost": p.cost_text, "metrics": dict(p.metrics)}
@@ -67,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"id": args.id, "outcome": outcome,
                           "winner": args.choice if outcome == "win" else None,
-                          "reveal": reveal}, ensure_ascii=False))
+                          "reveal": reveal, "judge": _judge_json(settings, verdict)},
+                         ensure_ascii=False))
         return 0
     from anoman_tui.safe_text import terminal_safe
 
@@ -81,7 +92,61 @@ def run(args: argparse.Namespace) -> int:
         print(terminal_safe(line))
     if outcome != "win":
         print("your vote: a tie" if outcome == "tie" else "your vote: every answer bad")
+    if verdict is not None:
+        from anoman_tui.judges import TIE
+
+        human = next((p.model for p in record.panes if p.label == args.choice), TIE)
+        print(terminal_safe(judge_line(settings.arena.judge or "", verdict, record, human)))
     return 0
+
+
+def _judge(settings: Settings, record: ComparisonRecord,
+           store: HistoryStore) -> RoundVerdict | NoVerdict:
+    from anoman_tui.headless.round_judge import judge_saved_round
+    from anoman_tui.suites.round_judge import NoVerdict, keep_verdict
+
+    verdict = judge_saved_round(settings, record)
+    if isinstance(verdict, NoVerdict):
+        return verdict
+    assert record.id is not None
+    problem = keep_verdict(store, record.id, verdict)
+    if problem is not None:
+        print(f"anoman-tui vote: the judge's verdict was not kept: {problem}", file=sys.stderr)
+    return verdict
+
+
+def _judge_json(settings: Settings,
+                verdict: RoundVerdict | NoVerdict | None) -> dict[str, Any] | None:
+    """`judge` of `vote --json`: None with no judge configured."""
+    from anoman_tui.suites.round_judge import RoundVerdict
+
+    if verdict is None:
+        return None
+    if isinstance(verdict, RoundVerdict):
+        return verdict.to_json()
+    return {"model": settings.arena.judge, "best": None, "verdicts": [], "calls": 0,
+            "errors": [verdict.reason], "cost_usd": None, "simulated": False}
+
+
+def judge_line(spec: str, verdict: RoundVerdict | NoVerdict, record: ComparisonRecord,
+               human_best: str) -> str:
+    """One line: the judge's best of the round beside the person's, or why it has none."""
+    from anoman_tui.judges import TIE
+    from anoman_tui.suites.round_judge import RoundVerdict
+
+    if not isinstance(verdict, RoundVerdict):
+        return f"judge {spec}: no verdict: {verdict.reason}"
+    name = f"judge {verdict.judge}" + (" (simulated)" if verdict.simulated else "")
+    if verdict.best is None:
+        return f"{name}: no verdict: {verdict.errors[0] if verdict.errors else 'it failed'}"
+    if verdict.best == TIE:
+        said = "no single best answer (a tie after the position swap)"
+    else:
+        label = next((p.label for p in record.panes if p.model == verdict.best), "")
+        said = f"{label} is best ({verdict.best})" if label else f"{verdict.best} is best"
+    agrees = "agrees with your vote" if human_best == verdict.best else "differs from your vote"
+    cost = f" · ${verdict.cost_usd:.6f}" if verdict.cost_usd is not None else ""
+    return f"{name}: {said} · {agrees} · {verdict.calls} calls{cost}"
 
 
 def _vote_problem(record: ComparisonRecord | None, comparison_id: int, choice: str) -> str | None:

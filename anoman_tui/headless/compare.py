@@ -159,7 +159,7 @@ async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | 
             return 1
         # A blind round draws three at random (shuffled); otherwise the first three.
         # A judge model grades answers; it is never one of the contestants.
-        answering = [m.id for m in listed if not m.judge]
+        answering = [m.id for m in listed if not m.judge and m.id not in spec.never_draw]
         chosen = (random.sample(answering, min(3, len(answering))) if spec.blind
                   else answering[:3])
         if spec.blind and len(chosen) < 2:

@@ -73,6 +73,8 @@ class CompareSpec:
     """Where the models come from when none are given (None: `base_url`)."""
     blind: bool = False
     """A blind arena round: output names the models A, B, C only (`BLIND_LABELS`)."""
+    never_draw: frozenset[str] = frozenset()
+    """Models of the default target a blind round never draws (the arena's judge)."""
     record_limit: int | None = None
     """Record the streams for replay, kept when they total at most this many bytes
     (None: not recorded)."""

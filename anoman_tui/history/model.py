@@ -165,7 +165,30 @@ class VotedRound:
     """win | tie | bad."""
     winner: str | None
     blind: bool
+    judge_outcome: str | None = None
+    """The arena judge's verdict on the round: win | tie; None when it has none."""
+    judge_winner: str | None = None
+    """The judge's best model for a "win"."""
     count: int = 1
+
+
+@dataclass(frozen=True)
+class RoundJudgement:
+    """The arena judge's verdict on one voted blind round, as stored with the round.
+
+    `outcome` is "win" (`best` names the model that won every one of its pairs after
+    the position swap), "tie" (no single model did), or "none" (no verdict: the judge
+    failed on a pair; `data["errors"]` says why). `data` is the verdict as JSON
+    (`anoman_tui.suites.round_judge.RoundVerdict.to_json`): each pair in both orders,
+    calls, errors, cost.
+    """
+
+    comparison_id: int
+    judge: str
+    outcome: str
+    best: str | None
+    data: dict[str, Any]
+    judged_at: float
 
 
 @dataclass(slots=True)

@@ -40,6 +40,7 @@ from anoman_tui.history.model import (
     ListedPane,
     ModelNumbers,
     PaneRecord,
+    RoundJudgement,
     VotedRound,
     VoteRecord,
 )
@@ -196,6 +197,21 @@ def _cost_as_value(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE panes DROP COLUMN cost_text")
 
 
+def _add_round_judgements(conn: sqlite3.Connection) -> None:
+    # One verdict per round (a later one replaces it); `best` and `outcome` are columns
+    # so the scoreboard groups by them in SQL, the pairs' details stay JSON.
+    conn.execute(
+        """CREATE TABLE round_judgements (
+            comparison_id INTEGER PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
+            judge TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            best TEXT,
+            data TEXT NOT NULL,
+            judged_at REAL NOT NULL
+        )"""
+    )
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
@@ -208,6 +224,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _cost_as_value,  # 7 -> 8: cost as amount and source; whether the model was simulated
     suite_runs.add_suite_runs,  # 8 -> 9: suite runs and their results (history/runs.py)
     suite_runs.add_suite_pairs,  # 9 -> 10: a judge's pairwise verdicts of a suite run
+    _add_round_judgements,  # 10 -> 11: the arena judge's verdict on a voted blind round
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -695,12 +712,16 @@ class HistoryStore:
         where = "" if include_sighted else "WHERE v.blind = 1"
         with self._reading() as conn:
             rows = conn.execute(
-                "SELECT p.pattern, v.blind, v.outcome, v.winner_pane, COUNT(*) AS n "
+                "SELECT p.pattern, v.blind, v.outcome, v.winner_pane, "
+                "j.outcome AS j_outcome, j.best AS j_best, COUNT(*) AS n "
                 "FROM votes v JOIN (SELECT comparison_id, group_concat(pane || char(31) "
                 "|| model || char(31) || status, char(30)) AS pattern FROM panes "
                 "WHERE comparison_id IN (SELECT comparison_id FROM votes) "
                 "GROUP BY comparison_id) p ON p.comparison_id = v.comparison_id "
-                f"{where} GROUP BY p.pattern, v.blind, v.outcome, v.winner_pane"
+                "LEFT JOIN round_judgements j ON j.comparison_id = v.comparison_id "
+                "AND j.outcome IN ('win', 'tie') "
+                f"{where} GROUP BY p.pattern, v.blind, v.outcome, v.winner_pane, "
+                "j.outcome, j.best"
             ).fetchall()
         counts: dict[VotedRound, int] = {}
         for row in rows:
@@ -711,7 +732,9 @@ class HistoryStore:
             key = VotedRound(
                 tuple(m for _, m, _ in panes),
                 frozenset(m for _, m, status in panes if status != "completed"),
-                row["outcome"], winner, bool(row["blind"]))
+                row["outcome"], winner, bool(row["blind"]),
+                judge_outcome=row["j_outcome"],
+                judge_winner=row["j_best"] if row["j_outcome"] == "win" else None)
             counts[key] = counts.get(key, 0) + row["n"]
         return [dataclasses.replace(key, count=n) for key, n in counts.items()]
 
@@ -793,6 +816,48 @@ class HistoryStore:
                     raise
             except sqlite3.Error as exc:
                 raise HistoryUnavailable(_reason(exc, self.path)) from None
+
+    def save_round_judgement(self, comparison_id: int, judge: str, outcome: str,
+                             best: str | None, data: dict[str, Any], *,
+                             judged_at: float | None = None) -> None:
+        """Keep the arena judge's verdict with a voted round (replacing an earlier one).
+        Raises `VoteRefused` for a round not voted on yet (the judge never runs before
+        the vote) or `HistoryUnavailable`."""
+        if outcome not in ("win", "tie", "none") or (outcome == "win") != (best is not None):
+            raise ValueError(f"not a verdict: {outcome} {best}")
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        with self._lock:
+            conn = self._conn
+            try:
+                if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
+                                (comparison_id,)).fetchone() is None:
+                    raise VoteRefused(f"round {comparison_id} has no vote: the judge "
+                                      "gives its verdict after the vote")
+                # One statement (the connection autocommits): a verdict is kept whole.
+                conn.execute(
+                    "INSERT OR REPLACE INTO round_judgements (comparison_id, judge, "
+                    "outcome, best, data, judged_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (comparison_id, judge, outcome, best, text,
+                     judged_at if judged_at is not None else time.time()))
+            except sqlite3.Error as exc:
+                raise HistoryUnavailable(_reason(exc, self.path)) from None
+
+    def round_judgement(self, comparison_id: int) -> RoundJudgement | None:
+        """The judge's verdict kept with a round, if any (an unreadable one: None)."""
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT judge, outcome, best, data, judged_at FROM round_judgements "
+                "WHERE comparison_id = ?", (comparison_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            data = json.loads(row["data"])
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        return RoundJudgement(comparison_id, row["judge"], row["outcome"], row["best"],
+                              data, row["judged_at"])
 
     # -- suite runs (history/runs.py) --------------------------------------------
 

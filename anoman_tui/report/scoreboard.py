@@ -2,7 +2,8 @@
 knows (speed, cost, how often it fails).
 
 The rating and its interval come from `anoman_tui.arena` over the voted rounds (blind
-ones, unless sighted votes are asked for too); the rest from every answer the model
+ones, unless sighted votes are asked for too), rated by people (the votes), by the
+arena's judge (its verdicts, read as votes) or by both; the rest from every answer the model
 gave in the history (`HistoryStore.model_numbers`). Cost per win is what a winning
 answer costs on average: the mean cost of an answer times the rounds played, over the
 wins (None without a win).
@@ -11,10 +12,18 @@ wins (None without a win).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from anoman_tui.arena import Scoreboard, Vote, scoreboard
 from anoman_tui.history import ModelNumbers, VotedRound
+
+if TYPE_CHECKING:
+    from anoman_tui.judges import Agreement
+
+Rater = Literal["human", "judge", "all"]
+RATERS: tuple[Rater, ...] = ("human", "judge", "all")
+RATER_WORDS = {"human": "blind votes", "judge": "the judge's verdicts",
+               "all": "blind votes and the judge's verdicts"}
 
 # The failure kinds the scoreboard counts, in words (docs/wire-contract.md §8).
 FAILURE_WORDS = {
@@ -103,16 +112,63 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def build(rounds: list[VotedRound], numbers: dict[str, ModelNumbers], *,
-          bootstrap: int = 100, seed: int = 0) -> list[ScoreRow]:
-    """The scoreboard rows, best rating first. A round where every pane failed is not a
-    vote and is left out."""
+def _votes(rounds: list[VotedRound], rater: Rater) -> dict[Vote, int]:
+    """The votes a rater cast: people's, the judge's verdicts read as votes (its best
+    wins, a tie is a tie), or both (a round rated by both counts twice)."""
     votes: dict[Vote, int] = {}
     for r in rounds:
-        if set(r.models) - r.failed:
-            vote = Vote(r.models, r.winner if r.outcome == "win" else None,
-                        r.outcome, r.failed)  # type: ignore[arg-type]
+        if not set(r.models) - r.failed:
+            continue  # every pane failed: not a vote
+        cast = []
+        if rater in ("human", "all"):
+            cast.append(Vote(r.models, r.winner if r.outcome == "win" else None,
+                             r.outcome, r.failed))  # type: ignore[arg-type]
+        if rater in ("judge", "all") and r.judge_outcome in ("win", "tie"):
+            cast.append(Vote(r.models, r.judge_winner, r.judge_outcome,  # type: ignore[arg-type]
+                             r.failed))
+        for vote in cast:
             votes[vote] = votes.get(vote, 0) + r.count
+    return votes
+
+
+def agreement_of(rounds: list[VotedRound]) -> Agreement:
+    """How far the judge picked the best a person picked, over the rounds both rated
+    (`anoman_tui.judges.agreement`): a person's tie or "all bad" is a tie."""
+    from anoman_tui.judges.agreement import TIE, agreement
+
+    both: list[tuple[str, str]] = []
+    for r in rounds:
+        if r.judge_outcome not in ("win", "tie"):
+            continue
+        human = r.winner if r.outcome == "win" and r.winner else TIE
+        judge = r.judge_winner if r.judge_outcome == "win" and r.judge_winner else TIE
+        both.extend([(human, judge)] * r.count)
+    return agreement(both)
+
+
+def agreement_json(found: Agreement) -> dict[str, Any]:
+    """`agreement` of `scoreboard --json`."""
+    return {"rounds": found.rounds,
+            "same_best": None if found.same_best is None else round(found.same_best, 4),
+            "kappa": None if found.kappa is None else round(found.kappa, 4)}
+
+
+def agreement_line(found: Agreement) -> str:
+    """The agreement in words, as the scoreboard prints and shows it."""
+    if not found.rounds:
+        return ("agreement of people and the judge: no round rated by both yet "
+                "([arena] judge gives a verdict after each vote)")
+    assert found.same_best is not None and found.kappa is not None
+    return (f"agreement of people and the judge: {found.rounds} round"
+            f"{'s' if found.rounds != 1 else ''} rated by both · same best answer "
+            f"{found.same_best:.0%} · Cohen's kappa {found.kappa:.2f}")
+
+
+def build(rounds: list[VotedRound], numbers: dict[str, ModelNumbers], *,
+          rater: Rater = "human", bootstrap: int = 100, seed: int = 0) -> list[ScoreRow]:
+    """The scoreboard rows, best rating first, from the votes of `rater`. A round where
+    every pane failed is not a vote and is left out."""
+    votes = _votes(rounds, rater)
     if not votes:
         return []
     board: Scoreboard = scoreboard(votes, bootstrap=bootstrap, seed=seed)

@@ -47,6 +47,8 @@ import contextlib
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from anoman_tui.streaming import (
     ModelStream,
@@ -60,6 +62,8 @@ from anoman_tui.streaming import (
 )
 
 __all__ = ["NetworkThread", "ThreadedStream"]
+
+T = TypeVar("T")
 
 SWITCH_INTERVAL_S = 0.0005
 READ_GAP_S = 0.004
@@ -119,6 +123,14 @@ class NetworkThread:
         self.start()
         assert self._client is not None
         return ThreadedStream(self, (client or self._client).stream(request))
+
+    def run(self, work: Callable[[StreamClient], Coroutine[Any, Any, T]]
+            ) -> concurrent.futures.Future[T]:
+        """`work(client)` run on the thread's loop with its client (a judge's requests:
+        they stream like the panes', off the UI's loop)."""
+        self.start()
+        assert self._client is not None
+        return asyncio.run_coroutine_threadsafe(work(self._client), self.loop)
 
     def stop(self, timeout: float = 2.0) -> None:
         """Cancel what still runs, close the HTTP client and end the thread."""

@@ -190,3 +190,50 @@ async def test_a_sighted_vote_and_the_scoreboard_screen(make_app, tmp_path: Path
         await pilot.press("s")  # blind and sighted
         await until(pilot, lambda: len(board.rows) == 3)
         assert app.panes[1].model in "\n".join(screen_lines(app))
+
+
+async def test_the_judge_gives_its_verdict_beside_the_vote_and_never_before(
+        make_app) -> None:
+    app = make_app(arena={"judge": "anoman-judge",
+                          "pool": ["anoman-lite", "claude-sonnet-4-6", "deepseek-r1",
+                                   "anoman-judge"]})
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        arena = await open_arena(pilot)
+        # The judge grades rounds: never drawn into one, even when the pool names it.
+        assert "anoman-judge" not in [m for _, m in arena._pool]
+        assert sorted(p.model for p in arena.panes) == [
+            "anoman-lite", "claude-sonnet-4-6", "deepseek-r1"]
+        await submit(pilot, "How should I size a Postgres connection pool?")
+        await until(pilot, lambda: arena.phase == "voting")
+        await until(pilot, lambda: saved() and saved()[0].blind)
+        assert "judge" not in everything_shown(app).lower()
+        round_id = saved()[0].id
+        with HistoryStore.open(default_path()) as store:
+            assert store.round_judgement(round_id) is None
+        await pilot.press("a")
+        await until(pilot, lambda: arena.phase == "revealed")
+        await until(pilot, lambda: (arena.judge_said or "").startswith("judge anoman-judge"),
+                    timeout=30)
+        said = arena.judge_said or ""
+        assert "(simulated)" in said and ("agrees" in said or "differs" in said)
+        assert said in " ".join(" ".join(screen_lines(app)).split())
+        with HistoryStore.open(default_path()) as store:
+            kept = store.round_judgement(round_id)
+        assert kept is not None and kept.outcome in ("win", "tie")
+        assert kept.best in (None, "claude-sonnet-4-6")  # it never loses a pair
+        assert len(kept.data["verdicts"]) == 3
+
+        # The scoreboard screen: people, the judge, both; the agreement under it.
+        app.action_scoreboard()
+        await until(pilot, lambda: isinstance(app.screen, ScoreboardScreen))
+        board = app.screen
+        assert isinstance(board, ScoreboardScreen)
+        await until(pilot, lambda: board.agreement is not None and len(board.rows) == 3)
+        assert board.agreement is not None and board.agreement.rounds == 1
+        await until(pilot, lambda: "1 round rated by both" in "\n".join(screen_lines(app)))
+        await pilot.press("r")
+        await until(pilot, lambda: board.rater == "judge" and board.rows
+                    and "the judge's verdicts" in "\n".join(screen_lines(app)))
+        await pilot.press("r")
+        await until(pilot, lambda: board.rater == "all" and board.rows
+                    and board.rows[0].rounds == 2)

@@ -9,9 +9,11 @@ the models until the vote. TTFT, tokens/s and token counts stay visible.
 Once every pane has ended: A, B, C vote for a pane, T for a tie, X for "all bad" (a
 failed pane cannot win; a round where every pane failed asks for no vote). The vote is
 stored with the round in the history, marked blind, and the names are revealed in
-place with each pane's cost. Ctrl+N starts the next round with a new draw and the same
-prompt; typing a new prompt starts it with that one. Esc leaves the arena when nothing
-streams.
+place with each pane's cost. With `[arena] judge` set, the judge then gives its verdict
+on the round (every pair in both orders, docs/judges.md): shown on the status line
+beside the vote and kept with the round; it never runs before the vote. Ctrl+N starts
+the next round with a new draw and the same prompt; typing a new prompt starts it with
+that one. Esc leaves the arena when nothing streams.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ class ArenaScreen(CompareScreen):
         self.round = 0
         self.last_prompt: str | None = None
         self.voted: str | None = None
+        self.judge_said: str | None = None
+        """The arena judge's verdict on the revealed round, in words (None: no judge)."""
         self._pool: list[tuple[Target, str]] = []
 
     # -- the screen -------------------------------------------------------------------
@@ -103,7 +107,8 @@ class ArenaScreen(CompareScreen):
             names = " · ".join(f"{LABELS[p.index - 1]} {p.model}" for p in self.panes
                                if p.model)
             vote = {"tie": "a tie", "bad": "all bad"}.get(self.voted or "", self.voted or "")
-            what = ("revealed:", f"{names} · your vote: {vote}", True)
+            said = f" · {self.judge_said}" if self.judge_said else ""
+            what = ("revealed:", f"{names} · your vote: {vote}{said}", True)
         elif self.phase == "voting":
             what = ("vote:", "A, B or C for the best answer · T tie · X all bad", True)
         elif self.phase == "no_vote":
@@ -153,6 +158,9 @@ class ArenaScreen(CompareScreen):
                 return
             # A judge model grades answers; it is never drawn as a contestant.
             self._pool = [(default, m.id) for m in listed if not m.judge]
+        judge = self._judge_model()
+        if judge is not None:  # the judge grades the rounds; it never answers in one
+            self._pool = [(t, m) for t, m in self._pool if (t.name, m) != judge]
         if len(self._pool) < 2:
             self.app.notify("The arena needs at least two models in its pool "
                             "(arena.pool in the config file).", title="No arena",
@@ -166,6 +174,7 @@ class ArenaScreen(CompareScreen):
         chosen = random.sample(self._pool, min(3, len(self._pool)))
         self.round += 1
         self.voted = None
+        self.judge_said = None
         self._saved = {}
         for state in self.panes:
             pane = self.pane(state.index)
@@ -301,6 +310,93 @@ class ArenaScreen(CompareScreen):
         self.app.refresh_bindings()
         names = ", ".join(f"{LABELS[p.index - 1]} was {p.model}" for p in self.panes if p.model)
         self.notify(f"{names}.", title="Revealed", timeout=6)
+        saved = self._saved.get(self.last_prompt or "")
+        if self.services.settings.arena.judge and saved is not None:
+            # After the vote, never before: nothing of the judge can sway it.
+            self.judge_said = "judge: reading the answers…"
+            self.update_status()
+            self.run_worker(self._judge(saved, self.round), group="judge",
+                            exit_on_error=False)
+
+    # -- the judge ----------------------------------------------------------------------
+
+    def _judge_model(self) -> tuple[str, str] | None:
+        """(target name, model) of `[arena] judge`, if one is configured."""
+        spec = self.services.settings.arena.judge
+        if not spec:
+            return None
+        name, model = split_model(spec, self.services.connector.targets)
+        return name or self.services.settings.default_target, model
+
+    async def _judge(self, saved: ComparisonRecord, round_number: int) -> None:
+        """The judge's verdict on the revealed round, shown beside the vote and kept
+        with it; it goes on (and is kept) if the next round starts meanwhile."""
+        from anoman_tui.judges import TIE
+        from anoman_tui.suites.judging import Judge
+        from anoman_tui.suites.round_judge import (
+            ROUND_JUDGE_CONCURRENCY,
+            NoVerdict,
+            judge_round,
+            judges_itself,
+            keep_verdict,
+            resolve_judge,
+            round_answers,
+        )
+        from anoman_tui.suites.slots import ModelSlot
+
+        services = self.services
+        spec = services.settings.arena.judge or ""
+        found = resolve_judge(services.settings, spec)
+        said: str
+        if isinstance(found, NoVerdict):
+            said = f"judge: no verdict ({found.reason})"
+        elif judges_itself(saved, *found):
+            said = f"judge: no verdict ({spec} is one of this round's models)"
+        else:
+            target, model = found
+            connection = services.connector.connection(target)
+            if connection is None:
+                said = f"judge: no verdict ({target.name} is not connected)"
+            else:
+                listed = services.connector.target_models.get(target.name) or ()
+                slot = ModelSlot(spec=spec, model=model, pane=0, connection=connection,
+                                 endpoint=target.default_endpoint(services.settings.endpoint),
+                                 info=next((m for m in listed if m.id == model), None))
+                judge = Judge(slot, concurrency=ROUND_JUDGE_CONCURRENCY, retries=2,
+                              idle_timeout=services.settings.idle_timeout)
+                network = services.connector.network
+                try:
+                    verdict = await asyncio.wrap_future(network.run(
+                        lambda client: judge_round(client, judge, saved.prompt,
+                                                   round_answers(saved),
+                                                   round_id=saved.id or "")))
+                except Exception as exc:  # one line on the status line; the arena goes on
+                    verdict = None
+                    said = f"judge: no verdict ({type(exc).__name__}: {exc})"
+                store = services.history
+                problem = None
+                if verdict is not None and store is not None and saved.id is not None:
+                    problem = await asyncio.to_thread(keep_verdict, store, saved.id, verdict)
+                if verdict is None:
+                    pass
+                elif verdict.best is None:
+                    said = ("judge: no verdict ("
+                            f"{verdict.errors[0] if verdict.errors else 'it failed'})")
+                else:
+                    best = verdict.best
+                    label = next((p.tag for p in self.panes if p.model == best), "")
+                    picked = "a tie" if best == TIE else f"{label or best} best"
+                    human = next((p.model for p in self.panes
+                                  if p.tag == self.voted), TIE)
+                    agrees = "agrees" if human == best else "differs"
+                    simulated = " (simulated)" if verdict.simulated else ""
+                    said = f"judge {verdict.judge}{simulated}: {picked} · {agrees}"
+                if problem is not None:
+                    said += f" · not kept: {problem}"
+        if self.round == round_number and self.phase == "revealed":
+            self.judge_said = said
+            self.update_status()
+        self.notify(said, title="Judge", timeout=6)
 
     def action_next_round(self) -> None:
         if any(p.running for p in self.panes):
