@@ -29,8 +29,10 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
         help=HELP,
         description=(
             "Record the vote on a blind round (`anoman-tui compare --blind`) and print the "
-            "reveal: which model each label was, with its numbers. Exit status 2 for an "
-            "unknown id, a round already voted on, or a label whose pane failed."
+            "reveal: which model each label was, with its numbers; then, with [arena] judge "
+            "in the config file, the judge's verdict on the round (every pair in both "
+            "orders), kept with it. Exit status 2 for an unknown id, a round already voted "
+            "on, or a label whose pane failed; a judge that fails does not undo the vote."
         ),
     )
     parser.add_argument("id", type=positive_int, help="the round's id (from compare --blind)")
