@@ -388,7 +388,7 @@ class ArenaScreen(CompareScreen):
                     picked = "a tie" if best == TIE else f"{label or best} best"
                     human = next((p.model for p in self.panes
                                   if p.tag == self.voted), TIE)
-                    agrees = "agrees" if human == best else "differs"
+                    agrees = "agrees with your vote" if human == best else "differs from your vote"
                     simulated = " (simulated)" if verdict.simulated else ""
                     said = f"judge {verdict.judge}{simulated}: {picked} · {agrees}"
                 if problem is not None:
