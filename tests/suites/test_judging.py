@@ -14,11 +14,9 @@ import json
 from decimal import Decimal
 
 import pytest
-from pydantic import SecretStr
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.suites.engine import (
-    ModelSlot,
     RunOptions,
     SuiteRun,
     cells_of,
@@ -27,35 +25,14 @@ from anoman_tui.suites.engine import (
 from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import Assertion, Case, CellResult, Suite
 from anoman_tui.suites.summary import summarize
-from anoman_tui.targets import Connection, gateway_target
 from tests.helpers import LocalGateways
-from tests.replay_server import ReplayServer, Script, sse
+from tests.replay_server import ReplayServer, Script
+from tests.suites.judge_scripts import reply, slot_at
 
 
 @pytest.fixture(scope="module")
 def gateway(make_module_gateway: LocalGateways) -> EmbeddedGateway:
     return make_module_gateway(rate_limit_rpm=100_000)
-
-
-def slot_at(base_url: str, key: str, model: str, pane: int) -> ModelSlot:
-    target = gateway_target(base_url, SecretStr(key))
-    return ModelSlot(spec=model, model=model, pane=pane,
-                     connection=Connection(target=target, base_url=base_url,
-                                           api_key=SecretStr(key)))
-
-
-def reply(text: str, *, cost: str | None = "0.000010") -> Script:
-    """The judge's reply streamed in three pieces, as a provider would."""
-    third = max(1, len(text) // 3)
-    pieces = [text[:third], text[third:2 * third], text[2 * third:]]
-    frames = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
-              for p in pieces if p]
-    last: dict[str, object] = {
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70}}
-    if cost is not None:
-        last["_anoman"] = {"cost_usd": cost}
-    return Script(body=[*sse(*frames), *sse(last), *sse("[DONE]")])
 
 
 async def judged(gateway: EmbeddedGateway, replay: ReplayServer, judge_model: str,

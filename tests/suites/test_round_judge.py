@@ -22,7 +22,7 @@ from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.round_judge import RoundVerdict, judge_round
 from tests.helpers import LocalGateways
 from tests.replay_server import ReplayServer, Script
-from tests.suites.test_judging import reply, slot_at
+from tests.suites.judge_scripts import reply, slot_at
 
 QUESTION = "How should I size a Postgres connection pool for bursty load?"
 ANSWERS = [("m-one", "Size the pool to the cores."),
