@@ -30,6 +30,10 @@ from pathlib import Path
 
 import pytest
 
+# One worker runs them all: the module's wheel and virtual environment (about 45 s to
+# build) are then made once, not once on each worker.
+pytestmark = pytest.mark.xdist_group("packaging")
+
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 VERSION = PYPROJECT["project"]["version"]
