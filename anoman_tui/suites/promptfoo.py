@@ -13,7 +13,9 @@ docs/suites.md lists, mapped onto the same `Suite` a TOML suite gives.
   and `evaluateOptions.repeat`.
 - A test's `description` is its case id when it is short (at most 40 characters, one
   line), not a number, and no other test has the same; otherwise its 1-based position.
-- Anything else (a `javascript` or `llm-rubric` assertion, a Nunjucks filter, a
+- `llm-rubric` assertions are graded by the suite's judge: `defaultTest.options.provider`
+  (promptfoo's grader, any provider the `providers` list could name), else `--judge`.
+- Anything else (a `javascript` assertion, a per-test grader, a Nunjucks filter, a
   transform, an `exec:` or `http` provider, a provider setting such as `top_p`) is
   unsupported: refused with one line naming it and its YAML path
   (`promptfooconfig.yaml: tests[3].assert[1]: assertion type "javascript" is not
@@ -95,7 +97,7 @@ def load_promptfoo(path: Path, *, skip_unsupported: bool = False,
         raise SuiteError(f"{shown}: description: must be text, not {shown_value(name)}")
     if "providers" not in data:
         raise SuiteError(f"{shown}: providers: missing: the models to compare")
-    providers = _providers(data["providers"], shown, notes)
+    providers = _providers(data["providers"], shown, notes, _grader(data.get("defaultTest")))
     prompts, system = _prompts(data.get("prompts"), shown, base, notes)
     if "tests" not in data:
         raise SuiteError(f"{shown}: tests: missing: no test to run")
@@ -112,7 +114,7 @@ def load_promptfoo(path: Path, *, skip_unsupported: bool = False,
         name=name.strip() if name else path.stem, models=providers.models, cases=cases,
         path=shown, repeat=repeat, concurrency=concurrency, system=system,
         max_tokens=providers.max_tokens, temperature=providers.temperature,
-        skipped=tuple(notes.skipped), targets=providers.targets)
+        skipped=tuple(notes.skipped), targets=providers.targets, judge=providers.judge)
 
 
 def _load_yaml(text: str, shown: str) -> Any:
@@ -146,6 +148,16 @@ class _Providers:
     targets: tuple[tuple[str, str, str], ...]
     temperature: float | None
     max_tokens: int | None
+    judge: str | None = None
+    """The grader (`defaultTest.options.provider`) as the suite's judge."""
+
+
+def _grader(default_test: Any) -> Any:
+    """`defaultTest.options.provider`, promptfoo's grader for `llm-rubric` (None: none)."""
+    if not isinstance(default_test, dict):
+        return None
+    options = default_test.get("options")
+    return options.get("provider") if isinstance(options, dict) else None
 
 
 @dataclass
@@ -156,7 +168,7 @@ class _Provider:
     max_tokens: int | None
 
 
-def _providers(raw: Any, shown: str, notes: Notes) -> _Providers:
+def _providers(raw: Any, shown: str, notes: Notes, grader: Any = None) -> _Providers:
     entries: list[tuple[str, Any]]
     if isinstance(raw, str):
         entries = [("providers", raw)]
@@ -186,10 +198,17 @@ def _providers(raw: Any, shown: str, notes: Notes) -> _Providers:
         seen[p.model] = p.where
     temperature = _agreed(made, "temperature")
     max_tokens = _agreed(made, "max_tokens")
+    judge = None
+    if grader is not None:
+        # The grader is a provider like the others (its server a target of the suite);
+        # it judges at temperature 0 whatever its config says (docs/judges.md).
+        judged_by = _provider(grader, f"{shown}: defaultTest.options.provider", notes,
+                              targets)
+        judge = judged_by.model if judged_by is not None else None
     return _Providers(
         models=tuple(p.model for p in made),
         targets=tuple((name, url, key) for (url, key), name in targets.items()),
-        temperature=temperature, max_tokens=max_tokens)
+        temperature=temperature, max_tokens=max_tokens, judge=judge)
 
 
 def _agreed(made: list[_Provider], setting: str) -> Any:
@@ -607,8 +626,12 @@ def _test(table: Mapping[str, Any], where: str, shown: str, base: Path, notes: N
     if not isinstance(options, dict):
         raise SuiteError(f"{where}: options: must be a table, not {describe(options)}")
     for key, value in options.items():
+        if default and key == "provider":
+            continue  # the grader: read with the providers (`_grader`)
         if key not in ("prefix", "suffix"):
-            notes.unsupported(f"{where}: options.{key} is not supported")
+            notes.unsupported(f"{where}: options.{key} is not supported"
+                              + (" (a grader of its own: only defaultTest's is)"
+                                 if key == "provider" else ""))
             return None
         if not isinstance(value, str):
             raise SuiteError(f"{where}: options.{key}: must be text, not {describe(value)}")

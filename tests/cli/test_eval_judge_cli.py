@@ -13,7 +13,7 @@ from pathlib import Path
 import junitparser
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
-from tests.cli.helpers import cells_printed, cli, run_eval, spawn_eval, write
+from tests.cli.helpers import KEY, cells_printed, cli, run_eval, spawn_eval, write
 
 MODELS = ["claude-sonnet-4-6", "anoman-lite", "qwen3-coder"]
 PROMPTS = ["How do I descale a kettle with vinegar?",
@@ -140,3 +140,28 @@ def test_a_killed_pairwise_run_resumes_without_asking_the_judge_twice(
     assert resumed["judge"]["errors"] == 0
     assert {(p["case"], p["a"], p["b"]) for p in resumed["pairwise"]} == {
         (p["case"], p["a"], p["b"]) for p in straight["pairwise"]}
+
+
+def test_a_promptfoo_config_grades_llm_rubric_with_its_default_test_grader(
+        gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
+    server = {"apiBaseUrl": gateway.base_url + "/v1", "apiKeyEnvar": "ANOMAN_API_KEY"}
+    config = write(tmp_path, json.dumps({  # JSON is YAML: the same config promptfoo reads
+        "description": "graded",
+        "providers": [{"id": "openai:chat:claude-sonnet-4-6", "config": server},
+                      {"id": "openai:chat:anoman-lite", "config": server}],
+        "prompts": ["{{question}}"],
+        "defaultTest": {"options": {"provider": {"id": "openai:chat:anoman-judge",
+                                                 "config": server}}},
+        "tests": [{"vars": {"question": p},
+                   "assert": [{"type": "llm-rubric", "value": f"Answers: {p}"}]}
+                  for p in PROMPTS[:2]],
+    }), name="promptfooconfig.yaml")
+    done = cli(data_home, "eval", str(config), "--json", env={"ANOMAN_API_KEY": KEY})
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["judge"]["model"] == "127.0.0.1:anoman-judge"
+    assert doc["judge"]["calls"] == 4 and doc["judge"]["errors"] == 0
+    verdicts = {r["model"]: r["assertions"][0]["judge_pass"] for r in doc["results"]}
+    assert set(verdicts) == {"127.0.0.1:claude-sonnet-4-6", "127.0.0.1:anoman-lite"}
+    # The full-coverage model passes every rubric that restates its question.
+    assert verdicts["127.0.0.1:claude-sonnet-4-6"] is True

@@ -404,3 +404,45 @@ def test_a_multi_turn_chat_prompt_is_unsupported(tmp_path: Path) -> None:
     assert message == (f"{tmp_path / 'promptfooconfig.yaml'}: prompts[0] (chat.yaml): a chat "
                        f"prompt other than one user message after at most one system "
                        f"message is not supported")
+
+
+def test_the_grader_of_default_test_is_the_suites_judge(tmp_path: Path) -> None:
+    suite = load_suite(write(tmp_path, """
+providers:
+  - id: openai:chat:anoman-lite
+    config: {apiBaseUrl: 'http://localhost:8787/v1', apiKeyEnvar: ANOMAN_API_KEY}
+defaultTest:
+  options:
+    provider:
+      id: openai:chat:anoman-judge
+      config: {apiBaseUrl: 'http://localhost:8787/v1', apiKeyEnvar: ANOMAN_API_KEY}
+prompts: ['{{q}}']
+tests:
+  - vars: {q: Explain WAL}
+    assert: [{type: llm-rubric, value: mentions the log}]
+"""))
+    # The grader's server is the models' own: one target for both.
+    assert suite.judge == "localhost:anoman-judge"
+    assert suite.targets == (("localhost", "http://localhost:8787", "ANOMAN_API_KEY"),)
+    assert suite.rubrics and suite.cases[0].asserts[0].type == "llm-rubric"
+    plain = load_suite(write(tmp_path, """
+providers: [openai:m]
+prompts: [p]
+defaultTest: {options: {provider: 'anthropic:messages:claude-sonnet-4-6'}}
+tests: [{vars: {}}]
+"""))
+    assert plain.judge == "anthropic:claude-sonnet-4-6"
+    assert load_suite(write(tmp_path, "providers: [openai:m]\nprompts: [p]\n"
+                            "tests: [{vars: {}}]\n")).judge is None
+
+
+def test_a_grader_of_one_test_or_an_unknown_grader_is_unsupported(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match=r"tests\[0\]: options.provider is not supported "
+                       r"\(a grader of its own: only defaultTest's is\)"):
+        load_suite(write(tmp_path, "providers: [openai:m]\nprompts: [p]\n"
+                         "tests:\n  - options: {provider: openai:judge}\n"))
+    with pytest.raises(SuiteError, match=r'defaultTest.options.provider: provider '
+                       r'"exec:grade.sh" is not supported'):
+        load_suite(write(tmp_path, "providers: [openai:m]\nprompts: [p]\n"
+                         "defaultTest: {options: {provider: 'exec:grade.sh'}}\n"
+                         "tests: [{vars: {}}]\n"))
