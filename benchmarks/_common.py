@@ -114,8 +114,10 @@ class Gateway:
 
 
 @contextlib.contextmanager
-def start_gateway(max_streams: int = 2000) -> Iterator[Gateway]:
-    """`anoman-tui serve` in a child process; yields once it listens, stops it on exit."""
+def start_gateway(max_streams: int = 2000,
+                  simulate: dict[str, str] | None = None) -> Iterator[Gateway]:
+    """`anoman-tui serve` in a child process; yields once it listens, stops it on exit.
+    `simulate`: a standing `X-Anoman-Simulate` value per model (`[models."NAME"]`)."""
     with tempfile.TemporaryDirectory(prefix="anoman-bench-") as tmp:
         config = Path(tmp) / "gateway.toml"
         config.write_text(
@@ -124,6 +126,8 @@ def start_gateway(max_streams: int = 2000) -> Iterator[Gateway]:
             f"max_concurrent_streams = {max_streams}\n"
             # Every request of a benchmark is alike: a cache hit would skip the stream.
             "cache_enabled = false\n"
+            + "".join(f'[models."{model}"]\nsimulate = "{value}"\n'
+                      for model, value in (simulate or {}).items())
         )
         db = Path(tmp) / "usage.sqlite3"
         proc = subprocess.Popen(

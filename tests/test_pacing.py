@@ -4,12 +4,13 @@ loopback sockets, losing nothing and stamping the first text the moment it arriv
 from __future__ import annotations
 
 import json
+import socket
 from itertools import pairwise
 
 import httpx
 
 from anoman_tui.streaming import ReasoningDelta, StreamClient, StreamDone, TextDelta
-from anoman_tui.streaming.pacing import PacedBackend, paced_transport
+from anoman_tui.streaming.pacing import PacedBackend, _PacedStream, paced_transport
 from tests.helpers import make_request
 from tests.replay_server import ReplayServer, Script
 
@@ -196,3 +197,26 @@ async def test_a_paced_read_is_marked_while_under_way() -> None:
     release.set()
     assert await task == b"data"
     assert not pacer.reading and pacer.consuming
+
+
+def test_an_idle_paced_connection_reads_readable_only_when_the_server_spoke_or_closed() -> None:
+    class Inner:
+        def __init__(self, sock: socket.socket) -> None:
+            self.sock = sock
+            self.asked: list[str] = []
+
+        def get_extra_info(self, info: str) -> object:
+            self.asked.append(info)
+            return self.sock if info == "socket" else None
+
+    ours, server = socket.socketpair()
+    inner = Inner(ours)
+    stream = _PacedStream(inner)  # type: ignore[arg-type]
+    assert stream.get_extra_info("is_readable") is False  # idle: reusable
+    server.sendall(b"x")
+    assert stream.get_extra_info("is_readable") is True  # unexpected bytes: not reusable
+    ours.recv(1)
+    server.close()
+    assert stream.get_extra_info("is_readable") is True  # closed by the server
+    assert inner.asked == ["socket"]  # looked up once, then polled directly
+    ours.close()
