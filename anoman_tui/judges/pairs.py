@@ -155,6 +155,11 @@ class JudgeRating:
     ties: int
     losses: int
 
+    def to_json(self) -> dict[str, Any]:
+        """As `eval --json` gives it under `ratings`, keyed by the model."""
+        return {"rating": self.rating, "ci": list(self.ci), "wins": self.wins,
+                "ties": self.ties, "losses": self.losses}
+
 
 def judge_ratings(models: Sequence[str], judgements: Sequence[PairJudgement], *,
                   bootstrap: int = 1000, seed: int = 0) -> dict[str, JudgeRating]:

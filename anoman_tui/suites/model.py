@@ -9,7 +9,8 @@ even when its file has changed since.
 `CellResult`: one (case, model, repeat): how its stream ended, its figures and the
 verdict of its assertions. `docs/suites.md` documents both as the JSON report shows them.
 
-Plain data. May import: the standard library and `anoman_tui.streaming.cost`.
+Plain data. May import: the standard library, `anoman_tui.streaming.cost` and the
+judges' rating record (`anoman_tui.judges.pairs.JudgeRating`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from anoman_tui.judges.pairs import JudgeRating
 from anoman_tui.streaming.cost import UNKNOWN, Cost
 
 ASSERTION_TYPES: tuple[str, ...] = (
@@ -412,21 +414,9 @@ class PairSummary:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRating:
-    """A model's Bradley–Terry rating from the judge's pairwise verdicts (docs/judges.md)."""
-
-    model: str
-    rating: float
-    ci: tuple[float, float]
-    """95% bootstrap interval, resampling whole cases."""
-    wins: int
-    ties: int
-    losses: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rating": self.rating, "ci": list(self.ci), "wins": self.wins,
-                "ties": self.ties, "losses": self.losses}
+ModelRating = JudgeRating
+"""A model's Bradley–Terry rating from the judge's pairwise verdicts (docs/judges.md):
+the judges' own record, its interval resampling whole cases."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,9 +107,7 @@ def _ratings(models: Sequence[str], judgements: Sequence[PairJudgement],
     if not judgements:
         return ()
     rated = judge_ratings(models, judgements, bootstrap=RATING_BOOTSTRAP, seed=seed)
-    return tuple(ModelRating(model=m, rating=rated[m].rating, ci=rated[m].ci,
-                             wins=rated[m].wins, ties=rated[m].ties, losses=rated[m].losses)
-                 for m in models)
+    return tuple(rated[m] for m in models)
 
 
 def judge_summary(judge: str, results: Iterable[CellResult], self_judge: bool,
