@@ -3,14 +3,27 @@ loopback sockets, losing nothing and stamping the first text the moment it arriv
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import socket
+import struct
+import weakref
+from collections import deque
 from itertools import pairwise
 
+import httpcore
 import httpx
+import pytest
 
 from anoman_tui.streaming import ReasoningDelta, StreamClient, StreamDone, TextDelta
-from anoman_tui.streaming.pacing import PacedBackend, _PacedStream, paced_transport
+from anoman_tui.streaming.pacing import (
+    PacedBackend,
+    Pacer,
+    _DirectReader,
+    _PacedStream,
+    paced_transport,
+)
 from tests.helpers import make_request
 from tests.replay_server import ReplayServer, Script
 
@@ -175,7 +188,7 @@ def test_a_read_due_on_the_grid_and_not_begun_is_late() -> None:
 async def test_a_paced_read_is_marked_while_under_way() -> None:
     import asyncio
 
-    from anoman_tui.streaming.pacing import Pacer, _PacedStream, pace
+    from anoman_tui.streaming.pacing import _PacedStream, pace
 
     started, release = asyncio.Event(), asyncio.Event()
     pacers: list[Pacer] = []
@@ -220,3 +233,118 @@ def test_an_idle_paced_connection_reads_readable_only_when_the_server_spoke_or_c
     assert stream.get_extra_info("is_readable") is True  # closed by the server
     assert inner.asked == ["socket"]  # looked up once, then polled directly
     ours.close()
+
+
+async def test_paced_reads_of_a_plain_connection_come_straight_from_its_socket(
+        replay: ReplayServer) -> None:
+    # Fails when a new anyio moved what _DirectReader reads beside it: paced reads would
+    # still work, through httpcore, at more CPU (see the class's doc).
+    replay.scripts["m"] = fast_stream()
+    async with StreamClient(read_gap=0.05) as client:
+        stream = client.stream(make_request(replay, "m"))
+        events = [event async for event in stream]
+    texts = [e for e in events if isinstance(e, TextDelta)]
+    assert "".join(t.text for t in texts) == "".join(f"w{n} " for n in range(WORDS))
+    assert isinstance(events[-1], StreamDone) and events[-1].result.status == "completed"
+    assert stream.pacer is not None and stream.pacer.reads >= 3
+    # The words arrive faster than the reads: nearly every paced read finds them waiting.
+    assert stream.pacer.direct >= stream.pacer.reads // 2, (stream.pacer.direct,
+                                                            stream.pacer.reads)
+
+
+class _Protocol:
+    def __init__(self) -> None:
+        self.read_queue: deque[bytes] = deque()
+        self.read_event = asyncio.Event()
+        self.is_at_eof = False
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.reading = False
+        self.closing = False
+
+    def is_reading(self) -> bool:
+        return self.reading
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+
+async def test_a_direct_read_leaves_to_anyio_what_anyio_holds_or_must_wait_for() -> None:
+    ours, server = socket.socketpair()
+    ours.setblocking(False)
+    protocol, transport = _Protocol(), _Transport()
+    reader = _DirectReader(ours, transport, protocol)
+    assert reader.recv(1024) is None  # nothing waits: the read waits the httpcore way
+    server.sendall(b"abc")
+    protocol.read_queue.append(b"first")
+    protocol.read_event.set()
+    assert reader.recv(1024) is None  # anyio holds earlier bytes: they go first
+    protocol.read_queue.clear()
+    protocol.read_event.clear()
+    transport.reading = True
+    assert reader.recv(1024) is None  # the loop reads this socket itself just now
+    transport.reading = False
+    assert reader.recv(2) == b"ab" and reader.recv(1024) == b"c"
+    server.close()
+    assert reader.recv(1024) is None  # the end: anyio's own read sees it and closes
+    ours.close()
+
+
+async def test_a_connection_reset_under_a_direct_read_is_httpcores_read_error() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    ours = socket.create_connection(listener.getsockname())
+    server, _ = listener.accept()
+    listener.close()
+    ours.setblocking(False)
+    ours.send(b"request")
+    # Closing with unread bytes and SO_LINGER 0 resets the connection.
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    server.recv(1)  # (leaves bytes unread)
+    server.close()
+    reader = _DirectReader(ours, _Transport(), _Protocol())
+    for _ in range(200):  # the reset reaches our side at once on loopback; wait for it
+        try:
+            if reader.recv(1024) is None:
+                await asyncio.sleep(0.005)
+                continue
+        except httpcore.ReadError:
+            break
+    else:
+        pytest.fail("the reset never reached the direct read")
+    ours.close()
+
+
+def test_a_suite_reads_its_streams_together_on_one_grid() -> None:
+    # All streams of a suite wake on the same grid points, so one pass of the event loop
+    # reads them all instead of one wake-up a stream (benchmarks/eval_load.py).
+    from anoman_tui.suites import engine
+
+    pacer = Pacer(engine.READ_MIN_GAP_S, 0.0, *engine.READ_GRID)
+    assert engine.READ_GRID == (engine.READ_GAP_S, 0.0)
+    for last in (0.0101, 0.0333, 0.048):
+        pacer.last = last
+        assert pacer.next_read() == pytest.approx(engine.READ_GAP_S)
+
+
+async def test_a_finished_stream_is_freed_without_the_cyclic_collector(
+        replay: ReplayServer) -> None:
+    # httpx's response and its body stream refer to each other; the stream core breaks
+    # that once the response is closed, so a suite's thousands of streams are freed as
+    # they end instead of piling up between the collector's passes (eval_load.py).
+    replay.scripts["m"] = fast_stream()
+    gc.collect()
+    gc.disable()
+    try:
+        async with StreamClient(read_gap=0.05) as client:
+            for _ in range(3):
+                stream = client.stream(make_request(replay, "m"))
+                result = await stream.wait()
+                assert result.status == "completed"
+                gone = weakref.ref(stream)
+                del stream
+                await asyncio.sleep(0)
+                assert gone() is None, gc.get_referrers(gone())
+    finally:
+        gc.enable()

@@ -401,9 +401,9 @@ def _all_results(store: HistoryStore | None, run_id: str, before: list[CellResul
     would, with any in hand that could not be saved; else those in hand."""
     if store is not None:
         with contextlib.suppress(HistoryUnavailable):
-            stored = store.run(run_id)
+            stored = store.run(run_id, CellResult.from_json)
             if stored is not None:
-                saved = _from_saved(stored.results)
+                saved: list[CellResult] = stored.results
                 known = {r.key for r in saved}
                 results = [*saved, *(r for r in [*before, *new] if r.key not in known)]
                 return results, [*stored.pairs, *new_pairs]  # a later verdict of a pair wins

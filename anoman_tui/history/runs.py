@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +84,10 @@ class StoredRun:
     stopped: str | None
     """`interrupted`, `cost_limit`, or None."""
     updated_at: float
-    results: list[dict[str, Any]]
+    results: list[Any]
     """Each saved cell's JSON (`CellResult.to_json()`), in the order first saved; its
-    `case`, `model`, `repeat`, `status`, `pass` and `comparison_id` are its row's."""
+    `case`, `model`, `repeat`, `status`, `pass` and `comparison_id` are its row's. Read
+    with a `convert`, what it made of each (`read_results`)."""
     unreadable: tuple[tuple[str, str, int], ...] = ()
     """(case, model, repeat) of saved cells whose JSON could not be read (an edited or
     damaged file): left out of `results`, so a resume runs them again."""
@@ -329,11 +330,12 @@ def _models(text: str | None) -> list[str]:
     return [str(m) for m in value] if isinstance(value, list) else []
 
 
-def read_run(conn: sqlite3.Connection, run_id: str) -> StoredRun | None:
+def read_run(conn: sqlite3.Connection, run_id: str,
+             convert: Callable[[dict[str, Any]], Any] | None = None) -> StoredRun | None:
     row = conn.execute("SELECT * FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
         return None
-    results, unreadable = read_results(conn, run_id)
+    results, unreadable = read_results(conn, run_id, convert)
     return StoredRun(
         run_id=row["run_id"], name=row["name"], created_at=row["created_at"],
         suite=_object(row["suite"], "suite", run_id),
@@ -343,9 +345,14 @@ def read_run(conn: sqlite3.Connection, run_id: str) -> StoredRun | None:
         unreadable=unreadable, pairs=read_pairs(conn, run_id))
 
 
-def read_results(conn: sqlite3.Connection, run_id: str
-                 ) -> tuple[list[dict[str, Any]], tuple[tuple[str, str, int], ...]]:
-    results: list[dict[str, Any]] = []
+def read_results(conn: sqlite3.Connection, run_id: str,
+                 convert: Callable[[dict[str, Any]], Any] | None = None
+                 ) -> tuple[list[Any], tuple[tuple[str, str, int], ...]]:
+    """Every saved cell's JSON, or with `convert` what it makes of each as it is read (so
+    the dicts of a large run are never all held at once: `eval` reads its run back this
+    way, benchmarks/eval_load.py); a cell `convert` refuses (KeyError, TypeError,
+    ValueError) is unreadable."""
+    results: list[Any] = []
     unreadable: list[tuple[str, str, int]] = []
     loads = json.loads
     for case_id, model, repeat, status, passed, data, comparison_id in conn.execute(
@@ -362,6 +369,12 @@ def read_results(conn: sqlite3.Connection, run_id: str
         cell.update(case=case_id, model=model, repeat=repeat, status=status,
                     comparison_id=comparison_id)
         cell["pass"] = None if passed is None else bool(passed)
+        if convert is not None:
+            try:
+                cell = convert(cell)
+            except (KeyError, TypeError, ValueError):
+                unreadable.append((case_id, model, repeat))
+                continue
         results.append(cell)
     return results, tuple(unreadable)
 

@@ -970,14 +970,16 @@ class HistoryStore:
         with self._writing() as conn:
             suite_runs.set_run_end(conn, run_id, finished=finished, stopped=stopped, now=now)
 
-    def run(self, run_id: str) -> StoredRun | None:
+    def run(self, run_id: str, convert: Callable[[dict[str, Any]], Any] | None = None
+            ) -> StoredRun | None:
         """The run `run_id` names, or one whose id it uniquely begins (`AmbiguousRunId`
-        when several), with every saved cell; None when none matches. A cell whose JSON
-        cannot be read is left out and named in `unreadable`; a suite or settings that
-        cannot be read raise `UnreadableRun`."""
+        when several), with every saved cell (its JSON, or what `convert` makes of it);
+        None when none matches. A cell whose JSON cannot be read (or `convert` refuses) is
+        left out and named in `unreadable`; a suite or settings that cannot be read raise
+        `UnreadableRun`."""
         with self._reading() as conn:
             found = suite_runs.matching_run_id(conn, run_id)
-            return None if found is None else suite_runs.read_run(conn, found)
+            return None if found is None else suite_runs.read_run(conn, found, convert)
 
     def runs(self, limit: int = 50) -> list[RunListing]:
         """The latest suite runs, newest first, with their cells counted (not read)."""

@@ -29,10 +29,12 @@ network backend httpcore runs on). Never Textual.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import math
 import select
+import socket
 import time
 import typing
 
@@ -51,7 +53,8 @@ class Pacer:
     """The pacing of one stream's reads: at most one read every `gap` seconds, and with a
     `grid`, only at `lead` seconds before a multiple of `grid` on the monotonic clock."""
 
-    __slots__ = ("consuming", "ended", "gap", "grid", "last", "lead", "reading", "reads")
+    __slots__ = ("consuming", "direct", "ended", "gap", "grid", "last", "lead", "reading",
+                 "reads")
 
     def __init__(self, gap: float, last: float, grid: float = 0.0, lead: float = 0.0) -> None:
         self.gap = gap
@@ -59,6 +62,7 @@ class Pacer:
         self.lead = lead
         self.last = last  # monotonic: when the last read returned
         self.reads = 0  # reads it paced (for tests and benchmarks)
+        self.direct = 0  # of them, answered straight from the socket (_DirectReader)
         # A paced read returned data that its reader has not finished with: it asks for
         # the next read only once everything the last one brought is decoded.
         self.consuming = False
@@ -82,7 +86,18 @@ class Pacer:
     async def wait(self) -> None:
         delay = self.next_read() - time.monotonic()
         if delay > 0:
-            await anyio.sleep(delay)
+            await _sleep(delay)
+
+
+async def _sleep(delay: float) -> None:
+    # asyncio's own sleep where it runs (always, in this app): anyio's looks up the
+    # running library on every call, 2.6% of a suite run's CPU (benchmarks/eval_load.py).
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        await anyio.sleep(delay)
+    else:
+        await asyncio.sleep(delay)
 
 
 _PACER: contextvars.ContextVar[Pacer | None] = contextvars.ContextVar(
@@ -126,6 +141,8 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         self._inner = inner
         self._socket: typing.Any = None
         self._merger = ChunkMerger()
+        self._direct: _DirectReader | None = None
+        self._direct_found = False  # looked up (once a paced read comes)
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         # Each read's chunks reach h11 as one (rechunk.py): a pass per chunk through h11,
@@ -146,7 +163,17 @@ class _PacedStream(httpcore.AsyncNetworkStream):
             await pacer.wait()
             pacer.reading = True
         try:
-            data = await self._inner.read(max_bytes, timeout)
+            data = None
+            if pacer is not None:
+                if not self._direct_found:
+                    self._direct, self._direct_found = _DirectReader.of(self._inner), True
+                direct = self._direct
+                if direct is not None:
+                    data = direct.recv(max_bytes)
+                    if data is not None:
+                        pacer.direct += 1
+            if data is None:
+                data = await self._inner.read(max_bytes, timeout)
         except BaseException:
             if pacer is not None:
                 pacer.reading = False
@@ -190,6 +217,59 @@ class _PacedStream(httpcore.AsyncNetworkStream):
             if self._socket is not None:
                 return _readable(self._socket)
         return self._inner.get_extra_info(info)
+
+
+class _DirectReader:
+    """A paced read straight from the socket when data already waits in it.
+
+    A paced read comes `gap` after the last one, and by then the socket almost always
+    holds what arrived meanwhile. Through httpcore's anyio stream such a read still
+    resumes and pauses the transport's reading (two epoll changes), waits on an event for
+    the loop's next pass, and opens a timeout scope: ~0.2 ms of the event loop's time a
+    read, most of a suite run's CPU (benchmarks/eval_load.py). Here the socket is asked
+    once without waiting; when nothing waits (or anyio holds data of its own, or the
+    stream is TLS) the read goes through httpcore as before.
+
+    It relies on anyio's asyncio `SocketStream` (its `_transport` and `_protocol`) and
+    the selector transport's `_sock`, looked up once per connection; should they change,
+    `of()` finds nothing and every read takes httpcore's way (tests/test_pacing.py
+    fails so that it is noticed)."""
+
+    __slots__ = ("_protocol", "_sock", "_transport")
+
+    def __init__(self, sock: typing.Any, transport: typing.Any, protocol: typing.Any) -> None:
+        self._sock = sock
+        self._transport = transport
+        self._protocol = protocol
+
+    @classmethod
+    def of(cls, inner: httpcore.AsyncNetworkStream) -> _DirectReader | None:
+        stream = getattr(inner, "_stream", None)
+        transport = getattr(stream, "_transport", None)
+        protocol = getattr(stream, "_protocol", None)
+        sock = getattr(transport, "_sock", None)
+        if (not isinstance(transport, asyncio.Transport) or not isinstance(sock, socket.socket)
+                or sock.type != socket.SOCK_STREAM
+                or not hasattr(protocol, "read_queue") or not hasattr(protocol, "read_event")
+                or not hasattr(transport, "is_reading")):
+            return None  # TLS (anyio's TLSStream), another backend, or another anyio
+        return cls(sock, transport, protocol)
+
+    def recv(self, max_bytes: int) -> bytes | None:
+        """What waits in the socket, or None: read the httpcore way."""
+        protocol = self._protocol
+        transport = self._transport
+        if (protocol.read_queue or protocol.read_event.is_set() or protocol.is_at_eof
+                or transport.is_closing() or transport.is_reading()):
+            return None  # anyio holds data, an end or an error of its own: it goes first
+        try:
+            data = self._sock.recv(max_bytes)
+        except (BlockingIOError, InterruptedError):
+            return None  # nothing yet: wait the httpcore way
+        except OSError as exc:
+            # As httpcore's anyio stream reports a broken connection.
+            raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+        return data or None  # the end: anyio's read sees it too, and closes its side
 
 
 def _readable(sock: typing.Any) -> bool:
