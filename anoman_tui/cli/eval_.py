@@ -5,6 +5,7 @@ only for this command. docs/suites.md is the reference."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -19,6 +20,8 @@ from anoman_tui.cli.help import SUITES
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
+    from anoman_tui.config import Settings
+    from anoman_tui.headless.eval import EvalRequest
 
 GROUP = SUITES
 NAME = "eval"
@@ -76,6 +79,9 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
                        "suite and settings as they were")
     again.add_argument("--retry-errors", metavar="RUN_ID", default=None,
                        help="run again only the cells of RUN_ID whose stream failed")
+    parser.add_argument("--tui", action="store_true",
+                        help="watch the run on the suite screen (a matrix of the cells, "
+                        "their answers a key away, the summary at the end)")
     parser.add_argument("--json", action="store_true",
                         help="one JSON document on stdout (progress on stderr)")
     parser.add_argument("--junit", type=Path, metavar="FILE", default=None,
@@ -125,6 +131,8 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def _usage(args: argparse.Namespace) -> str | None:
+    if args.tui and args.json:
+        return "--tui shows the run on the suite screen: drop --json"
     continued = args.resume or args.retry_errors
     if continued and args.suite is not None:
         flag = "--resume" if args.resume else "--retry-errors"
@@ -236,7 +244,35 @@ def run(args: argparse.Namespace) -> int:
                   "idle_timeout": idle_timeout, "headers": [list(h) for h in headers],
                   "allow_self_judge": allow_self_judge},
     )
+    if args.tui:
+        return _run_on_screen(request, settings)
     if not settings.history:
         return run_eval(request, None)
     with command_history(PROG, create=True, required=False) as store:
         return run_eval(request, store)
+
+
+def _run_on_screen(request: EvalRequest, settings: Settings) -> int:
+    """`eval --tui`: the run prepared as the headless command prepares it, then watched
+    on the suite screen; the exit status is the headless one for what was run."""
+    from anoman_tui.headless.eval import start_embedded
+    from anoman_tui.suites.prepare import EXIT_USAGE, EvalRefused, exit_status, prepare
+    from anoman_tui.ui.app import AnomanApp
+
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(command_history(PROG, create=True, required=False)) \
+            if settings.history else None
+        try:
+            prepared = prepare(request, store, start_embedded)
+        except EvalRefused as exc:
+            print(f"{PROG}: {exc.reason}", file=sys.stderr)
+            return EXIT_USAGE
+        stack.callback(prepared.stop)
+        for line in prepared.warnings:
+            print(f"{PROG}: {line}", file=sys.stderr)
+        app = AnomanApp(settings, suite=prepared)
+        app.run()
+        screen_results = getattr(app, "suite_results", None)
+        if app.return_code:
+            return app.return_code
+        return exit_status(screen_results or [], request.min_pass_rate)

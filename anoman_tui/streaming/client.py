@@ -98,8 +98,9 @@ class StreamClient:
 
     def __init__(self, http: httpx.AsyncClient | None = None, *, read_gap: float = 0.0,
                  read_grid: tuple[float, float] | None = None,
-                 pace_reasoning: bool = True) -> None:
+                 pace_reasoning: bool = True, keep_events: bool = False) -> None:
         self.read_gap = read_gap  # seconds between reads of a stream once it talks
+        self.keep_events = keep_events  # each stream keeps its events (ModelStream.events)
         self.read_grid = read_grid  # (grid, lead): reads only `lead` before a grid point
         # False: reads are paced only once answer text has come (a reasoning model's
         # first answer token, its TTFT, is then stamped on arrival too).
@@ -123,7 +124,8 @@ class StreamClient:
     def stream(self, request: StreamRequest) -> ModelStream:
         return ModelStream(self._http, request, read_gap=self.read_gap,
                            read_grid=self.read_grid, pace_reasoning=self.pace_reasoning,
-                           on_abort=self._replace_aborted if self.spares else None)
+                           on_abort=self._replace_aborted if self.spares else None,
+                           keep_events=self.keep_events)
 
     def _replace_aborted(self, url: httpx.URL, timeout: float) -> None:
         """An aborted stream closed its connection: open a spare to the same server."""
@@ -172,7 +174,7 @@ class ModelStream:
     def __init__(self, http: httpx.AsyncClient, request: StreamRequest, *,
                  read_gap: float = 0.0, read_grid: tuple[float, float] | None = None,
                  on_abort: Callable[[httpx.URL, float], None] | None = None,
-                 pace_reasoning: bool = True) -> None:
+                 pace_reasoning: bool = True, keep_events: bool = False) -> None:
         self.request = request
         self._paced_from = _CONTENT if pace_reasoning else (TextDelta,)
         # Told when this stream is aborted after its request went out (its connection is
@@ -198,6 +200,12 @@ class ModelStream:
         self._body: AsyncIterator[bytes] | None = None  # the response body being read
         # Keeps every read when the request asks for a recording; None costs nothing.
         self._capture: RecordingCapture | None = None
+        self.events: list[StreamEvent] | None = [] if keep_events else None
+        """Every event so far, StreamDone last (`keep_events`: a stream someone may start
+        watching while it runs, whoever consumes it; the suite screen's open case)."""
+        self.watchers: list[Callable[[list[StreamEvent]], None]] = []
+        """Told each batch of events as it is emitted, on the stream's loop (with
+        `events`: a watcher takes `events` first, then what follows)."""
 
     def start(self) -> None:
         """Send the request now (iteration starts it too)."""
@@ -338,6 +346,10 @@ class ModelStream:
                 self.emitted += len(events)
                 if not self._unread:
                     queue.put_nowait(events)
+                if self.events is not None:
+                    self.events += events
+                    for watcher in self.watchers:
+                        watcher(events)
 
         def fail(failure: StreamFailure) -> None:
             emit([StreamFailed(time.monotonic(), failure)])
@@ -425,10 +437,15 @@ class ModelStream:
                 recording = capture.finish(self.sent_at, time.monotonic(), ending)
                 result = replace(result, recording=recording)
             self.emitted += 1
+            done = StreamDone(ended, result)
             if self._unread:
                 self.result, self._finished = result, True
             else:
-                queue.put_nowait([StreamDone(ended, result)])
+                queue.put_nowait([done])
+            if self.events is not None:
+                self.events.append(done)
+                for watcher in self.watchers:
+                    watcher([done])
             if result.failure is not None:
                 # The same words as the pane's badge and `compare` (vocabulary.py).
                 log.info("stream %s (%s) %s: %s", request.pane, request.model, result.status,

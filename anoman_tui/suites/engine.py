@@ -140,6 +140,9 @@ class RunOptions:
     target_limits: dict[str, int] = field(default_factory=dict)
     """Target name -> its `max_concurrency`."""
     headers: tuple[tuple[str, str], ...] = ()
+    keep_events: bool = False
+    """Each stream keeps its events (`ModelStream.events`), so a view can open a running
+    cell and show its answer so far (the suite screen); headless runs need not pay."""
     keep_results: bool = True
     """Keep every result in memory for `RunOutcome.results`. Off when the caller reads
     them back from the history: results held to the end pin the memory allocated between
@@ -261,6 +264,13 @@ class SuiteRun:
                 self._limits[name] = TargetLimit(min(ceiling, options.concurrency))
         self.progress = Progress(total=0, spent=spent)
         self._streams: set[ModelStream] = set()
+        self.live: dict[CellKey, ModelStream] = {}
+        """The streams in flight by cell (read from another thread by a view: a dict's
+        `get` is atomic)."""
+        self.on_start: Callable[[Cell], None] = lambda cell: None
+        """Told when a cell's stream starts (on the run's loop)."""
+        self._paused = False
+        self._wake: asyncio.Event | None = None
         self._stopping = False
         self._rate_waits: dict[CellKey, int] = {}
         self._unsaved: str | None = None
@@ -282,10 +292,25 @@ class SuiteRun:
         """Ctrl+C: start nothing more and abort the streams in flight (their cells stay
         missing, for `--resume`)."""
         self._stopping = True
+        if self._wake is not None:
+            self._wake.set()  # (a paused run waits for nothing else)
         for stream in list(self._streams):
             stream.cancel()
         if self.judge is not None:
             self.judge.cancel()
+
+    def pause(self) -> None:
+        """Start no new stream until `resume()`; those in flight go on to their end."""
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+        if self._wake is not None:
+            self._wake.set()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
 
     def resume_pairs(self, answers: dict[tuple[str, int], dict[str, str | None]],
                      judged: Iterable[tuple[str, int, str, str]]) -> None:
@@ -320,11 +345,11 @@ class SuiteRun:
         results: list[CellResult] = []
         running: dict[asyncio.Task[CellResult | None], Cell] = {}
         stopped: str | None = None
-        wake = asyncio.Event()
+        wake = self._wake = asyncio.Event()
         async with contextlib.AsyncExitStack() as clients:
             client = await clients.enter_async_context(
                 StreamClient(read_gap=READ_MIN_GAP_S, read_grid=READ_GRID,
-                             pace_reasoning=False))
+                             pace_reasoning=False, keep_events=self.options.keep_events))
             # The judge's requests get a pool of their own: sharing the models' pool (32
             # connections kept) with up to 16 more in flight closed a connection each time
             # one went idle, and a new one was opened for ~40% of requests
@@ -352,7 +377,8 @@ class SuiteRun:
                     # Streams in flight, not tasks: a cell whose answer is in and waits for
                     # its judge holds no slot an answer could stream in.
                     chosen = self._next(queues) \
-                        if progress.running < self.options.concurrency else None
+                        if progress.running < self.options.concurrency \
+                        and not self._paused else None
                     if chosen is not None:
                         limit = self._limits[chosen.slot.target_name]
                         limit.running += 1
@@ -609,10 +635,14 @@ class SuiteRun:
     async def _stream(self, client: StreamClient, cell: Cell) -> StreamResult:
         stream = client.stream(self._request(cell))
         self._streams.add(stream)
+        self.live[cell.key] = stream
+        self.on_start(cell)
         try:
             return await stream.wait()
         finally:
             self._streams.discard(stream)
+            if self.live.get(cell.key) is stream:
+                del self.live[cell.key]
 
     def cost(self, slot: ModelSlot, result: StreamResult) -> Cost:
         return cost_of(result.anoman, result.usage, slot.info, result.provider_cost,

@@ -41,6 +41,7 @@ from anoman_tui.ui.widgets.prompt_box import PromptBox
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
     from anoman_tui.streaming.recording import StreamRecording
+    from anoman_tui.suites.prepare import Prepared
 
     Replay = tuple[ComparisonRecord, dict[int, StreamRecording], float]
 
@@ -157,11 +158,14 @@ class AnomanApp(App[None]):
         connect: bool = True,
         arena: bool = False,
         replay: Replay | None = None,
+        suite: Prepared | None = None,
     ) -> None:
         """`replay`: (comparison, its recordings by pane, speed) to replay as the first
         screen (`anoman-tui replay ID`): then no gateway is started or reached, and the
-        history is not opened."""
+        history is not opened. `suite`: a suite run to watch on the suite screen
+        (`anoman-tui eval --tui`), over the compare screen."""
         super().__init__()
+        self._suite = suite
         self.settings = settings
         self._collector: StreamingCollector | None = None  # made when mounted
         self.panes: list[PaneState] = []
@@ -219,6 +223,10 @@ class AnomanApp(App[None]):
             record, recordings, speed = self._replay
             self.push_screen(ReplayScreen(record, recordings, self.compare, speed=speed,
                                           back=False, frozen_clock=self._frozen))
+        if self._suite is not None:
+            from anoman_tui.ui.screens.suite import SuiteScreen
+
+            self.push_screen(SuiteScreen(self._suite))
         self.connector.listener = self.compare
         if self._connect_on_mount:
             self.connector.reconnect(announce=False)

@@ -1,6 +1,7 @@
 """The blind arena against the real local gateway: nothing names a model before the vote
 (screen, notifications, title, palette, exports), single-key votes, the reveal, failed
-panes, the next round, `--arena`, sighted votes and the scoreboard screen."""
+panes, the next round, `--arena`, sighted votes and the scoreboard screen (its table and
+its picture of the ratings)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import pytest
 from textual.pilot import Pilot
 
 from anoman_tui.gateway.catalogue import CATALOGUE
-from anoman_tui.history import HistoryStore, default_path
+from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, default_path
 from anoman_tui.report import export
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.arena import ArenaScreen
-from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
+from anoman_tui.ui.screens.scoreboard import RatingChart, ScoreboardScreen
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.pilot import palette, ready, submit, until
 from tests.ui.screen_text import screen_lines
@@ -237,3 +238,68 @@ async def test_the_judge_gives_its_verdict_beside_the_vote_and_never_before(
         await pilot.press("r")
         await until(pilot, lambda: board.rater == "all" and board.rows
                     and board.rows[0].rounds == 2)
+
+
+def voted_rounds_in_the_history(rounds: int = 12) -> None:
+    """Blind rounds voted on before the app opens the history: people pick
+    claude-sonnet-4-6 (deepseek-r1 one round in four), the judge always anoman-lite."""
+    models = ("claude-sonnet-4-6", "anoman-lite", "deepseek-r1")
+    default_path().parent.mkdir(parents=True, exist_ok=True)
+    with HistoryStore.open(default_path()) as store:
+        for i in range(rounds):
+            panes = tuple(PaneRecord(pane=n, model=model, base_url="http://x",
+                                     endpoint="openai", text="an answer", label="ABC"[n - 1],
+                                     simulated=model == "anoman-lite")
+                          for n, model in enumerate(models, start=1))
+            round_id = store.save(ComparisonRecord(prompt=f"round {i}", panes=panes,
+                                                   blind=True))
+            store.cast_vote(round_id, "win", 3 if i % 4 == 0 else 1, blind=True)
+            store.save_round_judgement(round_id, "anoman-judge", "win", "anoman-lite",
+                                       {"verdicts": []})
+
+
+async def test_the_scoreboard_draws_each_rating_with_its_interval(make_app) -> None:
+    voted_rounds_in_the_history()
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        app.action_scoreboard()
+        await until(pilot, lambda: isinstance(app.screen, ScoreboardScreen))
+        board = app.screen
+        assert isinstance(board, ScoreboardScreen)
+        await until(pilot, lambda: len(board.rows) == 3)
+        chart = board.query_one(RatingChart)
+
+        def figures() -> list[str]:
+            return [f"{r.rating:.0f} [{r.ci_low:.0f}–{r.ci_high:.0f}]" for r in board.rows]
+
+        def shown() -> str:
+            return "\n".join(screen_lines(app))
+
+        # People's votes: each model's rating and interval in words beside its picture.
+        assert board.rows[0].model == "claude-sonnet-4-6"
+        people = figures()
+        await until(pilot, lambda: all(f in shown() for f in people))
+        drawn = chart.plain().split("\n")
+        assert len(drawn) == 3 + 2  # a line per model, the axis and its ticks
+        for row, line, words in zip(board.rows, drawn[:3], people, strict=True):
+            assert line.startswith(row.model) and line.rstrip().endswith(words)
+            assert "●" in line
+        assert "anoman-lite (simulated)" in chart.plain()
+
+        # `r`: the judge's verdicts, a new order and new figures, drawn again.
+        await pilot.press("r")
+        await until(pilot, lambda: board.rater == "judge" and bool(board.rows)
+                    and board.rows[0].model == "anoman-lite")
+        judged = figures()
+        assert judged != people
+        await until(pilot, lambda: all(f in shown() for f in judged))
+        assert chart.plain().split("\n")[0].startswith("anoman-lite (simulated)")
+
+        # Narrower: drawn again at the widget's width, every figure still in words.
+        await pilot.resize_terminal(50, 40)
+        await until(pilot, lambda: chart.content_size.width <= 50)
+        await until(pilot, lambda: all(f in shown() for f in judged))
+        assert all(len(line) <= chart.content_size.width
+                   for line in chart.plain().split("\n"))

@@ -2,8 +2,11 @@
 
 Read in a thread (`report.scoreboard.build` over the history's votes and numbers); `s`
 switches between blind votes only and blind and sighted ones, `r` between people's votes,
-the arena judge's verdicts and both; under the table, how far people and the judge agree
-on the rounds both rated. Esc goes back.
+the arena judge's verdicts and both. Under the table, the ratings as a picture: each
+model's rating (●) and its 95% interval (├──┤) on one axis, with the figures in words
+beside them (`RatingChart`, `anoman_tui.ui.render.charts.interval_chart`, drawn again at
+the widget's width on every resize and whenever the rows change); then how far people
+and the judge agree on the rounds both rated. Esc goes back.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Label
 
+from anoman_tui.ui.render.charts import ChartStyle, IntervalRow, interval_chart
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
@@ -39,8 +46,74 @@ def row_cells(row: ScoreRow) -> tuple[Text | str, ...]:
     return (name, *rest)
 
 
+def _rating(value: float) -> str:
+    return f"{value:.0f}"  # as the table's "rating (95% CI)" column writes it
+
+
+class RatingChart(Widget):
+    """Each model's rating and its 95% bootstrap interval on one shared axis, best first,
+    with `1043 [1012–1071]` beside each; hidden while there are no rows. The theme's
+    colours come in through the component classes (the point in `$accent`, the interval
+    in `$primary`, the axis in `$text-muted`); "(simulated)" is written out, in
+    `SIMULATED_STYLE` as in the table."""
+
+    COMPONENT_CLASSES = {"rating-chart--point", "rating-chart--interval",
+                         "rating-chart--axis", "rating-chart--muted"}
+    DEFAULT_CSS = """
+    RatingChart {
+        height: auto;
+        padding: 0 1;
+        display: none;
+    }
+    RatingChart > .rating-chart--point { color: $accent; text-style: bold; }
+    RatingChart > .rating-chart--interval { color: $primary; }
+    RatingChart > .rating-chart--axis { color: $text-muted; }
+    RatingChart > .rating-chart--muted { color: $text-muted; }
+    """
+
+    def __init__(self, **kwargs: str) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.rows: list[IntervalRow] = []
+
+    def show(self, rows: list[ScoreRow]) -> None:
+        self.rows = [IntervalRow(r.model, r.rating, r.ci_low, r.ci_high, r.simulated)
+                     for r in rows]
+        self.display = bool(self.rows)
+        self.refresh(layout=True)  # as many lines as rows (more when narrow)
+
+    def chart(self, width: int) -> Text:
+        style = ChartStyle(
+            point=self.get_component_rich_style("rating-chart--point"),
+            interval=self.get_component_rich_style("rating-chart--interval"),
+            axis=self.get_component_rich_style("rating-chart--axis"),
+            label="",
+            muted=self.get_component_rich_style("rating-chart--muted"),
+            simulated=SIMULATED_STYLE,
+        )
+        return interval_chart(self.rows, max(1, width), fmt=_rating, style=style)
+
+    def render(self) -> Text:
+        return self.chart(self.content_size.width) if self.rows else Text()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # The line count depends on the width the chart is drawn at: a narrow one puts
+        # each row's picture under its label.
+        return len(self.chart(width).plain.split("\n")) if self.rows else 0
+
+    def plain(self) -> str:
+        """The picture as shown, plain (tests)."""
+        return self.chart(self.content_size.width).plain if self.rows else ""
+
+
 class ScoreboardScreen(Screen[None]):
     """Per model, best rating first: the votes' verdict beside the history's numbers."""
+
+    DEFAULT_CSS = """
+    ScoreboardScreen #scoreboard-chart-box {
+        height: auto;
+        max-height: 50%;
+    }
+    """
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="scoreboard.back"),
@@ -60,6 +133,9 @@ class ScoreboardScreen(Screen[None]):
         yield Label("Scoreboard", classes="screen-title")
         yield Label("reading the votes…", id="scoreboard-status", classes="usage-status")
         yield DataTable(zebra_stripes=True, cursor_type="row")
+        # At most half the screen: with many models the picture scrolls, the table stays.
+        with VerticalScroll(id="scoreboard-chart-box", can_focus=False):
+            yield RatingChart(id="scoreboard-chart")
         yield Label("", id="scoreboard-agreement", classes="usage-status")
         yield KeyBar(shed=())
 
@@ -110,6 +186,7 @@ class ScoreboardScreen(Screen[None]):
         table.clear()
         for row in self.rows:
             table.add_row(*row_cells(row))
+        self.query_one(RatingChart).show(self.rows)
         votes = RATER_WORDS[rater]
         if self.include_sighted and rater != "judge":
             votes = votes.replace("blind votes", "blind and sighted votes")

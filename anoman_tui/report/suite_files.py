@@ -1,0 +1,42 @@
+"""The files `eval --junit` and `--html` ask for, written when a run ends (by the
+headless command and the suite screen alike)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anoman_tui.suites.model import CellResult, RunSummary
+    from anoman_tui.suites.prepare import EvalRequest
+
+
+def write_files(request: EvalRequest, results: list[CellResult], summary: RunSummary,
+                run_id: str, created_at: float, finished: bool, stopped: str | None,
+                problem: Callable[[str], None] | None = None) -> None:
+    """The `--junit` and `--html` files asked for; a file that cannot be written is told
+    to `problem` in one line (else on stderr) and the others are still written."""
+    from anoman_tui.report.suite_html import suite_html
+    from anoman_tui.report.suite_junit import junit_xml
+
+    suite = request.suite
+    if request.junit is not None:
+        _write(request.junit, junit_xml(suite=suite, results=results, run_id=run_id),
+               problem)
+    if request.html is not None:
+        _write(request.html, suite_html(suite=suite, results=results, summary=summary,
+                                        run_id=run_id, created_at=created_at,
+                                        finished=finished, stopped=stopped).encode(), problem)
+
+
+def _write(path: Path, data: bytes, problem: Callable[[str], None] | None) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        line = f"cannot write {path}: {exc.strerror or exc}"
+        if problem is not None:
+            problem(line)
+        else:
+            print(f"anoman-tui eval: {line}", file=sys.stderr)

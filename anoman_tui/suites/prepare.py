@@ -1,0 +1,385 @@
+"""A suite run made ready: its models resolved to targets (the local gateway started
+if one is on it), what their targets list about them, its cells, and the run created
+in the history or taken up from it; then, at its end, every result read back and
+summarised. Shared by `anoman-tui eval` (`anoman_tui.headless.eval`) and the suite
+screen (`anoman_tui.ui.screens.suite`).
+
+Imports the stream core, the history, the targets and the rest of the suites; no Rich,
+no Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Protocol
+
+from anoman_tui.history import HistoryStore, HistoryUnavailable
+from anoman_tui.streaming import EndpointFormat
+from anoman_tui.suites.engine import (
+    Cell,
+    CellListener,
+    ModelSlot,
+    RunOptions,
+    RunOutcome,
+    SuiteRun,
+    cells_of,
+    missing_cells,
+    with_model_info,
+)
+from anoman_tui.suites.judging import Judge
+from anoman_tui.suites.model import NOT_RUN, CellResult, RunSummary, Suite
+from anoman_tui.suites.summary import summarize
+from anoman_tui.targets import Target, TargetConfig, connect, from_config, split_model
+
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_COST_LIMIT = 3
+EXIT_INTERRUPTED = 130
+
+
+class EvalRefused(Exception):
+    """The run cannot start; `reason` is one line (exit status 2)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class EvalRequest:
+    """What `eval` was asked to do, settings resolved."""
+
+    suite: Suite
+    targets: dict[str, Target]
+    default_target: str
+    endpoint: EndpointFormat
+    options: RunOptions
+    as_json: bool = False
+    junit: Path | None = None
+    html: Path | None = None
+    min_pass_rate: float | None = None
+    run_id: str | None = None
+    """Set for `--resume` / `--retry-errors`: the run continued."""
+    retry_errors: bool = False
+    allow_self_judge: bool = False
+    settings: dict[str, object] = field(default_factory=dict)
+    """Stored with a new run, so a resume runs as it did."""
+
+
+@dataclass
+class Resolved:
+    slots: list[ModelSlot]
+    gateway: LocalServer | None
+    judge: ModelSlot | None = None
+
+
+class LocalServer(Protocol):
+    """The local gateway a run started (`anoman_tui.gateway.embedded.EmbeddedGateway`:
+    started by the caller, as the suites never import the gateway)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def api_key(self) -> str: ...
+
+    def stop(self) -> None: ...
+
+
+def resolve_models(request: EvalRequest, start_local: Callable[[], LocalServer]
+                   ) -> Resolved:
+    """Each suite model on its target; the local gateway started if one is on it.
+
+    Raises `EvalRefused` for a target that does not exist, a `[simulate]` entry for a
+    model that is not on the local gateway, or an endpoint its target does not serve.
+    """
+    suite = request.suite
+    targets = dict(request.targets)
+    for name, base_url, key_env in suite.targets:
+        targets[name] = from_config(name, TargetConfig(base_url=base_url,
+                                                       api_key_env=key_env or None))
+    wanted: list[tuple[str, Target, str]] = []
+    for spec in suite.models:
+        prefix, model = split_model(spec, targets)
+        target_name = prefix or request.default_target
+        if target_name not in targets:
+            raise EvalRefused(f"model {spec!r}: no target {target_name!r}")
+        wanted.append((spec, targets[target_name], model))
+    judge_wanted: tuple[str, Target, str] | None = None
+    needs_judge = suite.rubrics or suite.pairwise
+    if needs_judge and suite.judge is None:
+        what = "llm-rubric assertions need" if suite.rubrics else "pairwise needs"
+        raise EvalRefused(f"{what} a judge: set judge = \"[TARGET:]MODEL\" in the suite, "
+                          "or --judge MODEL (the local gateway's is anoman-judge)")
+    if needs_judge and suite.judge is not None:
+        prefix, model = split_model(suite.judge, targets)
+        target_name = prefix or request.default_target
+        if target_name not in targets:
+            raise EvalRefused(f"judge {suite.judge!r}: no target {target_name!r}")
+        judge_wanted = (suite.judge, targets[target_name], model)
+        if self_judging(suite, wanted, judge_wanted) and not request.allow_self_judge:
+            raise EvalRefused(f"the judge {suite.judge} is one of the models under test: a "
+                              "judge favours its own answers; choose another judge, or "
+                              "--allow-self-judge")
+    for spec, _scenario in suite.simulate:
+        if not any(s == spec for s, _, _ in wanted):
+            raise EvalRefused(f"[simulate] names {spec!r}, which is not one of the models")
+    gateway = None
+    if any(t.is_local for _, t, _ in wanted) or (judge_wanted is not None
+                                                and judge_wanted[1].is_local):
+        gateway = start_local()
+    local = (gateway.base_url, gateway.api_key) if gateway is not None else None
+    endpoint: EndpointFormat = suite.endpoint or request.endpoint  # type: ignore[assignment]
+    slots = []
+    for pane, (spec, target, model) in enumerate(wanted, start=1):
+        if suite.endpoint and target.path_for(endpoint) is None:
+            if gateway is not None:
+                gateway.stop()
+            raise EvalRefused(f"model {spec!r}: {target.name} does not serve the "
+                              f"{endpoint} endpoint format")
+        slots.append(ModelSlot(spec=spec, model=model, pane=pane,
+                               connection=connect(target, local=local),
+                               endpoint=target.default_endpoint(endpoint),
+                               scenario=suite.simulated_scenario(spec)))
+    judge = None
+    if judge_wanted is not None:
+        spec, target, model = judge_wanted
+        judge = ModelSlot(spec=spec, model=model, pane=0,
+                          connection=connect(target, local=local),
+                          endpoint=target.default_endpoint(request.endpoint))
+    return Resolved(slots, gateway, judge)
+
+
+def _self_judge(slots: Sequence[ModelSlot], judge: ModelSlot | None) -> bool:
+    return judge is not None and any(
+        s.model == judge.model and s.target_name == judge.target_name for s in slots)
+
+
+def self_judging(suite: Suite, wanted: Sequence[tuple[str, Target, str]],
+                 judge: tuple[str, Target, str] | None) -> bool:
+    """The judge is one of the models under test: the same model on the same target."""
+    if judge is None:
+        return False
+    return any(model == judge[2] and target.name == judge[1].name
+               for _, target, model in wanted)
+
+
+def check_simulated_faults(slots: Sequence[ModelSlot]) -> None:
+    """A `[simulate]` scenario only for a model the local gateway serves (the embedded
+    one, or one at a URL whose model list marks it simulated): a real provider ignores
+    the header, and the run would measure something else than the suite says."""
+    for slot in slots:
+        if slot.scenario and not (slot.connection.target.is_local or slot.simulated):
+            raise EvalRefused(
+                f"[simulate] {slot.spec} = {slot.scenario!r}: simulated faults need the local "
+                f"gateway; {slot.spec} streams from {slot.connection.label()}, which does "
+                "not say its models are simulated")
+
+
+def _from_saved(rows: Sequence[dict[str, object]]) -> list[CellResult]:
+    found = []
+    for row in rows:
+        try:
+            found.append(CellResult.from_json(dict(row)))
+        except (KeyError, TypeError, ValueError):
+            continue  # a hand-edited row: left out, not fatal
+    return found
+
+
+@dataclass
+class Prepared:
+    """A run ready to start: its models resolved, its cells, and what a resume keeps.
+
+    Made by `prepare()`, for the headless command and the suite screen alike; `stop()`
+    stops the local gateway it may have started."""
+
+    request: EvalRequest
+    store: HistoryStore | None
+    slots: list[ModelSlot]
+    judge_slot: ModelSlot | None
+    all_cells: list[Cell]
+    todo: list[Cell]
+    before: list[CellResult]
+    """Results saved by an earlier stretch of the run (not_run ones left out)."""
+    run_id: str
+    created_at: float
+    gateway: LocalServer | None
+    warnings: list[str] = field(default_factory=list)
+    """One line each for stderr (or a notice): e.g. the history refused the run."""
+
+    @property
+    def total(self) -> int:
+        return len(self.all_cells)
+
+    @property
+    def self_judge(self) -> bool:
+        return _self_judge(self.slots, self.judge_slot)
+
+    def make_run(self, on_cell: CellListener | None = None, *, keep_events: bool = False
+                 ) -> SuiteRun:
+        """The engine's run over `todo` (with the judge, the cost already spent, and a
+        pairwise resume's state)."""
+        request, store, before = self.request, self.store, self.before
+        suite = request.suite
+        spent = sum((r.cost.usd for r in before if r.cost.usd is not None), Decimal(0))
+        spent += sum((r.judge_cost_usd for r in before if r.judge_cost_usd is not None),
+                     Decimal(0))
+        # With a history, the results are read back from it at the end (`results()`).
+        options = replace(request.options, keep_results=store is None,
+                          keep_events=keep_events)
+        judge_slot = self.judge_slot
+        judge = None if judge_slot is None else Judge(
+            judge_slot, concurrency=suite.judge_concurrency, retries=options.retries,
+            idle_timeout=options.idle_timeout, headers=options.headers,
+            rubric_template=suite.judge_prompt, pairwise_template=suite.pairwise_prompt)
+        run = SuiteRun(suite, self.slots, run_id=self.run_id, options=options, store=store,
+                       on_cell=on_cell, spent=spent, judge=judge)
+        if suite.pairwise and judge is not None and store is not None and request.run_id:
+            with contextlib.suppress(HistoryUnavailable):
+                run.resume_pairs(*_saved_pair_state(store, self.run_id, self.slots, before))
+        return run
+
+    def finish(self, run: SuiteRun, outcome: RunOutcome
+               ) -> tuple[list[CellResult], RunSummary]:
+        """Every result of the run in suite order (read back from the history), the run
+        marked finished or stopped there, and its summary."""
+        results, pairs = _all_results(self.store, self.run_id, self.before,
+                                      outcome.results, run.pairs)
+        finished = outcome.stopped is None
+        if self.store is not None and not outcome.unsaved:
+            with contextlib.suppress(HistoryUnavailable):
+                self.store.finish_run(self.run_id, finished=finished, stopped=outcome.stopped)
+        suite = self.request.suite
+        results = suite.in_order(results)
+        judge_slot = self.judge_slot
+        summary = summarize(suite.models, results,
+                            judge=judge_slot.spec if judge_slot else None,
+                            self_judge=self.self_judge, pairwise=pairs,
+                            judge_simulated=bool(judge_slot and judge_slot.simulated))
+        return results, summary
+
+    def stop(self) -> None:
+        if self.gateway is not None:
+            self.gateway.stop()
+            self.gateway = None
+
+
+def prepare(request: EvalRequest, store: HistoryStore | None,
+            start_local: Callable[[], LocalServer]) -> Prepared:
+    """Resolve the suite's models (starting the local gateway if one is on it), read what
+    their targets list, and create the run in the history (or take up the one
+    `request.run_id` names). Raises `EvalRefused` (nothing started is left running)."""
+    from anoman_tui.suites.engine import new_run_id
+
+    suite = request.suite
+    resolved = resolve_models(request, start_local)
+    try:
+        judge_slots = [resolved.judge] if resolved.judge is not None else []
+        infos = asyncio.run(with_model_info([*resolved.slots, *judge_slots]))
+        slots, judge_slot = infos[:len(resolved.slots)], (
+            infos[-1] if resolved.judge is not None else None)
+        check_simulated_faults(slots)
+        all_cells = cells_of(suite, slots)
+        saved: list[dict[str, object]] = []
+        run_id = request.run_id or new_run_id()
+        created_at = time.time()
+        warnings = []
+        if store is not None:
+            try:
+                if request.run_id is not None:
+                    stored = store.run(request.run_id)
+                    assert stored is not None  # the command line checked it
+                    saved, created_at = list(stored.results), stored.created_at
+                    run_id = stored.run_id
+                    if request.retry_errors:
+                        failed = missing_cells(all_cells, saved, failed_only=True)
+                        store.delete_cells(run_id, [c.key for c in failed])
+                        keys = {c.key for c in failed}
+                        saved = [r for r in saved
+                                 if (r["case"], r["model"], r["repeat"]) not in keys]
+                    store.finish_run(run_id, finished=False, stopped=None)
+                else:
+                    store.create_run(run_id, name=suite.name, suite=suite.to_json(),
+                                     settings={**request.settings,
+                                               "self_judge": _self_judge(slots, judge_slot),
+                                               "judge_simulated": bool(
+                                                   judge_slot and judge_slot.simulated)},
+                                     models=list(suite.models),
+                                     cells=len(all_cells), created_at=created_at)
+            except HistoryUnavailable as exc:
+                warnings.append(f"results not saved to the history: {exc.reason}")
+                store = None
+        todo = missing_cells(all_cells, saved) if request.run_id is not None else all_cells
+        before = _from_saved([r for r in saved if r.get("status") != NOT_RUN])
+    except BaseException:
+        if resolved.gateway is not None:
+            resolved.gateway.stop()
+        raise
+    return Prepared(request=request, store=store, slots=slots, judge_slot=judge_slot,
+                    all_cells=all_cells, todo=todo, before=before, run_id=run_id,
+                    created_at=created_at, gateway=resolved.gateway, warnings=warnings)
+
+
+def _all_results(store: HistoryStore | None, run_id: str, before: list[CellResult],
+                 new: list[CellResult], new_pairs: list[dict[str, object]]
+                 ) -> tuple[list[CellResult], list[dict[str, object]]]:
+    """Every result and pairwise verdict of the run: read back from the history (one read)
+    when it is kept there, so a resumed run reports exactly what an uninterrupted one
+    would, with any in hand that could not be saved; else those in hand."""
+    if store is not None:
+        with contextlib.suppress(HistoryUnavailable):
+            stored = store.run(run_id, CellResult.from_json)
+            if stored is not None:
+                saved: list[CellResult] = stored.results
+                known = {r.key for r in saved}
+                results = [*saved, *(r for r in [*before, *new] if r.key not in known)]
+                return results, [*stored.pairs, *new_pairs]  # a later verdict of a pair wins
+    return [*before, *new], list(new_pairs)
+
+
+def _saved_pair_state(store: HistoryStore, run_id: str, slots: Sequence[ModelSlot],
+                      before: Sequence[CellResult]
+                      ) -> tuple[dict[tuple[str, int], dict[str, str | None]],
+                                 set[tuple[str, int, str, str]]]:
+    """For a resumed pairwise run: the answers its saved cells gave (from their
+    comparisons; None for a failed stream) and the pairs already judged."""
+    stored = store.run(run_id)
+    judged = set()
+    for pair in stored.pairs if stored is not None else ():
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            judged.add((str(pair["case"]), int(pair["repeat"]), str(pair["a"]),
+                        str(pair["b"])))
+    pane_of = {slot.spec: slot.pane for slot in slots}
+    answers: dict[tuple[str, int], dict[str, str | None]] = {}
+    comparisons: dict[int, dict[int, str]] = {}
+    for result in before:
+        if result.model not in pane_of:
+            continue
+        text: str | None = None
+        if result.completed and result.comparison_id is not None:
+            if result.comparison_id not in comparisons:
+                record = store.get(result.comparison_id)
+                comparisons[result.comparison_id] = {} if record is None else {
+                    p.pane: p.text for p in record.panes}
+            text = comparisons[result.comparison_id].get(pane_of[result.model])
+        answers.setdefault((result.case, result.repeat), {})[result.model] = text
+    return answers, judged
+
+
+def exit_status(results: Sequence[CellResult], min_pass_rate: float | None) -> int:
+    """0 when every judged result passed (or the pass rate reached `min_pass_rate`, or
+    nothing was judged); 1 otherwise."""
+    judged = [r for r in results if r.passed is not None]
+    if not judged:
+        return EXIT_PASSED
+    passed = sum(1 for r in judged if r.passed)
+    if min_pass_rate is not None:
+        return EXIT_PASSED if passed / len(judged) >= min_pass_rate - 1e-12 else EXIT_FAILED
+    return EXIT_PASSED if passed == len(judged) else EXIT_FAILED

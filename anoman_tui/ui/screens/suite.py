@@ -1,0 +1,605 @@
+"""The suite screen: a suite run watched as it goes, a matrix of its cells, and its
+summary when it ends (`anoman-tui eval SUITE --tui`, docs/suites.md "On the screen").
+
+The run is the headless engine's (`anoman_tui.suites.prepare`, `SuiteRun`) on
+a thread and event loop of its own (`SuiteRunner`), so the screen's drawing never
+delays a stream's timestamps. What the run reports (a cell started, a cell finished,
+the end) is queued by that thread and taken in by the screen a few times a second.
+
+The matrix has a row per case and a column per model; a cell shows its state as a glyph
+*and* a word (colour only repeats them), repeats folded (`2/3`), and its TTFT when done.
+Beside it (under it in a narrow terminal), per model: the pass rate with its Wilson
+interval, TTFT p50/p95 and the cost so far.
+
+Keys: Enter opens the case's comparison (the compare screen's panes, read-only, with
+zoom, diff, copy and export); `p` pauses and resumes (no new stream starts); Esc asks,
+then stops the run (resumable: `anoman-tui eval --resume RUN_ID`), and on a run that
+has ended goes back; `f` shows only failures; `/` filters by case id or prompt words;
+`r` runs the failed cells again once the run has ended.
+
+May import: Textual, Rich, the history, the suites and the headless run. Never the
+stream core's internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Input, Label, Static
+
+from anoman_tui.suites.model import NOT_RUN, CellResult
+from anoman_tui.suites.stats import percentile, wilson
+from anoman_tui.ui.widgets.key_bar import KeyBar
+
+if TYPE_CHECKING:
+    from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
+    from anoman_tui.suites.model import RunSummary
+    from anoman_tui.suites.prepare import Prepared
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.1
+"""How often the screen takes in what the run reported."""
+SIDE_MIN_WIDTH = 110
+CASE_WIDTH = 30
+CELL_WIDTH = 17
+"""Below this many columns the per-model figures go under the matrix."""
+
+# A cell's state: (glyph, word, style). The word says it; glyph and colour repeat it.
+STATES: dict[str, tuple[str, str, str]] = {
+    "waiting": ("·", "wait", "dim"),
+    "streaming": ("▶", "live", "bold cyan"),
+    "passed": ("✓", "pass", "green"),
+    "done": ("○", "done", ""),
+    "failed": ("✗", "FAIL", "bold red"),
+    "stream": ("!", "", "bold yellow"),  # the word is the failure kind
+    "judge": ("?", "judge err", "yellow"),
+    "not_run": ("–", "not run", "dim"),
+}
+
+
+@dataclass
+class CellView:
+    """What the matrix shows of one (case, model): its repeats' results so far."""
+
+    repeats: int
+    results: dict[int, CellResult] = field(default_factory=dict)
+    live: set[int] = field(default_factory=set)
+
+    def state(self) -> tuple[str, str]:
+        """(state key, word) of the cell as a whole: the worst of its repeats."""
+        if self.live:
+            return "streaming", STATES["streaming"][1]
+        if not self.results:
+            return "waiting", STATES["waiting"][1]
+        kinds = [r.status for r in self.results.values()
+                 if r.status not in ("completed", NOT_RUN)]
+        if kinds:
+            return "stream", kinds[0]
+        if any(r.judge_errors for r in self.results.values()):
+            return "judge", STATES["judge"][1]
+        if any(r.passed is False for r in self.results.values()):
+            return "failed", STATES["failed"][1]
+        if all(r.status == NOT_RUN for r in self.results.values()):
+            return "not_run", STATES["not_run"][1]
+        if any(r.passed for r in self.results.values()):
+            return "passed", STATES["passed"][1]
+        return "done", STATES["done"][1]
+
+    @property
+    def failed(self) -> bool:
+        return self.state()[0] in ("failed", "stream", "judge")
+
+    def text(self) -> Text:
+        key, word = self.state()
+        glyph, _, style = STATES[key]
+        text = Text(f"{glyph} {word}", style=style)
+        if self.repeats > 1:
+            passed = sum(1 for r in self.results.values() if r.passed)
+            done = sum(1 for r in self.results.values() if r.status != NOT_RUN)
+            text.append(f" {passed}/{self.repeats}" if done else f" 0/{self.repeats}")
+        ttfts = [r.ttft_s for r in self.results.values() if r.ttft_s is not None]
+        if ttfts and not self.live:
+            text.append(f" {percentile(ttfts, 50) or 0:.2f}s", style="dim")
+        return text
+
+
+class SuiteRunner:
+    """A prepared run on a thread and event loop of its own; what it reports is queued
+    for the screen (`take()`), and the screen's keys reach it thread-safely."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        self.prepared = prepared
+        self.run: SuiteRun | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._reports: deque[tuple[str, Any]] = deque()
+        self.running = False
+        self.outcome: RunOutcome | None = None
+
+    def start(self, todo: list[Cell]) -> None:
+        if self.running:
+            return
+        self.running = True
+        run = self.run = self.prepared.make_run(self._finished_cell, keep_events=True)
+        run.on_start = lambda cell: self._reports.append(("start", cell.key))
+        self._thread = threading.Thread(target=self._main, args=(run, todo),
+                                        name="anoman-suite", daemon=True)
+        self._thread.start()
+
+    def _main(self, run: SuiteRun, todo: list[Cell]) -> None:
+        async def go() -> RunOutcome:
+            self._loop = asyncio.get_running_loop()
+            return await run.run(todo)
+
+        try:
+            outcome = asyncio.run(go())
+            results, summary = self.prepared.finish(run, outcome)
+        except Exception as exc:  # a bug ends the run, not the app: the screen says so
+            log.exception("suite run %s failed", self.prepared.run_id)
+            self._reports.append(("error", f"{type(exc).__name__}: {exc}"))
+            self.running = False
+            return
+        self.outcome = outcome
+        self.running = False
+        self._reports.append(("end", (outcome, results, summary)))
+
+    def _finished_cell(self, result: CellResult) -> None:
+        self._reports.append(("cell", result))
+
+    def take(self) -> list[tuple[str, Any]]:
+        reports = []
+        while self._reports:
+            reports.append(self._reports.popleft())
+        return reports
+
+    def _call(self, name: str) -> None:
+        run, loop = self.run, self._loop
+        if run is None or loop is None or not self.running:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has just ended
+            loop.call_soon_threadsafe(getattr(run, name))
+
+    def pause(self) -> None:
+        # Only a flag the dispatcher reads: set at once, even before its loop runs.
+        if self.run is not None and self.running:
+            self.run.pause()
+
+    def resume(self) -> None:
+        if self.run is not None and self._loop is None:
+            self.run.resume()  # (its loop has not begun: nothing to wake yet)
+        else:
+            self._call("resume")
+
+    def stop(self) -> None:
+        self._call("stop")
+
+    @property
+    def paused(self) -> bool:
+        return self.run is not None and self.run.paused
+
+    def join(self, timeout: float = 5.0) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+class SuiteScreen(Screen[None]):
+    """One suite run: progress, the matrix of its cells, per-model figures, then the
+    summary."""
+
+    BINDINGS = [
+        Binding("escape", "stop_or_back", "Stop/Back", id="suite.back"),
+        Binding("enter", "open_case", "Open case", id="suite.open"),
+        Binding("p", "pause", "Pause/Resume", id="suite.pause"),
+        Binding("f", "failures", "Failures only", id="suite.failures"),
+        Binding("slash", "filter", "Filter", id="suite.filter", key_display="/"),
+        Binding("r", "retry_failed", "Retry failed", id="suite.retry"),
+    ]
+
+    def __init__(self, prepared: Prepared, *, back: bool = True) -> None:
+        super().__init__(id="suite")
+        self.prepared = prepared
+        self.runner = SuiteRunner(prepared)
+        self._back = back
+        suite = prepared.request.suite
+        self.models = [slot.spec for slot in prepared.slots]
+        self.cases = list(suite.cases)
+        self.cells: dict[tuple[str, str], CellView] = {
+            (case.id, model): CellView(suite.repeat)
+            for case in self.cases for model in self.models}
+        for result in prepared.before:
+            view = self.cells.get((result.case, result.model))
+            if view is not None:
+                view.results[result.repeat] = result
+        self.only_failures = False
+        self.filter_text = ""
+        self.summary: RunSummary | None = None
+        self.results: list[CellResult] = []
+        self.problem = ""
+        self._shown_rows: list[str] = []
+        self._started_at = time.monotonic()
+        self._stop_asked_at = 0.0
+        self.progress_line = ""
+        """The progress line's words, as last shown."""
+
+    # -- layout -----------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        name = self.prepared.request.suite.name
+        yield Label(Text.assemble(("Suite ", "bold"), (name, "bold"),
+                                  f" · run {self.prepared.run_id}"), classes="screen-title")
+        yield Static(id="suite-progress")
+        yield Input(placeholder="filter: case id or prompt words (Enter keeps, Esc clears)",
+                    id="suite-filter")
+        with Horizontal(id="suite-body"):
+            yield DataTable(id="suite-matrix", cursor_type="row", zebra_stripes=True)
+            yield Static(id="suite-models")
+        with VerticalScroll(id="suite-summary"):
+            yield Static(id="suite-summary-text")
+        yield KeyBar(shed=("suite.retry", "suite.filter"))
+
+    def on_mount(self) -> None:
+        table = self.query_one("#suite-matrix", DataTable)
+        table.add_column("case", key="case", width=CASE_WIDTH)
+        for model in self.models:
+            # Fixed: a cell's text grows as it finishes ("✗ FAIL 2/3 0.42s").
+            table.add_column(model, key=model,
+                             width=max(CELL_WIDTH, min(len(model), 24)))
+        self.query_one("#suite-filter", Input).display = False
+        self.query_one("#suite-summary").display = False
+        self._rebuild_rows()
+        self._layout(self.size.width)
+        table.focus()
+        self.runner.start(self.prepared.todo)
+        self.set_interval(POLL_S, self._poll, name="suite-poll")
+        self._update_progress()
+        self._update_models()
+
+    def on_resize(self) -> None:
+        self._layout(self.size.width)
+        self._update_models()
+
+    def _layout(self, width: int) -> None:
+        side = width >= SIDE_MIN_WIDTH
+        body = self.query_one("#suite-body")
+        body.styles.layout = "horizontal" if side else "vertical"
+        models = self.query_one("#suite-models")
+        models.styles.width = 44 if side else "1fr"
+        models.styles.height = "1fr" if side else "auto"
+
+    # -- taking in what the run reports ------------------------------------------
+
+    def _poll(self) -> None:
+        changed: set[str] = set()
+        for kind, data in self.runner.take():
+            if kind == "start":
+                case, model, repeat = data
+                view = self.cells.get((case, model))
+                if view is not None:
+                    view.live.add(repeat)
+                    changed.add(case)
+            elif kind == "cell":
+                view = self.cells.get((data.case, data.model))
+                if view is not None:
+                    view.live.discard(data.repeat)
+                    view.results[data.repeat] = data
+                    changed.add(data.case)
+            elif kind == "end":
+                outcome, results, summary = data
+                self._ended(outcome, results, summary)
+            elif kind == "error":
+                self.problem = data
+                self.notify(f"The run stopped on an internal error: {data}",
+                            severity="error", timeout=10)
+        if changed:
+            self._refresh_rows(changed)
+            self._update_models()
+        self._update_progress()
+
+    def _ended(self, outcome: RunOutcome, results: list[CellResult],
+               summary: RunSummary) -> None:
+        self.summary, self.results = summary, results
+        self.app.suite_results = results  # type: ignore[attr-defined]  # eval --tui's status
+        prepared = self.prepared
+        from anoman_tui.report.suite_files import write_files
+
+        write_files(prepared.request, results, summary, prepared.run_id,
+                    prepared.created_at, outcome.stopped is None, outcome.stopped,
+                    lambda line: self.notify(line, severity="error", timeout=10))
+        for view in self.cells.values():
+            view.live.clear()
+        for result in results:
+            found = self.cells.get((result.case, result.model))
+            if found is not None:
+                found.results[result.repeat] = result
+        self._rebuild_rows()
+        self._update_models()
+        self._show_summary()
+        self.refresh_bindings()
+        if outcome.stopped == "interrupted":
+            self.notify(f"Stopped; continue with: anoman-tui eval --resume "
+                        f"{self.prepared.run_id} --tui", timeout=8)
+        elif outcome.stopped == "cost_limit":
+            self.notify("Stopped at the cost limit.", severity="warning", timeout=8)
+
+    # -- the matrix ---------------------------------------------------------------
+
+    def _visible(self, case_id: str) -> bool:
+        if self.only_failures and not any(self.cells[(case_id, m)].failed
+                                          for m in self.models):
+            return False
+        if self.filter_text:
+            case = self._case(case_id)
+            haystack = f"{case_id} {case.prompt if case else ''}".lower()
+            return all(word in haystack for word in self.filter_text.lower().split())
+        return True
+
+    def _case(self, case_id: str) -> Any:
+        return next((c for c in self.cases if c.id == case_id), None)
+
+    def _row(self, case_id: str) -> list[Text]:
+        case = self._case(case_id)
+        prompt = " ".join((case.prompt if case else "").split())
+        label = Text(case_id, style="bold", no_wrap=True, overflow="ellipsis")
+        label.append(f"  {prompt[:CASE_WIDTH]}", style="dim")
+        return [label, *(self.cells[(case_id, m)].text() for m in self.models)]
+
+    def _rebuild_rows(self) -> None:
+        table = self.query_one("#suite-matrix", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        self._shown_rows = [c.id for c in self.cases if self._visible(c.id)]
+        for case_id in self._shown_rows:
+            table.add_row(*self._row(case_id), key=case_id)
+        if self._shown_rows:
+            table.move_cursor(row=min(max(cursor, 0), len(self._shown_rows) - 1))
+
+    def _refresh_rows(self, cases: Iterable[str]) -> None:
+        if self.only_failures or self.filter_text:
+            self._rebuild_rows()  # a row may come or go
+            return
+        table = self.query_one("#suite-matrix", DataTable)
+        for case_id in cases:
+            for model, text in zip(self.models, self._row(case_id)[1:], strict=True):
+                with contextlib.suppress(Exception):  # a row filtered out meanwhile
+                    table.update_cell(case_id, model, text)
+
+    # -- figures ------------------------------------------------------------------
+
+    def _update_progress(self) -> None:
+        run = self.runner.run
+        total = self.prepared.total
+        done = sum(len([r for r in v.results.values() if r.status != NOT_RUN])
+                   for v in self.cells.values())
+        line = Text()
+        if self.summary is not None:
+            line.append("ended ", style="bold")
+        elif self.runner.paused:
+            line.append("PAUSED ", style="bold yellow")
+        line.append(f"done {done}/{total}")
+        if run is not None:
+            progress = run.progress
+            line.append(f" · running {progress.running}")
+            line.append(f" · failed {progress.failed}",
+                        style="bold red" if progress.failed else "")
+            if progress.waiting_s > 0:
+                line.append(f" · rate limited: waiting {progress.waiting_s:.0f} s",
+                            style="yellow")
+            eta = progress.eta_s()
+            if eta is not None and self.summary is None:
+                line.append(f" · ETA {eta:.0f} s")
+            limit = self.prepared.request.options.max_cost
+            spent = f"${progress.spent:.4f}" + ("~" if progress.cost_estimated else "")
+            line.append(f" · cost {spent}" + (f" of ${limit}" if limit is not None else ""))
+            if self.prepared.judge_slot is not None:
+                line.append(f" · judge calls {progress.judge_calls}")
+        if self.only_failures:
+            line.append(" · showing failures only", style="italic")
+        if self.filter_text:
+            line.append(f" · filter: {self.filter_text}", style="italic")
+        if self.problem:
+            line.append(f" · {self.problem}", style="bold red")
+        self.progress_line = line.plain
+        self.query_one("#suite-progress", Static).update(line)
+
+    def _update_models(self) -> None:
+        compact = self.size.width < SIDE_MIN_WIDTH  # under the matrix: a line a model
+        text = Text(no_wrap=compact, overflow="ellipsis")
+        for model in self.models:
+            results = [r for case in self.cases
+                       for r in self.cells[(case.id, model)].results.values()]
+            judged = [r for r in results if r.passed is not None]
+            passed = sum(1 for r in judged if r.passed)
+            ttfts = [r.ttft_s for r in results if r.ttft_s is not None and not r.cache_hit]
+            costs = [r.cost.usd for r in results if r.cost.usd is not None]
+            simulated = any(r.simulated for r in results)
+            text.append(model, style="bold")
+            if simulated:
+                text.append(" (simulated)", style="italic")
+            parts = []
+            if judged:
+                low, high = wilson(passed, len(judged)) or (0.0, 0.0)
+                parts.append(f"pass {passed / len(judged):.0%} [{low:.0%}–{high:.0%}] "
+                             f"of {len(judged)}")
+            else:
+                parts.append("pass —")
+            if ttfts:
+                parts.append(f"TTFT p50 {percentile(ttfts, 50) or 0:.2f} s · "
+                             f"p95 {percentile(ttfts, 95) or 0:.2f} s")
+            parts.append(f"cost ${sum(costs, 0):.4f}" if costs else "cost —")
+            if compact:
+                text.append(": " + " · ".join(parts) + "\n")
+            else:
+                text.append("".join(f"\n  {part}" for part in parts) + "\n")
+        if self.summary is not None and self.summary.ratings:
+            text.append("judge ratings\n", style="bold")
+            for rating in self.summary.ratings:
+                text.append(f"  {rating.model}: {rating.rating:.0f} "
+                            f"[{rating.ci[0]:.0f}–{rating.ci[1]:.0f}]\n")
+        self.query_one("#suite-models", Static).update(text)
+
+    def _show_summary(self) -> None:
+        from anoman_tui.report.suite_text import model_table, pair_table
+
+        summary = self.summary
+        if summary is None:
+            return
+        parts: list[Any] = [model_table(summary)]
+        if summary.pairs:
+            parts.append(pair_table(summary))
+        self.query_one("#suite-summary-text", Static).update(Group(*parts))
+        self.query_one("#suite-summary").display = True
+
+    # -- keys ---------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "pause":
+            return self.runner.running
+        if action == "retry_failed":
+            return not self.runner.running and any(v.failed for v in self.cells.values())
+        return True
+
+    def action_pause(self) -> None:
+        if self.runner.paused:
+            self.runner.resume()
+            self.notify("Resumed.", timeout=2)
+        else:
+            self.runner.pause()
+            self.notify("Paused: no new stream starts; those running go on.", timeout=3)
+        self.set_timer(0.05, self._update_progress)
+
+    def action_stop_or_back(self) -> None:
+        filter_box = self.query_one("#suite-filter", Input)
+        if filter_box.display:
+            self._close_filter(clear=True)
+            return
+        if self.runner.running:
+            now = time.monotonic()
+            if now - self._stop_asked_at < 3.0:
+                self.runner.stop()
+                self.notify("Stopping: the streams in flight are aborted; the run can be "
+                            "continued.", timeout=4)
+                return
+            self._stop_asked_at = now
+            self.notify("Esc again within 3 s stops the run (it can be continued with "
+                        f"anoman-tui eval --resume {self.prepared.run_id}).", timeout=3)
+            return
+        if self._back:
+            self.app.pop_screen()
+
+    def action_failures(self) -> None:
+        self.only_failures = not self.only_failures
+        self._rebuild_rows()
+        self._update_progress()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#suite-filter", Input)
+        box.display = True
+        box.value = self.filter_text
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "suite-filter":
+            self.filter_text = event.value.strip()
+            self._rebuild_rows()
+            self._update_progress()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "suite-filter":
+            self._close_filter(clear=False)
+
+    def _close_filter(self, *, clear: bool) -> None:
+        box = self.query_one("#suite-filter", Input)
+        if clear:
+            self.filter_text = ""
+            box.value = ""
+            self._rebuild_rows()
+        box.display = False
+        self.query_one("#suite-matrix").focus()
+        self._update_progress()
+
+    def action_retry_failed(self) -> None:
+        if self.runner.running:
+            return
+        failed = {(case, model) for (case, model), v in self.cells.items() if v.failed}
+        cells = [c for c in self.prepared.all_cells
+                 if (c.case.id, c.slot.spec) in failed
+                 and (r := self.cells[(c.case.id, c.slot.spec)].results.get(c.repeat))
+                 is not None and (r.status not in ("completed", NOT_RUN)
+                                  or r.passed is False or r.judge_errors)]
+        if not cells:
+            return
+        store = self.prepared.store
+        if store is not None:
+            with contextlib.suppress(Exception):
+                store.delete_cells(self.prepared.run_id, [c.key for c in cells])
+                store.finish_run(self.prepared.run_id, finished=False, stopped=None)
+        keys = {c.key for c in cells}
+        self.prepared.before = [r for r in self.prepared.before if r.key not in keys]
+        for cell in cells:
+            view = self.cells[(cell.case.id, cell.slot.spec)]
+            view.results.pop(cell.repeat, None)
+        self.summary = None
+        self.query_one("#suite-summary").display = False
+        self._rebuild_rows()
+        self.runner = SuiteRunner(self.prepared)
+        self.runner.start(cells)
+        self.refresh_bindings()
+        self.notify(f"Running {len(cells)} failed cells again.", timeout=3)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_case()
+
+    def action_open_case(self) -> None:
+        table = self.query_one("#suite-matrix", DataTable)
+        if not self._shown_rows or table.cursor_row < 0:
+            return
+        case_id = self._shown_rows[min(table.cursor_row, len(self._shown_rows) - 1)]
+        store = self.prepared.store
+        if store is None:
+            self.notify("This run saves nothing (no history): its answers cannot be "
+                        "opened.", severity="warning")
+            return
+        views = [self.cells[(case_id, m)] for m in self.models]
+        repeat = next((r for v in views for r in sorted(v.results)
+                       if v.results[r].comparison_id is not None), None)
+        if repeat is None:
+            self.notify(f"Case {case_id} has no answer saved yet.", timeout=3)
+            return
+        comparison_id = next(v.results[repeat].comparison_id for v in views
+                             if repeat in v.results
+                             and v.results[repeat].comparison_id is not None)
+        self.run_worker(self._open(comparison_id), exclusive=True, group="open-case")
+
+    async def _open(self, comparison_id: int | None) -> None:
+        from anoman_tui.ui.screens.record import RecordScreen
+
+        store = self.prepared.store
+        if store is None or comparison_id is None:
+            return
+        record = await asyncio.to_thread(store.get, comparison_id)
+        if record is None:
+            self.notify("That comparison is no longer in the history.", severity="warning")
+            return
+        compare = getattr(self.app, "compare", None)
+        if compare is None:
+            return
+        await self.app.push_screen(RecordScreen(record, compare))
+
+    def on_unmount(self) -> None:
+        self.runner.stop()

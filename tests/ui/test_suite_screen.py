@@ -1,0 +1,142 @@
+"""The suite screen (`eval --tui`): a real run against the local gateway, watched on the
+screen; its keys (pause, failures only, filter, open a case, stop)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from anoman_tui.config import Settings
+from anoman_tui.gateway.embedded import EmbeddedGateway
+from anoman_tui.history import HistoryStore
+from anoman_tui.suites.engine import RunOptions
+from anoman_tui.suites.loader import load_suite
+from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
+from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.screens.record import RecordScreen
+from anoman_tui.ui.screens.suite import SuiteScreen
+from tests.pilot import until
+
+SUITE = """
+name = "screen"
+models = ["anoman-lite", "qwen3-coder"]
+[[case]]
+id = "steps"
+prompt = "How do I descale a kettle?"
+[[case.assert]]
+type = "not-icontains"
+value = "zebra"
+[[case]]
+id = "zebra"
+prompt = "Tell me about kettles"
+[[case.assert]]
+type = "icontains"
+value = "zebra"
+[[case]]
+id = "plain"
+prompt = "Anything about tea"
+"""
+
+
+class Shared:
+    """The session's gateway, not stopped by the run (it is the fixtures')."""
+
+    def __init__(self, gateway: EmbeddedGateway) -> None:
+        self.base_url, self.api_key = gateway.base_url, gateway.api_key
+
+    def stop(self) -> None:
+        pass
+
+
+async def prepared(tmp_path: Path, gateway: EmbeddedGateway, store: HistoryStore,
+                   simulate: str) -> Prepared:
+    suite_file = tmp_path / "suite.toml"
+    suite_file.write_text(SUITE)
+    settings = Settings()
+    request = EvalRequest(
+        suite=load_suite(suite_file), targets=settings.all_targets(),
+        default_target=settings.default_target, endpoint=settings.endpoint,
+        options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", simulate),)))
+    # (as the command does it: before the app, which runs an event loop here)
+    return await asyncio.to_thread(prepare, request, store, lambda: Shared(gateway))
+
+
+def app_for(run: Prepared, gateway: EmbeddedGateway) -> AnomanApp:
+    return AnomanApp(Settings(theme="anoman-dark"), suite=run,  # type: ignore[call-arg]
+                     gateway_factory=lambda: gateway)
+
+
+def matrix_text(screen: SuiteScreen) -> str:
+    table = screen.query_one("#suite-matrix", DataTable)
+    return "\n".join(" ".join(str(c) for c in table.get_row_at(i))
+                     for i in range(table.row_count))
+
+
+async def test_a_run_on_the_screen_pauses_filters_opens_a_case_and_ends(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=20,tokens=40")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            # Pause at once: no new stream starts; the progress line says so.
+            await pilot.press("p")
+            await until(pilot, lambda: screen.runner.paused)
+            await until(pilot, lambda: "PAUSED" in screen.progress_line)
+            started = screen.runner.run.progress.done + screen.runner.run.progress.running \
+                if screen.runner.run else 0
+            assert started <= 2  # at most the two in flight when it paused
+            await pilot.press("p")
+            await until(pilot, lambda: screen.summary is not None, timeout=60)
+            text = matrix_text(screen)
+            # Every cell in words: passed, failed assertion, recorded without assertion.
+            assert "pass" in text and "FAIL" in text and "done" in text
+            assert "live" not in text and "wait" not in text
+            # Failures only: the zebra case alone.
+            await pilot.press("f")
+            await pilot.pause()
+            assert [r for r in screen._shown_rows] == ["zebra"]
+            await pilot.press("f")
+            # A filter by prompt words.
+            await pilot.press("slash")
+            for key in "tea":
+                await pilot.press(key)
+            await until(pilot, lambda: screen._shown_rows == ["plain"])
+            await pilot.press("enter")  # keeps the filter, back on the matrix
+            assert screen.filter_text == "tea" and screen._shown_rows == ["plain"]
+            # Enter on the row opens that case's comparison, read-only; Esc comes back.
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, RecordScreen))
+            record = app.screen
+            assert isinstance(record, RecordScreen)
+            assert record.record.prompt == "Anything about tea"
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is screen)
+        results = store.run(run.run_id)
+        assert results is not None and results.finished and len(results.results) == 6
+
+
+async def test_esc_asks_then_stops_a_run_that_can_be_continued(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        # Slow streams: the run is still going when Esc is pressed.
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=10,tokens=400")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: "live" in matrix_text(screen))
+            await pilot.press("escape")
+            await pilot.pause()
+            assert screen.runner.running  # asked, not stopped
+            await pilot.press("escape")
+            await until(pilot, lambda: screen.summary is not None, timeout=30)
+            assert app.screen is screen
+        stored = store.run(run.run_id)
+        assert stored is not None and not stored.finished
+        assert stored.stopped == "interrupted"
