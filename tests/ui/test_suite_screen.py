@@ -140,3 +140,37 @@ async def test_esc_asks_then_stops_a_run_that_can_be_continued(
         stored = store.run(run.run_id)
         assert stored is not None and not stored.finished
         assert stored.stopped == "interrupted"
+
+
+async def test_a_running_case_opens_live_and_an_aborted_pane_is_its_cells_result(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    from anoman_tui.ui.screens.suite_case import CaseScreen
+    from anoman_tui.ui.widgets.pane import ComparePane
+
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=10,tokens=200")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(160, 45)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: all(screen.cells[("steps", m)].live
+                                           for m in screen.models))
+            await pilot.pause(0.6)  # some text has streamed
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, CaseScreen))
+            case = app.screen
+            assert isinstance(case, CaseScreen)
+            panes = list(case.query(ComparePane))
+            # The text so far is there at once, and more follows.
+            await until(pilot, lambda: all(p.status == "streaming" for p in panes[:2]))
+            await until(pilot, lambda: len(panes[0].answer.text) > 0)
+            await pilot.press("f2")  # abort the second model's stream
+            await until(pilot, lambda: panes[1].status == "cancelled")
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is screen)
+            await until(pilot, lambda: 1 in screen.cells[("steps", "qwen3-coder")].results)
+            assert screen.cells[("steps", "qwen3-coder")].results[1].status == "cancelled"
+            assert "cancelled" in matrix_text(screen)
+            screen.runner.stop()
+            await until(pilot, lambda: screen.summary is not None, timeout=30)

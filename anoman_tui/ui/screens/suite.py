@@ -30,7 +30,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -38,12 +38,25 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.geometry import Size
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
 
 from anoman_tui.suites.model import NOT_RUN, CellResult
 from anoman_tui.suites.stats import percentile, wilson
+from anoman_tui.ui.render.charts import (
+    ChartStyle,
+    IntervalRow,
+    SampleRow,
+    ScatterPoint,
+    distribution_chart,
+    interval_chart,
+    percent,
+    scatter_chart,
+)
 from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
     from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
@@ -55,6 +68,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.1
 """How often the screen takes in what the run reported."""
 SIDE_MIN_WIDTH = 110
+PICTURES_ALL_WIDTH = 90
+PICTURES_ALL_HEIGHT = 30
 CASE_WIDTH = 30
 CELL_WIDTH = 17
 """Below this many columns the per-model figures go under the matrix."""
@@ -118,6 +133,80 @@ class CellView:
         return text
 
 
+class SuitePictures(Widget):
+    """The run's results as pictures (`ui/render/charts.py`), each with its figures in
+    words: per model the TTFT distribution, the pass rate with its Wilson interval, the
+    judge's rating with its interval (when there is one), and cost against pass rate.
+    Narrower than `PICTURES_ALL_WIDTH` or lower than `PICTURES_ALL_HEIGHT` (80×24), only
+    the first two. Colours are the theme's (as the scoreboard's `RatingChart`)."""
+
+    COMPONENT_CLASSES = {"suite-pictures--point", "suite-pictures--interval",
+                         "suite-pictures--axis", "suite-pictures--title"}
+    DEFAULT_CSS = """
+    SuitePictures { height: auto; padding: 0 1; }
+    SuitePictures > .suite-pictures--point { color: $accent; text-style: bold; }
+    SuitePictures > .suite-pictures--interval { color: $primary; }
+    SuitePictures > .suite-pictures--axis { color: $text-muted; }
+    SuitePictures > .suite-pictures--title { text-style: bold; }
+    """
+
+    def __init__(self, **kwargs: str) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.figures: list[tuple[str, list[CellResult], bool]] = []
+        self.ratings: list[IntervalRow] = []
+
+    def show(self, figures: list[tuple[str, list[CellResult], bool]],
+             ratings: list[IntervalRow]) -> None:
+        """Per model: (name, its results, simulated); the judge's ratings, if any."""
+        self.figures, self.ratings = figures, ratings
+        self.refresh(layout=True)
+
+    def pictures(self, width: int) -> Text:
+        width = max(30, width)
+        style = ChartStyle(
+            point=self.get_component_rich_style("suite-pictures--point"),
+            interval=self.get_component_rich_style("suite-pictures--interval"),
+            axis=self.get_component_rich_style("suite-pictures--axis"),
+            muted=self.get_component_rich_style("suite-pictures--axis"),
+            simulated=SIMULATED_STYLE)
+        title = self.get_component_rich_style("suite-pictures--title")
+        samples, rates, points = [], [], []
+        for model, results, simulated in self.figures:
+            samples.append(SampleRow(model, [r.ttft_s for r in results
+                                             if r.ttft_s is not None and not r.cache_hit],
+                                     simulated))
+            judged = [r for r in results if r.passed is not None]
+            passed = sum(1 for r in judged if r.passed)
+            interval = wilson(passed, len(judged)) if judged else None
+            rate = 100 * passed / len(judged) if judged else None
+            rates.append(IntervalRow(model, rate, interval and 100 * interval[0],
+                                     interval and 100 * interval[1], simulated))
+            costs = [float(r.cost.usd) for r in results if r.cost.usd is not None]
+            points.append(ScatterPoint(model, sum(costs) / len(costs) if costs else None,
+                                       rate, simulated))
+        parts: list[Text] = [
+            Text("TTFT per model (box p25–p75, whiskers p5–p95, ● median)", style=title),
+            distribution_chart(samples, width, style=style),
+            Text("Pass rate with its 95% Wilson interval", style=title),
+            interval_chart(rates, width, fmt=percent, lo=0, hi=100, style=style),
+        ]
+        screen = self.screen.size if self.is_mounted else None
+        if width >= PICTURES_ALL_WIDTH and (screen is None
+                                            or screen.height >= PICTURES_ALL_HEIGHT):
+            if self.ratings:
+                parts += [Text("Judge rating with its 95% bootstrap interval", style=title),
+                          interval_chart(self.ratings, width, style=style)]
+            parts += [Text("Cost per answer against pass rate", style=title),
+                      scatter_chart(points, width, 8, style=style)]
+        return Text("\n").join(parts)
+
+    def render(self) -> Text:
+        return self.pictures(self.content_size.width) if self.figures else Text()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.pictures(width).plain.split("\n")) if self.figures else 0
+
+
 class SuiteRunner:
     """A prepared run on a thread and event loop of its own; what it reports is queued
     for the screen (`take()`), and the screen's keys reach it thread-safely."""
@@ -130,6 +219,11 @@ class SuiteRunner:
         self._reports: deque[tuple[str, Any]] = deque()
         self.running = False
         self.outcome: RunOutcome | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The run's event loop, once it runs."""
+        return self._loop
 
     def start(self, todo: list[Cell]) -> None:
         if self.running:
@@ -250,6 +344,7 @@ class SuiteScreen(Screen[None]):
             yield Static(id="suite-models")
         with VerticalScroll(id="suite-summary"):
             yield Static(id="suite-summary-text")
+            yield SuitePictures(id="suite-pictures")
         yield KeyBar(shed=("suite.retry", "suite.filter"))
 
     def on_mount(self) -> None:
@@ -462,6 +557,15 @@ class SuiteScreen(Screen[None]):
         if summary.pairs:
             parts.append(pair_table(summary))
         self.query_one("#suite-summary-text", Static).update(Group(*parts))
+        figures = []
+        for model in self.models:
+            results = [r for case in self.cases
+                       for r in self.cells[(case.id, model)].results.values()]
+            figures.append((model, results, any(r.simulated for r in results)))
+        simulated = {m for m, _, sim in figures if sim}
+        ratings = [IntervalRow(r.model, r.rating, r.ci[0], r.ci[1], r.model in simulated)
+                   for r in summary.ratings]
+        self.query_one(SuitePictures).show(figures, ratings)
         self.query_one("#suite-summary").display = True
 
     # -- keys ---------------------------------------------------------------------
@@ -571,15 +675,22 @@ class SuiteScreen(Screen[None]):
             return
         case_id = self._shown_rows[min(table.cursor_row, len(self._shown_rows) - 1)]
         store = self.prepared.store
+        run = self.runner.run
+        slots = self.prepared.slots[:3]  # the compare screen's three panes
+        views = [self.cells[(case_id, slot.spec)] for slot in slots]
+        live_repeat = next((r for v in views for r in sorted(v.live)), None)
+        if live_repeat is not None and run is not None and self.runner.loop is not None:
+            self.run_worker(self._open_live(case_id, live_repeat), exclusive=True,
+                            group="open-case")
+            return
         if store is None:
             self.notify("This run saves nothing (no history): its answers cannot be "
-                        "opened.", severity="warning")
+                        "opened once they have ended.", severity="warning")
             return
-        views = [self.cells[(case_id, m)] for m in self.models]
         repeat = next((r for v in views for r in sorted(v.results)
                        if v.results[r].comparison_id is not None), None)
         if repeat is None:
-            self.notify(f"Case {case_id} has no answer saved yet.", timeout=3)
+            self.notify(f"Case {case_id} has no answer yet.", timeout=3)
             return
         comparison_id = next(v.results[repeat].comparison_id for v in views
                              if repeat in v.results
@@ -600,6 +711,42 @@ class SuiteScreen(Screen[None]):
         if compare is None:
             return
         await self.app.push_screen(RecordScreen(record, compare))
+
+    async def _open_live(self, case_id: str, repeat: int) -> None:
+        """The case's (case, repeat) on three panes: live where its cells stream."""
+        from anoman_tui.history import ComparisonRecord
+        from anoman_tui.ui.screens.suite_case import CaseScreen, LiveStream, waiting_pane
+
+        run, loop, store = self.runner.run, self.runner.loop, self.prepared.store
+        compare = getattr(self.app, "compare", None)
+        if run is None or loop is None or compare is None:
+            return
+        case = self._case(case_id)
+        saved_record = None
+        if store is not None:
+            comparison_id = await asyncio.to_thread(
+                store.run_comparison, self.prepared.run_id, case_id, repeat)
+            if comparison_id is not None:
+                saved_record = await asyncio.to_thread(store.get, comparison_id)
+        saved = {p.pane: p for p in saved_record.panes} if saved_record else {}
+        panes, streams = [], {}
+        for index, slot in enumerate(self.prepared.slots[:3], start=1):
+            stream = run.live.get((case_id, slot.spec, repeat))
+            if stream is not None:
+                streams[index] = LiveStream(stream, loop)
+            pane = saved.get(slot.pane) if stream is None else None
+            if pane is not None:
+                panes.append(replace(pane, pane=index))
+            else:
+                panes.append(waiting_pane(index, slot.model, slot.connection.base_url,
+                                          slot.endpoint, slot.simulated))
+        record = ComparisonRecord(
+            prompt=case.prompt if case else "", panes=tuple(panes),
+            system_prompt=self.prepared.request.suite.system or "",
+            created_at=time.time(), source="eval", suite_run=self.prepared.run_id)
+        title = f"case {case_id}" + (f" · repeat {repeat}" if self.cells[
+            (case_id, self.models[0])].repeats > 1 else "")
+        await self.app.push_screen(CaseScreen(record, compare, streams, title))
 
     def on_unmount(self) -> None:
         self.runner.stop()
