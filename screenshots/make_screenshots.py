@@ -34,7 +34,8 @@ HERE = Path(__file__).resolve().parent
 SIZE = (150, 42)
 NAMES = ("idle.svg", "streaming.svg", "diff.svg", "mixed-outcomes.svg",
          "guardrail-block.svg", "history.svg", "replay.svg", "rerun.svg", "arena.svg",
-         "scoreboard.svg", "light-theme.svg")
+         "scoreboard.svg", "suite.svg", "suite-case.svg", "suite-summary.svg",
+         "light-theme.svg")
 FONT_STACK = '"DejaVu Sans Mono", "Menlo", "Consolas", "Liberation Mono", monospace'
 
 # Rich's SVG geometry (rich.console.Console.export_svg): a cell is 0.61 em wide, a line
@@ -163,6 +164,75 @@ def private_config(tmp: Path) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+SUITE = """
+name = "support answers"
+models = ["claude-sonnet-4-6", "anoman-lite", "deepseek-r1"]
+concurrency = 6
+""" + "".join(f"""
+[[case]]
+id = "{case_id}"
+prompt = "{prompt}"
+[[case.assert]]
+type = "icontains"
+value = "{word}"
+""" for case_id, prompt, word in (
+    ("refund", "How do I get a refund for a broken kettle?", "refund"),
+    ("pool", "How should I size a Postgres connection pool?", "pool"),
+    ("retry", "Write a Python function that retries with backoff", "def"),
+    ("mutex", "Explain what a mutex protects", "lock"),
+    ("btree", "What is a B-tree for?", "tree"),
+    ("slowstart", "Explain TCP slow start", "window"),
+))
+
+
+async def suite_shots(app: Any, pilot: Any, gateway: Any, tmp: Path, out: Path,
+                      until: Any) -> None:
+    from anoman_tui.config import Settings
+    from anoman_tui.history import HistoryStore
+    from anoman_tui.suites.engine import RunOptions
+    from anoman_tui.suites.loader import load_suite
+    from anoman_tui.suites.prepare import EvalRequest, prepare
+    from anoman_tui.ui.screens.suite import SuiteScreen
+
+    class Shared:  # the screenshots' gateway, left running for the rest of them
+        base_url, api_key = gateway.base_url, gateway.api_key
+
+        def stop(self) -> None:
+            pass
+
+    suite_file = tmp / "suite.toml"
+    suite_file.write_text(SUITE, encoding="utf-8")
+    settings = Settings()
+    request = EvalRequest(
+        suite=load_suite(suite_file), targets=settings.all_targets(),
+        default_target=settings.default_target, endpoint=settings.endpoint,
+        options=RunOptions(concurrency=6, headers=(
+            ("X-Anoman-Simulate", "ttft=0.3,rate=30,tokens=150"),)))
+    store = HistoryStore.open(tmp / "suite-history.sqlite3")
+    prepared = await asyncio.to_thread(prepare, request, store, Shared)
+    screen = SuiteScreen(prepared)
+    await app.push_screen(screen)
+    await until(pilot, lambda: sum(bool(v.live) for v in screen.cells.values()) >= 3
+                and any(v.results for v in screen.cells.values()), timeout=60)
+    await pilot.pause(0.3)
+    save(app, out / "suite.svg")
+    table = screen.query_one("#suite-matrix")
+    row = next(i for i, case_id in enumerate(screen._shown_rows)
+               if any(screen.cells[(case_id, m)].live for m in screen.models))
+    table.move_cursor(row=row)
+    await pilot.press("enter")
+    await until(pilot, lambda: app.screen is not screen)
+    await pilot.pause(1.0)
+    save(app, out / "suite-case.svg")
+    await pilot.press("escape")
+    await until(pilot, lambda: screen.summary is not None, timeout=90)
+    await pilot.pause(0.5)
+    save(app, out / "suite-summary.svg")
+    await pilot.press("escape")
+    await until(pilot, lambda: app.screen is app.compare)
+    store.close()
 
 
 async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
@@ -315,6 +385,10 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                 await pilot.press("escape")
                 await pilot.press("escape")
                 await until(pilot, lambda: app.screen is app.compare)
+
+                # A suite run on the suite screen: the matrix while it runs, a running
+                # case opened live, then the summary and its pictures.
+                await suite_shots(app, pilot, gateway, tmp, out, until)
 
                 app.theme = "anoman-light"
                 await pilot.press("ctrl+n")

@@ -87,9 +87,14 @@ async def test_a_run_on_the_screen_pauses_filters_opens_a_case_and_ends(
             await pilot.press("p")
             await until(pilot, lambda: screen.runner.paused)
             await until(pilot, lambda: "PAUSED" in screen.progress_line)
-            started = screen.runner.run.progress.done + screen.runner.run.progress.running \
-                if screen.runner.run else 0
-            assert started <= 2  # at most the two in flight when it paused
+            progress = screen.runner.run.progress if screen.runner.run else None
+            assert progress is not None
+            # Those in flight end; then nothing more starts while paused.
+            await until(pilot, lambda: progress.running == 0)
+            settled_at = progress.done
+            assert settled_at < 6
+            await pilot.pause(0.5)
+            assert progress.running == 0 and progress.done == settled_at
             await pilot.press("p")
             await until(pilot, lambda: screen.summary is not None, timeout=60)
             text = matrix_text(screen)

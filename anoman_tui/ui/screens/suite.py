@@ -343,8 +343,8 @@ class SuiteScreen(Screen[None]):
             yield DataTable(id="suite-matrix", cursor_type="row", zebra_stripes=True)
             yield Static(id="suite-models")
         with VerticalScroll(id="suite-summary"):
-            yield Static(id="suite-summary-text")
             yield SuitePictures(id="suite-pictures")
+            yield Static(id="suite-summary-text")
         yield KeyBar(shed=("suite.retry", "suite.filter"))
 
     def on_mount(self) -> None:
@@ -566,6 +566,8 @@ class SuiteScreen(Screen[None]):
         ratings = [IntervalRow(r.model, r.rating, r.ci[0], r.ci[1], r.model in simulated)
                    for r in summary.ratings]
         self.query_one(SuitePictures).show(figures, ratings)
+        # Ended: the summary takes most of the screen; the matrix stays above it.
+        self.query_one("#suite-summary").styles.max_height = "70%"
         self.query_one("#suite-summary").display = True
 
     # -- keys ---------------------------------------------------------------------
