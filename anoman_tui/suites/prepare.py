@@ -17,9 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from anoman_tui.history import HistoryStore, HistoryUnavailable
+
+if TYPE_CHECKING:
+    from anoman_tui.config import Settings
 from anoman_tui.streaming import EndpointFormat
 from anoman_tui.suites.engine import (
     Cell,
@@ -91,6 +94,47 @@ class LocalServer(Protocol):
     def api_key(self) -> str: ...
 
     def stop(self) -> None: ...
+
+
+def plain_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
+                  stored: dict[str, object] | None = None) -> EvalRequest:
+    """The request `anoman-tui eval` makes without flags: the suite's own concurrency and
+    cost limit (or, continuing run `run_id`, what the run stored), the settings' targets,
+    idle timeout and recording (the app's Ctrl+P → *Run a suite…* and the history)."""
+    stored = stored or {}
+
+    def chosen(key: str, default: object) -> object:
+        value = stored.get(key)
+        return default if value is None else value
+
+    concurrency = int(str(chosen("concurrency", suite.concurrency)))
+    max_cost_value = chosen("max_cost", suite.max_cost)
+    max_cost = None if max_cost_value is None else Decimal(str(max_cost_value))
+    record = bool(chosen("record", settings.record))
+    idle_timeout = float(str(chosen("idle_timeout", settings.idle_timeout)))
+    raw_headers = stored.get("headers")
+    headers = tuple((str(h[0]), str(h[1])) for h in raw_headers
+                    if isinstance(h, list) and len(h) == 2) \
+        if isinstance(raw_headers, list) else ()
+    retries = int(str(chosen("retries", 2)))
+    allow_self_judge = bool(chosen("allow_self_judge", False))
+    targets = settings.all_targets()
+    options = RunOptions(
+        concurrency=concurrency, retries=retries, max_cost=max_cost,
+        idle_timeout=idle_timeout,
+        record_limit=int(settings.record_limit_mb * 1_000_000) if record else None,
+        target_limits={name: t.max_concurrency for name, t in targets.items()
+                       if t.max_concurrency is not None},
+        headers=headers)
+    return EvalRequest(
+        suite=suite, targets=targets, default_target=settings.default_target,
+        endpoint=settings.endpoint, options=options, run_id=run_id,
+        allow_self_judge=allow_self_judge,
+        settings={"concurrency": concurrency, "retries": retries,
+                  "max_cost": None if max_cost is None else str(max_cost),
+                  "min_pass_rate": None, "record": record, "idle_timeout": idle_timeout,
+                  "headers": [list(h) for h in headers],
+                  "allow_self_judge": allow_self_judge})
 
 
 def resolve_models(request: EvalRequest, start_local: Callable[[], LocalServer]

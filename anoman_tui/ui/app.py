@@ -394,6 +394,31 @@ class AnomanApp(App[None]):
             if command.title in TEXTUAL_COMMANDS_KEPT:
                 yield command
 
+    def action_run_suite(self) -> None:
+        """Ctrl+P → *Run a suite…*: a path (completed as typed), then the suite screen."""
+        from pathlib import Path
+
+        from anoman_tui.ui.screens.suite_open import PathSuggester, check_suite_path, open_suite
+        from anoman_tui.ui.screens.text_input import TextInputScreen
+
+        def chosen(text: str | None) -> None:
+            if text:
+                self.run_worker(open_suite(self, self.settings, self.history,
+                                           path=Path(text).expanduser()),
+                                group="suite", exit_on_error=False)
+
+        self.push_screen(TextInputScreen(
+            "Run a suite", placeholder="examples/support-suite.toml",
+            help="a suite file or a promptfoo config · → completes · Enter run · Esc cancel",
+            check=check_suite_path, suggester=PathSuggester()), chosen)
+
+    def open_suite_run(self, run_id: str) -> None:
+        """A suite run from the history, on the suite screen (continued if stopped)."""
+        from anoman_tui.ui.screens.suite_open import open_suite
+
+        self.run_worker(open_suite(self, self.settings, self.history, run_id=run_id),
+                        group="suite", exit_on_error=False)
+
     def action_arena(self) -> None:
         """Blind rounds over the compare screen (which stays as it was)."""
         if self.compare.base_url is None:

@@ -179,3 +179,69 @@ async def test_a_running_case_opens_live_and_an_aborted_pane_is_its_cells_result
             assert "cancelled" in matrix_text(screen)
             screen.runner.stop()
             await until(pilot, lambda: screen.summary is not None, timeout=30)
+
+
+async def test_the_history_lists_suite_runs_and_reopens_one_on_the_screen(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    from textual.widgets import OptionList
+
+    from anoman_tui.history import default_path
+    from anoman_tui.ui.screens.history import HistoryScreen
+
+    with HistoryStore.open(default_path()) as store:  # the app's own history
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.01,rate=2000,tokens=20")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            first = app.screen
+            assert isinstance(first, SuiteScreen)
+            await until(pilot, lambda: first.summary is not None, timeout=60)
+            await pilot.press("escape")  # ended: back to the compare screen
+            await until(pilot, lambda: app.screen is app.compare)
+            await until(pilot, lambda: app.history is not None)
+            await pilot.press("f6")
+            await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+            history = app.screen
+            for key in "screen":  # the suite's name
+                await pilot.press(key)
+            options = history.query_one(OptionList)
+            await until(pilot, lambda: options.option_count >= 1 and str(
+                options.get_option_at_index(0).id) == f"run:{run.run_id}")
+            assert "SUITE" in str(options.get_option_at_index(0).prompt)
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen)
+                        and app.screen is not first, timeout=30)
+            again = app.screen
+            assert isinstance(again, SuiteScreen)
+            await until(pilot, lambda: again.summary is not None, timeout=30)
+            # The finished run, as it ended: every cell, nothing run again.
+            assert again.prepared.todo == [] and "wait" not in matrix_text(again)
+            await pilot.press("escape")
+
+
+async def test_the_palette_runs_a_suite_file_with_its_path_completed(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    from anoman_tui.ui.screens.suite_open import PathSuggester, check_suite_path
+
+    suite_file = tmp_path / "my-suite.toml"
+    suite_file.write_text(SUITE)
+    (tmp_path / "notes.txt").write_text("not a suite")
+    suggester = PathSuggester()
+    assert await suggester.get_suggestion(str(tmp_path / "my-")) == str(suite_file)
+    assert await suggester.get_suggestion(str(tmp_path / "no")) is None  # .txt: not offered
+    assert check_suite_path(str(tmp_path / "missing.toml")) is not None
+    assert check_suite_path(str(suite_file)) is None
+    app = AnomanApp(Settings(theme="anoman-dark"), gateway_factory=lambda: ui_gateway)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.compare.base_url is not None)
+        app.action_run_suite()
+        await pilot.pause()
+        for key in str(suite_file):
+            await pilot.press(key if key != "/" else "slash")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SuiteScreen), timeout=30)
+        screen = app.screen
+        assert isinstance(screen, SuiteScreen)
+        assert screen.prepared.request.suite.name == "screen"
+        screen.runner.stop()
+        await until(pilot, lambda: screen.summary is not None, timeout=30)

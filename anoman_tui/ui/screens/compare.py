@@ -892,6 +892,9 @@ class CompareScreen(Screen[None]):
                                     "blind ones", partial(self.sighted_vote, pane.index))
         yield SystemCommand("History", "every saved comparison: reopen, re-run, continue, "
                             "export", self.services.action_history)
+        yield SystemCommand("Run a suite…", "a suite file (.toml) or a promptfoo config, "
+                            "on the suite screen",
+                            lambda: self.run_action("app.run_suite"))
         yield SystemCommand("Export this comparison",
                             "Markdown, HTML, JSON, or an SVG screenshot of the screen",
                             self.action_export)

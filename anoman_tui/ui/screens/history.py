@@ -4,7 +4,9 @@ The list reads the history a page at a time (`HistoryStore.recent`, keyset pagin
 id), in a thread so that SQLite never blocks a frame; typing in the filter box runs a
 full-text search by prompt and model (each word a prefix), the newest query winning.
 Enter reopens a comparison read-only (`RecordScreen`); Ctrl+S exports the highlighted one;
-Ctrl+R replays a recorded one (marked ⏺).
+Ctrl+R replays a recorded one (marked ⏺). The newest suite runs are listed first,
+marked SUITE (found by the suite's name or run id too); Enter reopens one on the suite
+screen.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
         HistoryStore,
         ListedComparison,
         ListedPane,
+        RunListing,
     )
 
 PAGE = 50
@@ -83,6 +86,29 @@ def record_option(record: ListedComparison, width: int = 200) -> Option:
     return Option(Text("\n").join(lines), id=str(record.id))
 
 
+RUNS_LISTED = 20
+"""Suite runs listed above the comparisons (the newest; `anoman-tui runs` lists them all)."""
+
+
+def run_option(run: RunListing, width: int = 200) -> Option:
+    """A suite run, marked as one: `SUITE name · run id · time`, then its counts."""
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append("SUITE ", style="bold reverse")
+    head.append(f" {run.name}", style="bold")
+    head.append(f"  {run.run_id}  {when(run.created_at)}", style="dim")
+    state = "finished" if run.finished else (run.stopped or "not finished")
+    counts = Text(f"   {run.results}/{run.cells} cells · {len(run.models)} models · "
+                  f"passed {run.passed} of {run.judged} judged · failed streams "
+                  f"{run.failed} · {state}", no_wrap=True, overflow="ellipsis", style="dim")
+    return Option(Text("\n").join([head, counts]), id=f"run:{run.run_id}")
+
+
+def run_matches(run: RunListing, search: str) -> bool:
+    """Every word of `search` is in the run's name or id (any case)."""
+    haystack = f"{run.name} {run.run_id}".lower()
+    return all(word in haystack for word in search.lower().split())
+
+
 class HistoryScreen(Screen[None]):
     """The saved comparisons. Enter opens one, Ctrl+S exports it, Esc goes back."""
 
@@ -107,6 +133,7 @@ class HistoryScreen(Screen[None]):
         """The app's compare screen: where re-run and continue take a comparison."""
         self.search = ""
         self._records: dict[int, ListedComparison] = {}  # those listed, in order
+        self._runs: list[RunListing] = []  # suite runs, listed first
         self._oldest: int | None = None  # id of the last one listed: the next page is older
         self._more = False
         self._loading_more = False
@@ -142,12 +169,14 @@ class HistoryScreen(Screen[None]):
 
         try:
             records = await asyncio.to_thread(self.store.listing, PAGE, search or None)
+            runs = await asyncio.to_thread(self.store.runs, RUNS_LISTED)
         except HistoryUnavailable as exc:
             self._say(Text(f"Could not read the history: {exc.reason}", style="bold"))
             return
         if search != self.search:
             return  # typed on while this ran: the newer query shows its own results
         self._records = {r.id: r for r in records}
+        self._runs = [r for r in runs if run_matches(r, search)]
         self._fill(0)
         self._oldest = records[-1].id if records else None
         self._more = len(records) == PAGE
@@ -164,22 +193,29 @@ class HistoryScreen(Screen[None]):
         options = self.query_one(OptionList)
         width = self._width()
         self._drawn_width = width
-        options.set_options([record_option(r, width) for r in self._records.values()])
-        if self._records and highlighted is not None:
-            options.highlighted = min(highlighted, len(self._records) - 1)
+        options.set_options([*(run_option(r, width) for r in self._runs),
+                             *(record_option(r, width) for r in self._records.values())])
+        if options.option_count and highlighted is not None:
+            options.highlighted = min(highlighted, options.option_count - 1)
 
     def on_resize(self) -> None:
-        if self._records and self._width() != self._drawn_width:
+        if (self._records or self._runs) and self._width() != self._drawn_width:
             self._fill(self.query_one(OptionList).highlighted)
 
     def _show_count(self) -> None:
         count = len(self._records)
         more = "+" if self._more else ""
-        if count:
+        if self._runs and not count:
+            self._say(f"{len(self._runs)} suite run{'s' if len(self._runs) != 1 else ''}"
+                      f"{f' matching “{self.search}”' if self.search else ''} · Enter "
+                      "opens one on the suite screen")
+        elif count:
             what = f"{count}{more} comparison{'s' if count != 1 or more else ''}"
             replay = " · ⏺ recorded: Ctrl+R replay" if any(
                 r.recorded for r in self._records.values()) else ""
-            self._say(f"{what}{f' matching “{self.search}”' if self.search else ''}, "
+            runs = f"{len(self._runs)} suite run{'s' if len(self._runs) != 1 else ''} and " \
+                if self._runs else ""
+            self._say(f"{runs}{what}{f' matching “{self.search}”' if self.search else ''}, "
                       f"newest first · Enter open · Ctrl+S export{replay}")
         elif self.search:
             self._say(f"Nothing matches “{self.search}” (a prompt's words or a model's name).")
@@ -194,7 +230,17 @@ class HistoryScreen(Screen[None]):
         if options.highlighted is None or not options.option_count:
             return None
         option = options.get_option_at_index(options.highlighted)
+        if (option.id or "").startswith("run:"):
+            return None
         return self._records.get(int(option.id or 0))
+
+    def _highlighted_run(self) -> str | None:
+        """The run id of the highlighted suite run, if a run is highlighted."""
+        options = self.query_one(OptionList)
+        if options.highlighted is None or not options.option_count:
+            return None
+        option_id = options.get_option_at_index(options.highlighted).id or ""
+        return option_id[4:] if option_id.startswith("run:") else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "replay":
@@ -242,8 +288,13 @@ class HistoryScreen(Screen[None]):
             self.notify("No comparison is highlighted.", timeout=2)
             return None
         option = options.get_option_at_index(options.highlighted)
+        option_id = option.id or ""
+        if option_id.startswith("run:"):
+            self.notify("A suite run: Enter opens it on the suite screen; its reports: "
+                        f"anoman-tui runs show {option_id[4:]} --html FILE", timeout=5)
+            return None
         try:
-            record = await asyncio.to_thread(self.store.get, int(option.id or 0))
+            record = await self.to_thread_get(int(option.id or 0))
         except HistoryUnavailable as exc:
             self.notify(f"Could not read it: {exc.reason}.", severity="error", timeout=6)
             return None
@@ -269,8 +320,17 @@ class HistoryScreen(Screen[None]):
         event.stop()
         self.action_open()
 
+    async def to_thread_get(self, comparison_id: int) -> ComparisonRecord | None:
+        return await asyncio.to_thread(self.store.get, comparison_id)
+
     @work(exclusive=True, group="history-open", exit_on_error=False)
     async def action_open(self) -> None:
+        run_id = self._highlighted_run()
+        if run_id is not None:
+            open_run = getattr(self.app, "open_suite_run", None)
+            if open_run is not None:
+                open_run(run_id)
+            return
         record = await self.highlighted_record()
         if record is not None:
             self.app.push_screen(RecordScreen(record, self.live))

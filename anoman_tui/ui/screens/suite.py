@@ -304,9 +304,13 @@ class SuiteScreen(Screen[None]):
         Binding("r", "retry_failed", "Retry failed", id="suite.retry"),
     ]
 
-    def __init__(self, prepared: Prepared, *, back: bool = True) -> None:
+    def __init__(self, prepared: Prepared, *, back: bool = True,
+                 stop_gateway: bool = False) -> None:
+        """`stop_gateway`: the local gateway `prepared` started is this screen's, stopped
+        when it closes (opened from the app; `eval --tui` stops its own)."""
         super().__init__(id="suite")
         self.prepared = prepared
+        self._stop_gateway = stop_gateway
         self.runner = SuiteRunner(prepared)
         self._back = back
         suite = prepared.request.suite
@@ -752,3 +756,11 @@ class SuiteScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self.runner.stop()
+        if self._stop_gateway:
+            prepared = self.prepared
+
+            def stop() -> None:
+                self.runner.join()
+                prepared.stop()
+
+            threading.Thread(target=stop, name="anoman-suite-stop", daemon=True).start()

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.suggester import Suggester
 from textual.widgets import Input, Label
 
 
@@ -31,6 +32,7 @@ class TextInputScreen(ModalScreen[str | None]):
         help: str = "Enter accept · Esc cancel",
         password: bool = False,
         check: Callable[[str], str | None] | None = None,
+        suggester: Suggester | None = None,
     ) -> None:
         super().__init__(classes="dialog-screen")
         self._title = title
@@ -39,12 +41,13 @@ class TextInputScreen(ModalScreen[str | None]):
         self._help = help
         self._password = password
         self._check = check
+        self._suggester = suggester  # completion as you type (→ accepts it)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self._title, classes="dialog-title")
             yield Input(self._value, placeholder=self._placeholder, password=self._password,
-                        id="text-input")
+                        id="text-input", suggester=self._suggester)
             yield Label("", id="text-input-error", classes="dialog-error")
             yield Label(self._help, classes="dialog-help")
 
