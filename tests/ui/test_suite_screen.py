@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
 from anoman_tui.config import Settings
@@ -245,3 +246,40 @@ async def test_the_palette_runs_a_suite_file_with_its_path_completed(
         assert screen.prepared.request.suite.name == "screen"
         screen.runner.stop()
         await until(pilot, lambda: screen.summary is not None, timeout=30)
+
+
+async def test_ctrl_s_writes_the_runs_report_in_each_format(
+        tmp_path: Path, ui_gateway: EmbeddedGateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import xml.etree.ElementTree as ET
+
+    from anoman_tui.ui.screens.pickers import ChoiceScreen
+
+    monkeypatch.chdir(tmp_path)
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.01,rate=2000,tokens=20")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: screen.summary is not None, timeout=60)
+            for downs, ending in ((0, "html"), (1, "json"), (2, "junit.xml"), (3, "md"),
+                                  (4, "svg")):
+                await pilot.press("ctrl+s")
+                await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+                for _ in range(downs):
+                    await pilot.press("down")
+                await pilot.press("enter")
+                written = tmp_path / f"{run.run_id}.{ending}"
+                await until(pilot, lambda w=written: w.exists() and w.stat().st_size > 0)
+                assert app.screen is screen
+    html = (tmp_path / f"{run.run_id}.html").read_text()
+    assert "<html" in html.lower() and "zebra" in html
+    document = json.loads((tmp_path / f"{run.run_id}.json").read_text())
+    assert document["run_id"] == run.run_id and len(document["results"]) == 6
+    junit = ET.parse(tmp_path / f"{run.run_id}.junit.xml").getroot()
+    assert junit.tag == "testsuites"
+    markdown = (tmp_path / f"{run.run_id}.md").read_text()
+    assert "## Per model" in markdown and "## Failed (2)" in markdown
+    assert "<svg" in (tmp_path / f"{run.run_id}.svg").read_text()

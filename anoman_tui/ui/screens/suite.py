@@ -31,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -302,6 +303,7 @@ class SuiteScreen(Screen[None]):
         Binding("f", "failures", "Failures only", id="suite.failures"),
         Binding("slash", "filter", "Filter", id="suite.filter", key_display="/"),
         Binding("r", "retry_failed", "Retry failed", id="suite.retry"),
+        Binding("ctrl+s", "export", "Export", id="suite.export", priority=True),
     ]
 
     def __init__(self, prepared: Prepared, *, back: bool = True,
@@ -579,9 +581,82 @@ class SuiteScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pause":
             return self.runner.running
+        if action == "export":
+            return True
         if action == "retry_failed":
             return not self.runner.running and any(v.failed for v in self.cells.values())
         return True
+
+    def action_export(self) -> None:
+        """The run's report (HTML, JSON, JUnit, Markdown; once it has ended) or an SVG
+        screenshot, to a file named after the run in the current directory."""
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
+        svg = self.app.export_screenshot()  # the screen as it is, before the dialog
+        options: list[tuple[str, Text | str]] = [("svg", "SVG screenshot · the screen now")]
+        if self.summary is not None:
+            options = [("html", "HTML · the self-contained report"),
+                       ("json", "JSON · the eval --json document"),
+                       ("junit", "JUnit XML · a testcase per case, model and repeat"),
+                       ("md", "Markdown · the summary and the failed cells"), *options]
+
+        def chosen(fmt: str | None) -> None:
+            if fmt is not None:
+                self.run_worker(self._export(fmt, svg), group="suite-export",
+                                exit_on_error=False)
+
+        self.app.push_screen(ChoiceScreen("Export the run as", options,
+                                          options[0][0]), chosen)
+
+    async def _export(self, fmt: str, svg: str) -> None:
+        prepared, summary = self.prepared, self.summary
+        ending = {"junit": "junit.xml", "md": "md"}.get(fmt, fmt)
+        path = Path.cwd() / f"{prepared.run_id}.{ending}"
+        n = 2
+        while path.exists():
+            path = Path.cwd() / f"{prepared.run_id}-{n}.{ending}"
+            n += 1
+
+        def content() -> bytes:
+            if fmt == "svg" or summary is None:
+                return svg.encode()
+            request, results = prepared.request, self.results
+            finished = self.runner.outcome is None or self.runner.outcome.stopped is None
+            stopped = self.runner.outcome.stopped if self.runner.outcome else None
+            if fmt == "html":
+                from anoman_tui.report.suite_html import suite_html
+
+                return suite_html(suite=request.suite, results=results, summary=summary,
+                                  run_id=prepared.run_id, created_at=prepared.created_at,
+                                  finished=finished, stopped=stopped).encode()
+            if fmt == "json":
+                import json
+
+                from anoman_tui.report.suite_json import run_json
+
+                return json.dumps(run_json(
+                    run_id=prepared.run_id, suite=request.suite, results=results,
+                    summary=summary, finished=finished, stopped=stopped,
+                    skipped=request.suite.skipped), ensure_ascii=False).encode()
+            if fmt == "junit":
+                from anoman_tui.report.suite_junit import junit_xml
+
+                return junit_xml(suite=request.suite, results=results,
+                                 run_id=prepared.run_id)
+            from anoman_tui.report.suite_markdown import suite_markdown
+
+            return suite_markdown(suite=request.suite, results=results, summary=summary,
+                                  run_id=prepared.run_id, created_at=prepared.created_at,
+                                  finished=finished, stopped=stopped).encode()
+
+        try:
+            data = await asyncio.to_thread(content)
+            await asyncio.to_thread(path.write_bytes, data)
+        except OSError as exc:
+            self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error",
+                        timeout=8)
+            return
+        self.notify(f"Written: {path}", title="Export", timeout=6)
 
     def action_pause(self) -> None:
         if self.runner.paused:
