@@ -283,3 +283,42 @@ async def test_ctrl_s_writes_the_runs_report_in_each_format(
     markdown = (tmp_path / f"{run.run_id}.md").read_text()
     assert "## Per model" in markdown and "## Failed (2)" in markdown
     assert "<svg" in (tmp_path / f"{run.run_id}.svg").read_text()
+
+
+async def test_with_four_models_a_case_opens_with_the_three_chosen(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    from anoman_tui.ui.screens.pickers import ChoiceScreen
+    from anoman_tui.ui.screens.record import RecordScreen
+
+    four = SUITE.replace('models = ["anoman-lite", "qwen3-coder"]',
+                         'models = ["anoman-lite", "qwen3-coder", "claude-sonnet-4-6", '
+                         '"deepseek-r1"]')
+    (tmp_path / "four").mkdir()
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        suite_file = tmp_path / "four" / "suite.toml"
+        suite_file.write_text(four)
+        settings = Settings()
+        request = EvalRequest(
+            suite=load_suite(suite_file), targets=settings.all_targets(),
+            default_target=settings.default_target, endpoint=settings.endpoint,
+            options=RunOptions(concurrency=4, headers=(
+                ("X-Anoman-Simulate", "ttft=0.01,rate=2000,tokens=20"),)))
+        run = await asyncio.to_thread(prepare, request, store, lambda: Shared(ui_gateway))
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: screen.summary is not None, timeout=60)
+            await pilot.press("m")
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            await pilot.press("down")  # the second trio: 1st, 2nd and 4th models
+            await pilot.press("enter")
+            await until(pilot, lambda: app.screen is screen)
+            assert screen.case_slots == [0, 1, 3]
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, RecordScreen))
+            record = app.screen
+            assert isinstance(record, RecordScreen)
+            assert [p.model for p in record.record.panes] == [
+                "anoman-lite", "qwen3-coder", "deepseek-r1"]

@@ -304,6 +304,8 @@ class SuiteScreen(Screen[None]):
         Binding("slash", "filter", "Filter", id="suite.filter", key_display="/"),
         Binding("r", "retry_failed", "Retry failed", id="suite.retry"),
         Binding("ctrl+s", "export", "Export", id="suite.export", priority=True),
+        # Shown only with more than three models: which three a case opens with.
+        Binding("m", "case_models", "Case models", id="suite.models"),
     ]
 
     def __init__(self, prepared: Prepared, *, back: bool = True,
@@ -325,6 +327,9 @@ class SuiteScreen(Screen[None]):
             view = self.cells.get((result.case, result.model))
             if view is not None:
                 view.results[result.repeat] = result
+        self.case_slots = list(range(min(3, len(prepared.slots))))
+        """Which of the models (their indexes) a case opens with: the first three, or
+        the three chosen with `m`."""
         self.only_failures = False
         self.filter_text = ""
         self.summary: RunSummary | None = None
@@ -583,6 +588,8 @@ class SuiteScreen(Screen[None]):
             return self.runner.running
         if action == "export":
             return True
+        if action == "case_models":
+            return len(self.prepared.slots) > 3
         if action == "retry_failed":
             return not self.runner.running and any(v.failed for v in self.cells.values())
         return True
@@ -595,10 +602,12 @@ class SuiteScreen(Screen[None]):
         svg = self.app.export_screenshot()  # the screen as it is, before the dialog
         options: list[tuple[str, Text | str]] = [("svg", "SVG screenshot · the screen now")]
         if self.summary is not None:
-            options = [("html", "HTML · the self-contained report"),
-                       ("json", "JSON · the eval --json document"),
-                       ("junit", "JUnit XML · a testcase per case, model and repeat"),
-                       ("md", "Markdown · the summary and the failed cells"), *options]
+            reports: list[tuple[str, Text | str]] = [
+                ("html", "HTML · the self-contained report"),
+                ("json", "JSON · the eval --json document"),
+                ("junit", "JUnit XML · a testcase per case, model and repeat"),
+                ("md", "Markdown · the summary and the failed cells")]
+            options = [*reports, *options]
 
         def chosen(fmt: str | None) -> None:
             if fmt is not None:
@@ -657,6 +666,27 @@ class SuiteScreen(Screen[None]):
                         timeout=8)
             return
         self.notify(f"Written: {path}", title="Export", timeout=6)
+
+    def action_case_models(self) -> None:
+        """Pick the three models a case opens with (the compare screen has three panes)."""
+        from itertools import combinations
+
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
+        names = [slot.spec for slot in self.prepared.slots]
+        options: list[tuple[str, Text | str]] = []
+        for trio in list(combinations(range(len(names)), 3))[:200]:
+            options.append((",".join(map(str, trio)), " · ".join(names[i] for i in trio)))
+        current = ",".join(map(str, self.case_slots))
+
+        def chosen(choice: str | None) -> None:
+            if choice:
+                self.case_slots = [int(i) for i in choice.split(",")]
+                self.notify("A case opens with " + ", ".join(
+                    names[i] for i in self.case_slots) + ".", timeout=3)
+
+        self.app.push_screen(ChoiceScreen("Open cases with these three models", options,
+                                          current), chosen)
 
     def action_pause(self) -> None:
         if self.runner.paused:
@@ -757,7 +787,7 @@ class SuiteScreen(Screen[None]):
         case_id = self._shown_rows[min(table.cursor_row, len(self._shown_rows) - 1)]
         store = self.prepared.store
         run = self.runner.run
-        slots = self.prepared.slots[:3]  # the compare screen's three panes
+        slots = [self.prepared.slots[i] for i in self.case_slots]  # the three panes
         views = [self.cells[(case_id, slot.spec)] for slot in slots]
         live_repeat = next((r for v in views for r in sorted(v.live)), None)
         if live_repeat is not None and run is not None and self.runner.loop is not None:
@@ -788,6 +818,13 @@ class SuiteScreen(Screen[None]):
         if record is None:
             self.notify("That comparison is no longer in the history.", severity="warning")
             return
+        if len(self.prepared.slots) > 3:
+            # The three models chosen (`m`), in that order, as panes 1-3.
+            by_pane = {p.pane: p for p in record.panes}
+            chosen = [by_pane[self.prepared.slots[i].pane] for i in self.case_slots
+                      if self.prepared.slots[i].pane in by_pane]
+            record = replace(record, panes=tuple(
+                replace(p, pane=n) for n, p in enumerate(chosen, start=1)))
         compare = getattr(self.app, "compare", None)
         if compare is None:
             return
@@ -811,7 +848,8 @@ class SuiteScreen(Screen[None]):
                 saved_record = await asyncio.to_thread(store.get, comparison_id)
         saved = {p.pane: p for p in saved_record.panes} if saved_record else {}
         panes, streams = [], {}
-        for index, slot in enumerate(self.prepared.slots[:3], start=1):
+        for index, slot in enumerate([self.prepared.slots[i] for i in self.case_slots],
+                                     start=1):
             stream = run.live.get((case_id, slot.spec, repeat))
             if stream is not None:
                 streams[index] = LiveStream(stream, loop)
