@@ -239,7 +239,9 @@ async def streaming_case(rows: list[str], live: dict[Any, Any], models: list[str
                    for s in streams):
                 return case_id
         await asyncio.sleep(0.01)
-    raise TimeoutError("no case streams on all its models")
+    ages = {k: None if s.sent_at is None else round(time.monotonic() - s.sent_at, 2)
+            for k, s in list(live.items())}
+    raise TimeoutError(f"no case streams on all its models: {ages}")
 
 
 # -- 1: the suite streaming on the screen ----------------------------------------------

@@ -188,7 +188,7 @@ value = "{word}"
 
 
 async def suite_shots(app: Any, pilot: Any, gateway: Any, tmp: Path, out: Path,
-                      until: Any) -> None:
+                      until: Any, time_scale: float) -> None:
     from anoman_tui.config import Settings
     from anoman_tui.history import HistoryStore
     from anoman_tui.suites.engine import RunOptions
@@ -209,7 +209,9 @@ async def suite_shots(app: Any, pilot: Any, gateway: Any, tmp: Path, out: Path,
         suite=load_suite(suite_file), targets=settings.all_targets(),
         default_target=settings.default_target, endpoint=settings.endpoint,
         options=RunOptions(concurrency=6, headers=(
-            ("X-Anoman-Simulate", "ttft=0.3,rate=30,tokens=150"),)))
+            # At the screenshots' pace (the tests run them faster).
+            ("X-Anoman-Simulate",
+             f"ttft={0.3 * time_scale:g},rate={30 / time_scale:g},tokens=150"),)))
     store = HistoryStore.open(tmp / "suite-history.sqlite3")
     prepared = await asyncio.to_thread(prepare, request, store, Shared)
     screen = SuiteScreen(prepared)
@@ -388,7 +390,7 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
 
                 # A suite run on the suite screen: the matrix while it runs, a running
                 # case opened live, then the summary and its pictures.
-                await suite_shots(app, pilot, gateway, tmp, out, until)
+                await suite_shots(app, pilot, gateway, tmp, out, until, time_scale)
 
                 app.theme = "anoman-light"
                 await pilot.press("ctrl+n")

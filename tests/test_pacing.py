@@ -58,7 +58,9 @@ def test_the_transport_reads_through_the_paced_backend() -> None:
 
 async def test_a_fast_stream_is_read_every_gap_and_loses_nothing(replay: ReplayServer) -> None:
     replay.scripts["m"] = fast_stream()
-    gap = 0.05
+    # A gap well beyond the first word's 50 ms: read on arrival and read a gap later stay
+    # apart even when a busy machine delays the read by tens of milliseconds.
+    gap = 0.2
     async with StreamClient(read_gap=gap) as client:
         stream = client.stream(make_request(replay, "m"))
         events = [event async for event in stream]
