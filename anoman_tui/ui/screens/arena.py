@@ -32,9 +32,8 @@ from textual.binding import Binding
 from anoman_tui.streaming import GatewayRequestError
 from anoman_tui.targets import Target, split_model
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
-from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, StatusLine, simulated_field
+from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, simulated_field
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import pack_fields
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
@@ -121,13 +120,7 @@ class ArenaScreen(CompareScreen):
         simulated = simulated_field(self.panes)
         if simulated is not None:
             fields.append(simulated)
-        line = pack_fields(fields, max(20, self.size.width))
-        line.stylize("reverse", 0, len(APP_BADGE))
-        lines = line.plain.count("\n") + 1
-        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
-        self._status_lines = lines
-        if self._narrow:
-            self._update_tabs()
+        self.show_status(fields)
 
     # -- rounds -------------------------------------------------------------------------
 

@@ -400,17 +400,21 @@ class CompareScreen(Screen[None]):
             fields.insert(2, simulated)
         if self._rerun_of is not None:  # beside where requests go, on the first line
             fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
+        self.show_status(fields)
+
+    @on(GatewayConnecting)
+    def show_status(self, fields: list[tuple[str, str, bool]]) -> None:
+        """The status line from `fields` (`pack_fields`), the app's badge first. Fields
+        wrap whole onto a second line in narrow terminals (pinned by tests/ui/
+        test_fit.py); the screen is laid out again only when the height changes."""
         line = pack_fields(fields, max(20, self.size.width))
         line.stylize("reverse", 0, len(APP_BADGE))
         lines = line.plain.count("\n") + 1
-        # Fields wrap whole onto a second line in narrow terminals (pinned by
-        # tests/ui/test_fit.py); the screen is laid out again only when the height changes.
         self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
         self._status_lines = lines
         if self._narrow:
             self._update_tabs()
 
-    @on(GatewayConnecting)
     def _gateway_connecting(self, event: GatewayConnecting) -> None:
         self.base_url = None
         self._retry_at = None

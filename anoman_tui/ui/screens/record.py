@@ -25,13 +25,12 @@ from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,
     CompareScreen,
-    StatusLine,
     _pairs,
     simulated_field,
 )
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
+from anoman_tui.ui.widgets.pane import ComparePane
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord
@@ -162,13 +161,7 @@ class RecordScreen(CompareScreen):
             fields.append(("", f"turn {earlier + 1} of a conversation", False))
         if record.system_prompt:
             fields.append(("system:", record.system_prompt.replace("\n", " ")[:60], False))
-        line = pack_fields(fields, max(20, self.size.width))
-        line.stylize("reverse", 0, len(APP_BADGE))
-        lines = line.plain.count("\n") + 1
-        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
-        self._status_lines = lines
-        if self._narrow:
-            self._update_tabs()
+        self.show_status(fields)
 
     def export_record(self) -> ComparisonRecord | None:
         return self.record

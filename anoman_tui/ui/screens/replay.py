@@ -29,7 +29,6 @@ from anoman_tui.ui.render.pane_state import SCENARIO_IDLE_TIMEOUT
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,
     CompareScreen,
-    StatusLine,
     _pairs,
     simulated_field,
 )
@@ -37,7 +36,7 @@ from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen, when
 from anoman_tui.ui.services import app_services
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
+from anoman_tui.ui.widgets.pane import ComparePane
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, PaneRecord
@@ -110,13 +109,7 @@ class ReplayScreen(RecordScreen):
         earlier = len(_pairs(record.conversation))
         if earlier:
             fields.append(("", f"turn {earlier + 1} of a conversation", False))
-        line = pack_fields(fields, max(20, self.size.width))
-        line.stylize("reverse", 0, len(APP_BADGE))
-        lines = line.plain.count("\n") + 1
-        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
-        self._status_lines = lines
-        if self._narrow:
-            self._update_tabs()
+        self.show_status(fields)
 
     def _save_turn(self, prompt: str) -> None:
         """A replay is not a new comparison: nothing is saved."""

@@ -27,12 +27,11 @@ from anoman_tui.streaming import StreamDone, StreamEvent, StreamResult
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,
     CompareScreen,
-    StatusLine,
     _pairs,
     simulated_field,
 )
 from anoman_tui.ui.screens.record import RecordScreen
-from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
+from anoman_tui.ui.widgets.pane import ComparePane
 
 if TYPE_CHECKING:
     from anoman_tui.streaming import ModelStream
@@ -164,13 +163,7 @@ class CaseScreen(RecordScreen):
         simulated = simulated_field(self.panes)
         if simulated is not None:
             fields.append(simulated)
-        line = pack_fields(fields, max(20, self.size.width))
-        line.stylize("reverse", 0, len(APP_BADGE))
-        lines = line.plain.count("\n") + 1
-        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
-        self._status_lines = lines
-        if self._narrow:
-            self._update_tabs()
+        self.show_status(fields)
 
     def _save_turn(self, prompt: str) -> None:
         """The suite saves its cells itself."""
