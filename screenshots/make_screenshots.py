@@ -221,8 +221,9 @@ async def suite_shots(app: Any, pilot: Any, gateway: Any, tmp: Path, out: Path,
     await pilot.pause(0.3)
     save(app, out / "suite.svg")
     table = screen.query_one("#suite-matrix")
-    row = next(i for i, case_id in enumerate(screen._shown_rows)
-               if any(screen.cells[(case_id, m)].live for m in screen.models))
+    # A case still streaming (on a busy machine it may have ended meanwhile: the first).
+    row = next((i for i, case_id in enumerate(screen._shown_rows)
+                if any(screen.cells[(case_id, m)].live for m in screen.models)), 0)
     table.move_cursor(row=row)
     await pilot.press("enter")
     await until(pilot, lambda: app.screen is not screen)
