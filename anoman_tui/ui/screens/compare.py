@@ -402,7 +402,6 @@ class CompareScreen(Screen[None]):
             fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
         self.show_status(fields)
 
-    @on(GatewayConnecting)
     def show_status(self, fields: list[tuple[str, str, bool]]) -> None:
         """The status line from `fields` (`pack_fields`), the app's badge first. Fields
         wrap whole onto a second line in narrow terminals (pinned by tests/ui/
@@ -415,6 +414,7 @@ class CompareScreen(Screen[None]):
         if self._narrow:
             self._update_tabs()
 
+    @on(GatewayConnecting)
     def _gateway_connecting(self, event: GatewayConnecting) -> None:
         self.base_url = None
         self._retry_at = None
