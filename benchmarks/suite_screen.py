@@ -19,11 +19,12 @@ its models paced at 100 tok/s (`X-Anoman-Simulate: rate=100,tokens=200`). The su
      b. `--keys` down/up presses, one every 100 ms, posted as the terminal driver posts
         them: key -> the matrix's cursor action run (handled) and -> the next frame
         drawn;
-     c. `--opens` times: Enter on a case whose three cells have streamed for ~0.5 s ->
-        every live pane of the case screen has text (`pane.answer.text`), and -> the next
-        frame; then, the case open, its panes streaming: the CPU share for up to 1 s;
-        Esc; then the matrix alone for as long. One live pane's CPU = (share with the
-        case open - share with the matrix alone) / the live panes shown.
+     c. `--opens` times: Enter on a case whose three cells have streamed for 0.5-0.9 s
+        -> every live pane of the case screen has text (`pane.answer.text`), and -> the
+        next frame (with a timeline of the steps between); then three CPU windows of the
+        same length (up to 1 s): the case open, its panes streaming; Esc, the matrix;
+        a blank screen pushed over the matrix (nothing drawn; the run and the screen's
+        polls go on). One live pane's CPU = (case open - blank) / its live panes.
      Throughout a and b every `SuiteScreen._poll` (taking in what the run reported and
      updating the matrix, per-model figures and progress line) is timed.
    Targets: keys handled p99 <= 100 ms; `_poll` p99 <= one frame
@@ -47,6 +48,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -75,8 +77,8 @@ from anoman_tui.locations import stylesheet
 from anoman_tui.suites.engine import RunOptions
 from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.screens.suite import SuitePictures, SuiteScreen
-from anoman_tui.ui.screens.suite_case import CaseScreen
+from anoman_tui.ui.screens.suite import SuitePictures, SuiteRunner, SuiteScreen
+from anoman_tui.ui.screens.suite_case import CaseScreen, LiveStream
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
 FRAME_S = FrameClock.INTERVAL
@@ -96,12 +98,65 @@ PICTURES_RENDERED: list[float] = []
 """When `SuitePictures.render` ran with figures to draw."""
 MOUNTS: list[tuple[float, float]] = []
 """`SuiteScreen.on_mount`: (start, seconds)."""
+STAMPS: dict[str, list[float]] = {}
+"""Moments (perf_counter) along opening a case or a finished run, by name."""
 _frame_waiters: list[Any] = []
+
+
+def stamp(name: str) -> None:
+    STAMPS.setdefault(name, []).append(time.perf_counter())
+
+
+def stamped(cls: type, name: str, label: str, *, end: bool = False) -> None:
+    """Stamp `label` when `cls.name` is called (and `label:end` when it returns)."""
+    original = getattr(cls, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        stamp(label)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if end:
+                stamp(f"{label}:end")
+
+    setattr(cls, name, wrapper)
+
+
+GC_PAUSES: list[tuple[float, int, float, str]] = []
+"""Every cyclic collection: (start, generation, seconds, thread name)."""
+
+
+def watch_gc() -> None:
+    started: dict[int, float] = {}
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        ident = threading.get_ident()
+        if phase == "start":
+            started[ident] = time.perf_counter()
+        elif ident in started:
+            begun = started.pop(ident)
+            GC_PAUSES.append((begun, info["generation"], time.perf_counter() - begun,
+                              threading.current_thread().name))
+
+    gc.callbacks.append(callback)
+
+
+def gc_line(start: float, end: float) -> str:
+    pauses = [p for p in GC_PAUSES if start <= p[0] <= end]
+    full = [p for p in pauses if p[1] == 2]
+    return (f"GC {len(pauses)} collections, {1000 * sum(p[2] for p in pauses):.0f} ms; "
+            f"{len(full)} full, longest {1000 * max((p[2] for p in full), default=0):.0f} ms"
+            + (f" (on {', '.join(sorted({p[3] for p in full}))})" if full else ""))
 
 
 def instrument() -> None:
     poll, refresh = SuiteScreen._poll, Screen._compositor_refresh
     render, on_mount = SuitePictures.render, SuiteScreen.on_mount
+    stamped(SuiteScreen, "action_open_case", "open_case")
+    stamped(CaseScreen, "show_turn", "show_turn", end=True)
+    stamped(LiveStream, "_attach", "attach", end=True)
+    stamped(SuiteRunner, "_main", "runner")
+    stamped(SuiteScreen, "_ended", "ended", end=True)
 
     def timed_poll(self: SuiteScreen) -> None:
         waiting = len(self.runner._reports)
@@ -219,6 +274,19 @@ def request_for(settings: Settings, suite: Any, concurrency: int, header: str,
                                  "headers": [["X-Anoman-Simulate", header]]})
 
 
+def timeline(start: float, stamps: dict[str, list[float]]) -> str:
+    """`name +ms` for each stamp after `start`, in order (first and last of repeats)."""
+    moments: list[tuple[float, str]] = []
+    for name, times in stamps.items():
+        after = [t for t in times if t >= start]
+        if not after:
+            continue
+        moments.append((after[0], name))
+        if len(after) > 1:
+            moments.append((after[-1], f"{name}#{len(after)}"))
+    return ", ".join(f"{name} {1000 * (t - start):.0f}" for t, name in sorted(moments))
+
+
 async def until(condition: Callable[[], bool], timeout: float, step: float = 0.001) -> float:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -273,6 +341,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         out["quiet_share"] = (time.process_time() - cpu0) / wall
         out["quiet_threads"] = split_line(threads0, thread_cpu(), wall)
         out["quiet_in_flight"] = median(in_flight)
+        out["quiet_gc"] = gc_line(wall0, wall0 + wall)
         print_profile(profile, f"the matrix shown, {args.quiet:.0f} s")
         quiet_frames = [(e - s) for sc, s, e in FRAMES if sc is screen and s >= wall0]
         out["quiet_frames"] = quiet_frames
@@ -306,19 +375,29 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             await asyncio.sleep(max(0.0, sent + 0.1 - time.perf_counter()))
         wall = time.perf_counter() - wall0
         out["keys_share"] = (time.process_time() - cpu0) / wall
+        out["keys_gc"] = gc_line(wall0, wall0 + wall)
         out["handled"], out["drawn"] = handled, drawn
         out["polls"] = POLLS[polls_from:]
 
         # c. open a running case, its panes streaming; then the matrix alone
         opens: list[tuple[float, float, int]] = []  # (Enter -> text, -> drawn, live panes)
+        timelines: list[str] = []
+        opened: list[str] = []
+        store = prepared.store
+        assert store is not None
+        stamped(store, "run_comparison", "run_comparison", end=True)  # type: ignore[arg-type]
+        stamped(store, "get", "get", end=True)  # type: ignore[arg-type]
         open_cpu = [0.0, 0.0]
         matrix_cpu = [0.0, 0.0]
+        blank_cpu = [0.0, 0.0]
         panes_shown: list[int] = []
         models = screen.models
         for _ in range(args.opens):
             case_id = await streaming_case(screen._shown_rows, run.live, models)
+            opened.append(case_id)
             table.move_cursor(row=screen._shown_rows.index(case_id))
             await next_frame()
+            STAMPS.clear()
             sent = time.perf_counter()
             app.post_message(events.Key("enter", None))
 
@@ -334,6 +413,10 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             assert isinstance(case, CaseScreen)
             live = [case.pane(i) for i in case.streams]
             opens.append((text_at - sent, drawn_at - sent, len(live)))
+            frames = " ".join(f"{1000 * (b - sent):.0f}+{1000 * (e - b):.0f}"
+                              for _, b, e in FRAMES if sent <= b <= text_at)
+            timelines.append(timeline(sent, {**STAMPS, "text": [text_at]})
+                             + f"; frames (start+took) {frames}")
             # The case open, its panes streaming (its opening left out).
             await asyncio.sleep(0.1)
             cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -351,11 +434,28 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             await asyncio.sleep(span)
             matrix_cpu[0] += time.process_time() - cpu0
             matrix_cpu[1] += time.perf_counter() - wall0
-        out["opens"] = opens
+            # Nothing shown: a blank screen over the matrix (the run and its polls go on).
+            blank: Screen[None] = Screen()
+            await app.push_screen(blank)
+            await asyncio.sleep(0.2)
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            await asyncio.sleep(span)
+            blank_cpu[0] += time.process_time() - cpu0
+            blank_cpu[1] += time.perf_counter() - wall0
+            app.pop_screen()
+            await until(lambda: app.screen is screen, 5)
+            await asyncio.sleep(0.2)
+        out["opens"], out["timelines"] = opens, timelines
+        # Did leaving a case while it streamed cost its cells? (their results' status)
+        await asyncio.sleep(3)
+        out["opened_status"] = sorted(
+            {r.status for case_id in opened for m in models
+             for r in screen.cells[(case_id, m)].results.values()})
         open_share = open_cpu[0] / open_cpu[1]
-        matrix_share = matrix_cpu[0] / matrix_cpu[1]
-        out["open_share"], out["matrix_share"] = open_share, matrix_share
-        out["pane_share"] = (open_share - matrix_share) / (sum(panes_shown) / len(panes_shown))
+        blank_share = blank_cpu[0] / blank_cpu[1]
+        out["open_share"], out["blank_share"] = open_share, blank_share
+        out["matrix_share"] = matrix_cpu[0] / matrix_cpu[1]
+        out["pane_share"] = (open_share - blank_share) / (sum(panes_shown) / len(panes_shown))
         out["panes_shown"] = panes_shown
         out["done_at_end"] = run.progress.done
     screen.runner.join(20)  # (stopped as the screen went: its streams aborted)
@@ -382,6 +482,7 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
         await until(lambda: app.warmed_up and app.compare.base_url is not None, 30, 0.01)
         await asyncio.sleep(0.3)
         PICTURES_RENDERED.clear()
+        STAMPS.clear()
         mounts_from, polls_from = len(MOUNTS), len(POLLS)
         screen = SuiteScreen(prepared)
         profile = profiled(profile_it)
@@ -406,12 +507,16 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
         mount_start, mount_s = MOUNTS[mounts_from]
         end_poll = max(POLLS[polls_from:], key=lambda p: p[1])
         frame = next((e - s for sc, s, e in FRAMES if sc is screen and e >= rendered), 0.0)
-        figures = {
-            "total": done - pushed, "to_mount": mount_start - pushed, "mount": mount_s,
-            "finish": finished[0][1] if finished else float("nan"),
-            "end_poll": end_poll[1], "frame": frame,
-            "wait": end_poll[0] - (finished[0][0] + finished[0][1]) if finished else 0.0,
-        }
+        stamps = {**STAMPS, "on_mount": [mount_start], "on_mount:end": [mount_start + mount_s],
+                  "finish": [finished[0][0]], "finish:end": [sum(finished[0])],
+                  "end_poll": [end_poll[0]], "end_poll:end": [sum(end_poll[:2])],
+                  "pictures": [rendered], "drawn": [done]}
+        frames = " ".join(f"{1000 * (b - pushed):.0f}+{1000 * (e - b):.0f}"
+                          for _, b, e in FRAMES if pushed <= b <= done)
+        figures: dict[str, Any] = {"total": done - pushed, "frame": frame,
+                                   "timeline": timeline(pushed, stamps)
+                                   + f"; frames (start+took) {frames}; "
+                                   + gc_line(pushed, done)}
     prepared.finish = finish  # type: ignore[method-assign]
     screen.runner.join(5)
     return figures
@@ -445,6 +550,7 @@ def main() -> int:
                  f"{SIZE[0]}x{SIZE[1]}, frame {FRAME_S * 1000:.0f} ms")
     isolate_environment()
     instrument()
+    watch_gc()
     from anoman_tui.history import HistoryStore
     from anoman_tui.suites.loader import load_suite
     from anoman_tui.suites.model import Suite
@@ -474,11 +580,13 @@ def main() -> int:
                   f"{live['quiet_in_flight']:.0f} streams in flight): CPU "
                   f"{100 * live['quiet_share']:.1f}% of a core ({live['quiet_threads']}); "
                   f"frames p50 {ms(live['quiet_frames'], 50)} ms, p99 "
-                  f"{ms(live['quiet_frames'], 99)} ms ({len(live['quiet_frames'])})")
+                  f"{ms(live['quiet_frames'], 99)} ms, max {ms(live['quiet_frames'], 100)} ms "
+                  f"({len(live['quiet_frames'])}); {live['quiet_gc']}")
             print(f"   keys (down/up x {len(live['handled'])}): handled p50 "
                   f"{ms(live['handled'], 50)} ms, p99 {ms(live['handled'], 99)} ms, max "
                   f"{ms(live['handled'], 100)} ms; drawn p50 {ms(live['drawn'], 50)} ms, p99 "
-                  f"{ms(live['drawn'], 99)} ms; CPU meanwhile {100 * live['keys_share']:.1f}%")
+                  f"{ms(live['drawn'], 99)} ms; CPU meanwhile {100 * live['keys_share']:.1f}%; "
+                  f"{live['keys_gc']}")
             print(f"   _poll ({len(polls)} polls, {median(reports):.0f} reports each by median, "
                   f"max {max(reports)}): p50 {ms(polls, 50)} ms, p99 {ms(polls, 99)} ms, "
                   f"max {ms(polls, 100)} ms")
@@ -487,9 +595,14 @@ def main() -> int:
                   f"{'/'.join(str(n) for n in live['panes_shown'])}): Enter -> text "
                   + ", ".join(f"{1000 * t:.0f}" for t in texts) + " ms; -> drawn "
                   + ", ".join(f"{1000 * d:.0f}" for _, d, _ in live["opens"]) + " ms")
-            print(f"   CPU with the case open {100 * live['open_share']:.1f}%, the matrix "
-                  f"alone {100 * live['matrix_share']:.1f}% (paired windows): one live pane "
-                  f"{100 * live['pane_share']:.1f}% of a core")
+            for line in live["timelines"]:
+                print(f"     ms after Enter: {line}")
+            print(f"   the opened cases' cells ended: {', '.join(live['opened_status'])}")
+            print(f"   CPU, windows of the same length in turn: the case open "
+                  f"{100 * live['open_share']:.1f}%, the matrix {100 * live['matrix_share']:.1f}%, "
+                  f"nothing shown (a blank screen over the matrix) "
+                  f"{100 * live['blank_share']:.1f}%: one live pane = (case - nothing) / "
+                  f"panes = {100 * live['pane_share']:.1f}% of a core")
             checks.append((f"keys handled p99 ≤ {KEY_TARGET_S * 1000:.0f} ms: "
                            f"{ms(live['handled'], 99)} ms",
                            percentile(live["handled"], 99) <= KEY_TARGET_S))
@@ -525,14 +638,10 @@ def main() -> int:
                     gateway, prepared, args.finished,
                     args.profile and attempt == args.tries - 1))
                 totals.append(figures["total"])
-                print(f"   opened {attempt + 1}: {1000 * figures['total']:.0f} ms (push -> "
-                      f"mounted {1000 * figures['to_mount']:.0f}, on_mount "
-                      f"{1000 * figures['mount']:.0f}, the run's finish() on its thread "
-                      f"{1000 * figures['finish']:.0f}, then waiting for a poll "
-                      f"{1000 * figures['wait']:.0f}, the poll that took the end "
-                      f"{1000 * figures['end_poll']:.0f}, the frame that drew it "
-                      f"{1000 * figures['frame']:.0f}); prepare() before it "
-                      f"{1000 * prepare_s:.0f} ms")
+                print(f"   opened {attempt + 1}: {1000 * figures['total']:.0f} ms (prepare() "
+                      f"before it {1000 * prepare_s:.0f} ms; the frame that drew the pictures "
+                      f"{1000 * figures['frame']:.0f} ms); ms after the push: "
+                      f"{figures['timeline']}")
         checks.append((f"a finished run of {args.finished} x 3 opened ≤ "
                        f"{FINISHED_TARGET_S * 1000:.0f} ms: median {1000 * median(totals):.0f} ms",
                        median(totals) <= FINISHED_TARGET_S))
