@@ -19,12 +19,13 @@ its models paced at 100 tok/s (`X-Anoman-Simulate: rate=100,tokens=200`). The su
      b. `--keys` down/up presses, one every 100 ms, posted as the terminal driver posts
         them: key -> the matrix's cursor action run (handled) and -> the next frame
         drawn;
-     c. `--opens` times: Enter on a case whose three cells have streamed for 0.5-0.9 s
+     c. `--opens` times: Enter on a case whose three cells have streamed for 0.3-0.6 s
         -> every live pane of the case screen has text (`pane.answer.text`), and -> the
-        next frame (with a timeline of the steps between); then three CPU windows of the
-        same length (up to 1 s): the case open, its panes streaming; Esc, the matrix;
-        a blank screen pushed over the matrix (nothing drawn; the run and the screen's
-        polls go on). One live pane's CPU = (case open - blank) / its live panes.
+        next frame (with a timeline of the steps between); then three CPU windows of 1 s
+        each: the case open, from its text shown (its streams' ends fall in it); Esc, the
+        matrix; a blank screen pushed over the matrix (nothing drawn; the run and the
+        screen's polls go on). One live pane's CPU = (case open - blank) / its live
+        panes.
      Throughout a and b every `SuiteScreen._poll` (taking in what the run reported and
      updating the matrix, per-model figures and progress line) is timed.
    Targets: keys handled p99 <= 100 ms; `_poll` p99 <= one frame
@@ -36,8 +37,8 @@ its models paced at 100 tok/s (`X-Anoman-Simulate: rate=100,tokens=200`). The su
    on a fresh app -> the end of the first frame that drew the summary pictures with the
    matrix holding every row. Median of `--tries`; target 500 ms.
 
-`--profile` prints the UI thread's cProfile (top functions by own time) for 1a and for
-the last open of 2.
+`--profile` prints the UI thread's cProfile (top functions by own and by cumulative time)
+for 1a, the first open of 1c and the last open of 2.
 
 May import: the standard library, textual, anoman_tui, and _common, app_harness,
 eval_load and eval_reports (beside it).
@@ -50,6 +51,7 @@ import asyncio
 import cProfile
 import gc
 import io
+import logging
 import os
 import pstats
 import sys
@@ -86,6 +88,8 @@ KEY_TARGET_S = 0.100
 OPEN_CASE_TARGET_S = 0.100
 FINISHED_TARGET_S = 0.500
 SIZE = (120, 40)
+WINDOW_S = 1.0
+"""Each CPU window of 1c."""
 TICKS = os.sysconf("SC_CLK_TCK")
 
 # -- instrumentation (class-level wraps, in place before any app starts) ---------------
@@ -93,7 +97,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 POLLS: list[tuple[float, float, int]] = []
 """Every `SuiteScreen._poll`: (start, seconds, reports waiting)."""
 FRAMES: list[tuple[Screen[Any], float, float]] = []
-"""Every screen refresh: (screen, start, end), perf_counter."""
+"""Every screen update beat that did something (`Screen._on_timer_update`: layout if
+needed, then compositing): (screen, start, end), perf_counter."""
 PICTURES_RENDERED: list[float] = []
 """When `SuitePictures.render` ran with figures to draw."""
 MOUNTS: list[tuple[float, float]] = []
@@ -149,8 +154,25 @@ def gc_line(start: float, end: float) -> str:
             + (f" (on {', '.join(sorted({p[3] for p in full}))})" if full else ""))
 
 
+class LoggedErrors(logging.Handler):
+    """Errors the app logs (else printed with their tracebacks): counted, the first kept."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.count = 0
+        self.first = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        if not self.first:
+            error = record.exc_info[1] if record.exc_info else None
+            self.first = record.getMessage() + (f": {type(error).__name__}: {error}"
+                                                if error is not None else "")
+
+
 def instrument() -> None:
     poll, refresh = SuiteScreen._poll, Screen._compositor_refresh
+    beat = Screen._on_timer_update
     render, on_mount = SuitePictures.render, SuiteScreen.on_mount
     stamped(SuiteScreen, "action_open_case", "open_case")
     stamped(CaseScreen, "show_turn", "show_turn", end=True)
@@ -164,13 +186,18 @@ def instrument() -> None:
         poll(self)
         POLLS.append((start, time.perf_counter() - start, waiting))
 
-    def timed_refresh(self: Screen[Any]) -> None:
+    def timed_beat(self: Screen[Any]) -> None:
         start = time.perf_counter()
+        beat(self)
+        end = time.perf_counter()
+        if end - start >= 0.0005:  # (a beat with nothing to do is not a frame)
+            FRAMES.append((self, start, end))
+            if len(FRAMES) > 20_000:
+                del FRAMES[:10_000]
+
+    def timed_refresh(self: Screen[Any]) -> None:
         refresh(self)
         end = time.perf_counter()
-        FRAMES.append((self, start, end))
-        if len(FRAMES) > 20_000:
-            del FRAMES[:10_000]
         while _frame_waiters:
             waiter = _frame_waiters.pop()
             if not waiter.done():
@@ -188,6 +215,7 @@ def instrument() -> None:
 
     SuiteScreen._poll = timed_poll  # type: ignore[method-assign]
     Screen._compositor_refresh = timed_refresh  # type: ignore[method-assign]
+    Screen._on_timer_update = timed_beat  # type: ignore[method-assign]
     SuitePictures.render = timed_render  # type: ignore[method-assign]
     SuiteScreen.on_mount = timed_mount  # type: ignore[method-assign]
 
@@ -221,6 +249,30 @@ def split_line(before: dict[str, float], after: dict[str, float], wall: float) -
                      sorted(shares.items(), key=lambda kv: -kv[1]) if s >= 0.005)
 
 
+class Window:
+    """CPU over repeated windows of `WINDOW_S`: the process's and each thread's."""
+
+    def __init__(self) -> None:
+        self.cpu = self.wall = 0.0
+        self.threads: dict[str, float] = {}
+
+    async def measure(self) -> None:
+        threads0, cpu0, wall0 = thread_cpu(), time.process_time(), time.perf_counter()
+        await asyncio.sleep(WINDOW_S)
+        threads1 = thread_cpu()
+        self.cpu += time.process_time() - cpu0
+        self.wall += time.perf_counter() - wall0
+        for name, seconds in threads1.items():
+            self.threads[name] = self.threads.get(name, 0.0) + seconds - threads0.get(name, 0.0)
+
+    @property
+    def share(self) -> float:
+        return self.cpu / self.wall
+
+    def line(self) -> str:
+        return f"{100 * self.share:.1f}% ({split_line({}, self.threads, self.wall)})"
+
+
 def profiled(enabled: bool) -> cProfile.Profile | None:
     if not enabled:
         return None
@@ -233,12 +285,13 @@ def print_profile(profile: cProfile.Profile | None, title: str) -> None:
     if profile is None:
         return
     profile.disable()
-    out = io.StringIO()
-    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(18)
-    lines = [ln for ln in out.getvalue().splitlines() if ln.strip()][3:]
-    print(f"   cProfile, UI thread, {title} (by own time):")
-    for line in lines:
-        print(f"     {line[:150]}")
+    for order in ("tottime", "cumulative"):
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats(order).print_stats(16)
+        lines = [ln for ln in out.getvalue().splitlines() if ln.strip()][3:]
+        print(f"   cProfile, UI thread, {title} (by {order}):")
+        for line in lines:
+            print(f"     {line[:160]}")
 
 
 class SuiteBenchApp(AnomanApp):
@@ -247,7 +300,7 @@ class SuiteBenchApp(AnomanApp):
     CSS_PATH = stylesheet()
 
     def __init__(self, gateway: GatewayProcess, suite: Prepared | None) -> None:
-        super().__init__(Settings(theme="anoman-dark"),  # type: ignore[call-arg]
+        super().__init__(Settings(theme="anoman-dark"),
                          suite=suite, gateway_factory=lambda: gateway)
         self._terminal = open(os.devnull, "wb", buffering=0)  # noqa: SIM115 (app-long)
 
@@ -297,13 +350,13 @@ async def until(condition: Callable[[], bool], timeout: float, step: float = 0.0
 
 
 async def streaming_case(rows: list[str], live: dict[Any, Any], models: list[str]) -> str:
-    """A case whose cells all stream, each for 0.5-0.9 s (text so far, more to come)."""
+    """A case whose cells all stream, each for 0.3-0.6 s (text so far, more to come)."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         now = time.monotonic()
         for case_id in rows:
             streams = [live.get((case_id, model, 1)) for model in models]
-            if all(s is not None and s.sent_at is not None and 0.5 <= now - s.sent_at <= 0.9
+            if all(s is not None and s.sent_at is not None and 0.3 <= now - s.sent_at <= 0.6
                    for s in streams):
                 return case_id
         await asyncio.sleep(0.01)
@@ -387,9 +440,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         assert store is not None
         stamped(store, "run_comparison", "run_comparison", end=True)  # type: ignore[arg-type]
         stamped(store, "get", "get", end=True)  # type: ignore[arg-type]
-        open_cpu = [0.0, 0.0]
-        matrix_cpu = [0.0, 0.0]
-        blank_cpu = [0.0, 0.0]
+        windows = {name: Window() for name in ("case", "matrix", "blank")}
         panes_shown: list[int] = []
         models = screen.models
         for _ in range(args.opens):
@@ -398,6 +449,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             table.move_cursor(row=screen._shown_rows.index(case_id))
             await next_frame()
             STAMPS.clear()
+            profile = profiled(args.profile and not opens)
             sent = time.perf_counter()
             app.post_message(events.Key("enter", None))
 
@@ -408,40 +460,28 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
                 return all(case.pane(i).answer.text for i in case.streams)
 
             text_at = await until(shown, 5)
+            print_profile(profile, "Enter on a running case -> its text")
             drawn_at = await next_frame()
             case = app.screen
             assert isinstance(case, CaseScreen)
             live = [case.pane(i) for i in case.streams]
             opens.append((text_at - sent, drawn_at - sent, len(live)))
             frames = " ".join(f"{1000 * (b - sent):.0f}+{1000 * (e - b):.0f}"
-                              for _, b, e in FRAMES if sent <= b <= text_at)
+                              for _, b, e in FRAMES if sent <= b <= text_at and e - b >= 0.005)
             timelines.append(timeline(sent, {**STAMPS, "text": [text_at]})
                              + f"; frames (start+took) {frames}")
-            # The case open, its panes streaming (its opening left out).
-            await asyncio.sleep(0.1)
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            while (time.perf_counter() - wall0 < 1.0
-                   and all(p.status == "streaming" for p in live)):
-                await asyncio.sleep(0.02)
-            span = time.perf_counter() - wall0
-            open_cpu[0] += time.process_time() - cpu0
-            open_cpu[1] += span
+            # The case open, its panes streaming (its opening left out; their ends in).
+            await windows["case"].measure()
             panes_shown.append(len(live))
             app.post_message(events.Key("escape", None))
             await until(lambda: app.screen is screen, 5)
             await asyncio.sleep(0.3)
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            await asyncio.sleep(span)
-            matrix_cpu[0] += time.process_time() - cpu0
-            matrix_cpu[1] += time.perf_counter() - wall0
+            await windows["matrix"].measure()
             # Nothing shown: a blank screen over the matrix (the run and its polls go on).
             blank: Screen[None] = Screen()
             await app.push_screen(blank)
             await asyncio.sleep(0.2)
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            await asyncio.sleep(span)
-            blank_cpu[0] += time.process_time() - cpu0
-            blank_cpu[1] += time.perf_counter() - wall0
+            await windows["blank"].measure()
             app.pop_screen()
             await until(lambda: app.screen is screen, 5)
             await asyncio.sleep(0.2)
@@ -451,11 +491,9 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         out["opened_status"] = sorted(
             {r.status for case_id in opened for m in models
              for r in screen.cells[(case_id, m)].results.values()})
-        open_share = open_cpu[0] / open_cpu[1]
-        blank_share = blank_cpu[0] / blank_cpu[1]
-        out["open_share"], out["blank_share"] = open_share, blank_share
-        out["matrix_share"] = matrix_cpu[0] / matrix_cpu[1]
-        out["pane_share"] = (open_share - blank_share) / (sum(panes_shown) / len(panes_shown))
+        out["windows"] = windows
+        out["pane_share"] = ((windows["case"].share - windows["blank"].share)
+                             / (sum(panes_shown) / len(panes_shown)))
         out["panes_shown"] = panes_shown
         out["done_at_end"] = run.progress.done
     screen.runner.join(20)  # (stopped as the screen went: its streams aborted)
@@ -477,7 +515,7 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
         finally:
             finished.append((start, time.perf_counter() - start))
 
-    prepared.finish = timed_finish  # type: ignore[method-assign]
+    prepared.finish = timed_finish  # type: ignore[method-assign,assignment]
     async with app.run_test(size=SIZE):
         await until(lambda: app.warmed_up and app.compare.base_url is not None, 30, 0.01)
         await asyncio.sleep(0.3)
@@ -512,7 +550,7 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
                   "end_poll": [end_poll[0]], "end_poll:end": [sum(end_poll[:2])],
                   "pictures": [rendered], "drawn": [done]}
         frames = " ".join(f"{1000 * (b - pushed):.0f}+{1000 * (e - b):.0f}"
-                          for _, b, e in FRAMES if pushed <= b <= done)
+                          for _, b, e in FRAMES if pushed <= b <= done and e - b >= 0.005)
         figures: dict[str, Any] = {"total": done - pushed, "frame": frame,
                                    "timeline": timeline(pushed, stamps)
                                    + f"; frames (start+took) {frames}; "
@@ -551,6 +589,8 @@ def main() -> int:
     isolate_environment()
     instrument()
     watch_gc()
+    errors = LoggedErrors()
+    logging.getLogger().addHandler(errors)
     from anoman_tui.history import HistoryStore
     from anoman_tui.suites.loader import load_suite
     from anoman_tui.suites.model import Suite
@@ -598,11 +638,12 @@ def main() -> int:
             for line in live["timelines"]:
                 print(f"     ms after Enter: {line}")
             print(f"   the opened cases' cells ended: {', '.join(live['opened_status'])}")
-            print(f"   CPU, windows of the same length in turn: the case open "
-                  f"{100 * live['open_share']:.1f}%, the matrix {100 * live['matrix_share']:.1f}%, "
-                  f"nothing shown (a blank screen over the matrix) "
-                  f"{100 * live['blank_share']:.1f}%: one live pane = (case - nothing) / "
-                  f"panes = {100 * live['pane_share']:.1f}% of a core")
+            win = live["windows"]
+            print(f"   CPU in 1 s windows taken in turn: the case open {win['case'].line()}; the "
+                  f"matrix {win['matrix'].line()}; nothing shown (a blank screen over the "
+                  f"matrix) {win['blank'].line()}")
+            print(f"   one live pane = (case open - nothing shown) / live panes = "
+                  f"{100 * live['pane_share']:.1f}% of a core")
             checks.append((f"keys handled p99 ≤ {KEY_TARGET_S * 1000:.0f} ms: "
                            f"{ms(live['handled'], 99)} ms",
                            percentile(live["handled"], 99) <= KEY_TARGET_S))
@@ -646,6 +687,8 @@ def main() -> int:
                        f"{FINISHED_TARGET_S * 1000:.0f} ms: median {1000 * median(totals):.0f} ms",
                        median(totals) <= FINISHED_TARGET_S))
     print(f"   machine probe {probe_line()[1]} at the end")
+    if errors.count:
+        print(f"   errors the app logged: {errors.count} (the first: {errors.first})")
     for text, ok in checks:
         print(f"   {text}   {verdict(ok)}")
     return 0 if all(ok for _, ok in checks) else 1
