@@ -47,7 +47,7 @@ import contextlib
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from anoman_tui.streaming import (
@@ -199,15 +199,21 @@ class ThreadedStream:
     async def _pump(self) -> None:
         """In the network thread: move events to the UI side as they come."""
         async for event in self._inner:
-            with self._lock:
-                self._pending.append(event)
-                self._received += 1
-                if self._signalled:
-                    continue  # the UI has not taken the last batch yet: it joins it
-                self._signalled = True
-            assert self._ui_loop is not None and self._wake is not None
-            with contextlib.suppress(RuntimeError):  # the UI loop is gone (app exit)
-                self._ui_loop.call_soon_threadsafe(self._wake.set)
+            self._deliver((event,))
+
+    def _deliver(self, events: Sequence[StreamEvent]) -> None:
+        """On the stream's loop: hand `events` to the UI side, waking it once a batch."""
+        if not events:
+            return
+        with self._lock:
+            self._pending.extend(events)
+            self._received += len(events)
+            if self._signalled:
+                return  # the UI has not taken the last batch yet: these join it
+            self._signalled = True
+        assert self._ui_loop is not None and self._wake is not None
+        with contextlib.suppress(RuntimeError):  # the UI loop is gone (app exit)
+            self._ui_loop.call_soon_threadsafe(self._wake.set)
 
     @property
     def caught_up(self) -> bool:

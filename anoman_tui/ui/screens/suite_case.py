@@ -4,9 +4,9 @@ text so far at once, then as it comes), a finished one is shown as saved. F1–F
 a pane's stream, which becomes that cell's `cancelled` result; Esc goes back to the
 matrix, where the run has gone on meanwhile.
 
-A live pane reads `LiveStream`: the suite's `ModelStream` keeps its events
-(`RunOptions.keep_events`), and a watcher added on the run's loop gets every event so
-far and then each batch as it is emitted; the UI's loop is woken for them.
+A live pane reads `LiveStream`, a `ThreadedStream` fed by the suite's `ModelStream`'s
+watchers: it keeps its events (`RunOptions.keep_events`), and a watcher added on the
+run's loop gets every event so far and then each batch as it is emitted.
 
 May import: Textual, Rich, the history, the stream core's events and the suites.
 """
@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
-from collections import deque
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.binding import Binding
 
 from anoman_tui.history import ComparisonRecord, PaneRecord
-from anoman_tui.streaming import StreamDone, StreamEvent, StreamResult
+from anoman_tui.streaming import StreamDone, StreamEvent
+from anoman_tui.ui.network import ThreadedStream
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,
     CompareScreen,
@@ -40,83 +39,39 @@ if TYPE_CHECKING:
 _OFF = frozenset({"retry", "new_comparison", "history", "rerun", "continue", "open_replay"})
 
 
-class LiveStream:
-    """A suite's running `ModelStream` (on the run's loop), iterated from the UI's loop:
-    what a pane needs (`sent_at`, `cancel()`, `async for`)."""
+class _RunLoop:
+    """The suite run's event loop, where `ThreadedStream` looks for its network's."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+
+
+class LiveStream(ThreadedStream):
+    """A suite's running `ModelStream` (on the run's loop), followed from the UI's loop
+    as a pane follows any stream of the network thread (`ThreadedStream`); only its
+    events come from the stream's watchers instead of its iterator, which the run owns:
+    every event so far, then each batch as it is emitted."""
 
     def __init__(self, stream: ModelStream, loop: asyncio.AbstractEventLoop) -> None:
-        self._inner = stream
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._pending: list[StreamEvent] = []
-        self._ready: deque[StreamEvent] = deque()
-        self._wake: asyncio.Event | None = None
-        self._ui_loop: asyncio.AbstractEventLoop | None = None
-        self._finished = False
-        self.result: StreamResult | None = None
+        super().__init__(_RunLoop(loop), stream)  # type: ignore[arg-type]
 
-    @property
-    def sent_at(self) -> float | None:
-        return self._inner.sent_at
-
-    def start(self) -> None:
-        if self._wake is not None:
-            return
-        self._ui_loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        try:
-            self._loop.call_soon_threadsafe(self._attach)
-        except RuntimeError:  # the run's loop has ended: nothing more will come
-            self._finished = True
-
-    def _attach(self) -> None:
-        """On the run's loop: everything so far, then each batch (no event between)."""
+    async def _pump(self) -> None:
         inner = self._inner
-        self._push(list(inner.events or ()))
-        inner.watchers.append(self._push)
+        ended = asyncio.Event()
 
-    def _push(self, events: list[StreamEvent]) -> None:
-        if not events:
-            return
-        with self._lock:
-            self._pending += events
-        ui, wake = self._ui_loop, self._wake
-        if ui is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):  # the app has gone
-                ui.call_soon_threadsafe(wake.set)
+        def watch(events: list[StreamEvent]) -> None:
+            self._deliver(events)
+            if any(type(e) is StreamDone for e in events):
+                ended.set()
 
-    def cancel(self) -> None:
-        """Abort the stream on the run's loop: the cell ends as cancelled."""
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._inner.cancel)
-
-    def __aiter__(self) -> LiveStream:
-        return self
-
-    async def __anext__(self) -> StreamEvent:
-        while not self._ready:
-            if self._finished:
-                raise StopAsyncIteration
-            self.start()
-            if self._finished:
-                raise StopAsyncIteration
-            assert self._wake is not None
-            await self._wake.wait()
-            with self._lock:
-                self._ready.extend(self._pending)
-                self._pending = []
-                self._wake.clear()
-        event = self._ready.popleft()
-        if type(event) is StreamDone:
-            self._finished = True
-            self.result = event.result
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._detach)
-        return event
-
-    def _detach(self) -> None:
-        with contextlib.suppress(ValueError):
-            self._inner.watchers.remove(self._push)
+        watch(list(inner.events or ()))  # the backlog and the watcher: no event between
+        if not ended.is_set():
+            inner.watchers.append(watch)
+            try:
+                await ended.wait()
+            finally:
+                with contextlib.suppress(ValueError):
+                    inner.watchers.remove(watch)
 
 
 class CaseScreen(RecordScreen):
