@@ -61,7 +61,7 @@ from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
     from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
-    from anoman_tui.suites.model import RunSummary
+    from anoman_tui.suites.model import Case, RunSummary
     from anoman_tui.suites.prepare import Prepared
 
 log = logging.getLogger(__name__)
@@ -320,6 +320,7 @@ class SuiteScreen(Screen[None]):
         suite = prepared.request.suite
         self.models = [slot.spec for slot in prepared.slots]
         self.cases = list(suite.cases)
+        self._by_id = {case.id: case for case in self.cases}
         self.cells: dict[tuple[str, str], CellView] = {
             (case.id, model): CellView(suite.repeat)
             for case in self.cases for model in self.models}
@@ -454,8 +455,8 @@ class SuiteScreen(Screen[None]):
             return all(word in haystack for word in self.filter_text.lower().split())
         return True
 
-    def _case(self, case_id: str) -> Any:
-        return next((c for c in self.cases if c.id == case_id), None)
+    def _case(self, case_id: str) -> Case | None:
+        return self._by_id.get(case_id)
 
     def _row(self, case_id: str) -> list[Text]:
         case = self._case(case_id)
