@@ -72,7 +72,6 @@ from eval_reports import build
 from textual import events
 from textual._compositor import CompositorUpdate
 from textual.screen import Screen
-from textual.widgets import DataTable
 
 from anoman_tui.config import Settings
 from anoman_tui.locations import stylesheet
@@ -81,6 +80,7 @@ from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.suite import SuitePictures, SuiteRunner, SuiteScreen
 from anoman_tui.ui.screens.suite_case import CaseScreen, LiveStream
+from anoman_tui.ui.widgets.case_matrix import CaseMatrix
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
 FRAME_S = FrameClock.INTERVAL
@@ -176,7 +176,7 @@ def instrument() -> None:
     render, on_mount = SuitePictures.render, SuiteScreen.on_mount
     stamped(SuiteScreen, "action_open_case", "open_case")
     stamped(CaseScreen, "show_turn", "show_turn", end=True)
-    stamped(LiveStream, "_attach", "attach", end=True)
+    stamped(LiveStream, "_pump", "attach")
     stamped(SuiteRunner, "_main", "runner")
     stamped(SuiteScreen, "_ended", "ended", end=True)
 
@@ -375,7 +375,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         await until(lambda: isinstance(app.screen, SuiteScreen) and app.warmed_up, 30, 0.01)
         screen = app.screen
         assert isinstance(screen, SuiteScreen)
-        table = screen.query_one("#suite-matrix", DataTable)
+        table = screen.query_one("#suite-matrix", CaseMatrix)
         run = screen.runner.run
         assert run is not None
         await until(lambda: run.progress.done >= 1, 30, 0.01)
@@ -403,11 +403,11 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         handled: list[float] = []
         drawn: list[float] = []
         pending: dict[str, Any] = {}
-        for name in ("action_cursor_down", "action_cursor_up"):
+        for name in ("action_cursor",):
             original = getattr(table, name)
 
-            def wrapped(original: Any = original) -> None:
-                original()
+            def wrapped(*args: Any, original: Any = original) -> None:
+                original(*args)
                 waiter = pending.pop("key", None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(time.perf_counter())
@@ -446,7 +446,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         for _ in range(args.opens):
             case_id = await streaming_case(screen._shown_rows, run.live, models)
             opened.append(case_id)
-            table.move_cursor(row=screen._shown_rows.index(case_id))
+            table.move_cursor(screen._shown_rows.index(case_id))
             await next_frame()
             STAMPS.clear()
             profile = profiled(args.profile and not opens)
@@ -526,13 +526,13 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
         profile = profiled(profile_it)
         pushed = time.perf_counter()
         app.push_screen(screen)
-        table: list[DataTable[Any]] = []
+        table: list[CaseMatrix] = []
 
         def complete() -> bool:
             if not screen.is_mounted or screen.summary is None or not PICTURES_RENDERED:
                 return False
             if not table:
-                table.append(screen.query_one("#suite-matrix", DataTable))
+                table.append(screen.query_one("#suite-matrix", CaseMatrix))
             return table[0].row_count == rows
 
         await until(complete, 30)

@@ -257,6 +257,9 @@ class Prepared:
     gateway: LocalServer | None
     warnings: list[str] = field(default_factory=list)
     """One line each for stderr (or a notice): e.g. the history refused the run."""
+    saved: tuple[list[CellResult], list[dict[str, object]]] | None = None
+    """A resumed run's results (not_run ones too) and pairwise verdicts as read when it
+    was taken up: its whole record when nothing is left to do."""
 
     @property
     def total(self) -> int:
@@ -294,8 +297,15 @@ class Prepared:
                ) -> tuple[list[CellResult], RunSummary]:
         """Every result of the run in suite order (read back from the history), the run
         marked finished or stopped there, and its summary."""
-        results, pairs = _all_results(self.store, self.run_id, self.before,
-                                      outcome.results, run.pairs)
+        if self.saved is not None and not self.todo and not run.pairs \
+                and not outcome.results:
+            # Nothing was left to run (a finished run reopened): what was read when it
+            # was taken up is all of it, and a second read of thousands of cells would
+            # only delay the summary.
+            results, pairs = list(self.saved[0]), list(self.saved[1])
+        else:
+            results, pairs = _all_results(self.store, self.run_id, self.before,
+                                          outcome.results, run.pairs)
         finished = outcome.stopped is None
         if self.store is not None and not outcome.unsaved:
             with contextlib.suppress(HistoryUnavailable):
@@ -332,6 +342,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
         check_simulated_faults(slots)
         all_cells = cells_of(suite, slots)
         saved: list[dict[str, object]] = []
+        saved_pairs: list[dict[str, object]] | None = None
         run_id = request.run_id or new_run_id()
         created_at = time.time()
         warnings = []
@@ -341,6 +352,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
                     stored = store.run(request.run_id)
                     assert stored is not None  # the command line checked it
                     saved, created_at = list(stored.results), stored.created_at
+                    saved_pairs = list(stored.pairs)
                     run_id = stored.run_id
                     if request.retry_errors:
                         failed = missing_cells(all_cells, saved, failed_only=True)
@@ -361,14 +373,17 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
                 warnings.append(f"results not saved to the history: {exc.reason}")
                 store = None
         todo = missing_cells(all_cells, saved) if request.run_id is not None else all_cells
-        before = _from_saved([r for r in saved if r.get("status") != NOT_RUN])
+        every_saved = _from_saved(saved)
+        before = [r for r in every_saved if r.status != NOT_RUN]
     except BaseException:
         if resolved.gateway is not None:
             resolved.gateway.stop()
         raise
     return Prepared(request=request, store=store, slots=slots, judge_slot=judge_slot,
                     all_cells=all_cells, todo=todo, before=before, run_id=run_id,
-                    created_at=created_at, gateway=resolved.gateway, warnings=warnings)
+                    created_at=created_at, gateway=resolved.gateway, warnings=warnings,
+                    saved=None if saved_pairs is None or store is None
+                    else (every_saved, saved_pairs))
 
 
 def _all_results(store: HistoryStore | None, run_id: str, before: list[CellResult],

@@ -254,7 +254,11 @@ class AnomanApp(App[None]):
             # The once-a-second tick fired while the app shut down, its screens gone.
             screen = None
         shown = screen.panes if isinstance(screen, CompareScreen) else []
-        return any(p.running for p in (*self.panes, *shown))
+        if any(p.running for p in (*self.panes, *shown)):
+            return True
+        # A suite run streams on its own thread, whatever screen is on top of it.
+        return any(getattr(getattr(s, "runner", None), "running", False)
+                   for s in self.screen_stack)
 
     def _watch_for_hangup(self) -> None:
         """Exit when the terminal goes away, as a hang-up signal would make us.

@@ -7,7 +7,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
 
 from anoman_tui.config import Settings
 from anoman_tui.gateway.embedded import EmbeddedGateway
@@ -18,6 +17,7 @@ from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.suite import SuiteScreen
+from anoman_tui.ui.widgets.case_matrix import CaseMatrix
 from tests.pilot import until
 
 SUITE = """
@@ -70,9 +70,8 @@ def app_for(run: Prepared, gateway: EmbeddedGateway) -> AnomanApp:
 
 
 def matrix_text(screen: SuiteScreen) -> str:
-    table = screen.query_one("#suite-matrix", DataTable)
-    return "\n".join(" ".join(str(c) for c in table.get_row_at(i))
-                     for i in range(table.row_count))
+    matrix = screen.query_one("#suite-matrix", CaseMatrix)
+    return "\n".join(matrix.row_text(i) for i in range(matrix.row_count))
 
 
 async def test_a_run_on_the_screen_pauses_filters_opens_a_case_and_ends(

@@ -29,11 +29,12 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -42,7 +43,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from anoman_tui.suites.model import NOT_RUN, CellResult
 from anoman_tui.suites.stats import percentile, wilson
@@ -56,6 +57,7 @@ from anoman_tui.ui.render.charts import (
     percent,
     scatter_chart,
 )
+from anoman_tui.ui.widgets.case_matrix import CaseMatrix
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
@@ -212,8 +214,11 @@ class SuiteRunner:
     """A prepared run on a thread and event loop of its own; what it reports is queued
     for the screen (`take()`), and the screen's keys reach it thread-safely."""
 
-    def __init__(self, prepared: Prepared) -> None:
+    def __init__(self, prepared: Prepared, wake: Callable[[], None] | None = None) -> None:
+        """`wake`: called (on the run's thread) once the run has ended, so the screen
+        takes the end in at once rather than at its next poll."""
         self.prepared = prepared
+        self.wake = wake
         self.run: SuiteRun | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -248,10 +253,14 @@ class SuiteRunner:
             log.exception("suite run %s failed", self.prepared.run_id)
             self._reports.append(("error", f"{type(exc).__name__}: {exc}"))
             self.running = False
+            if self.wake is not None:
+                self.wake()
             return
         self.outcome = outcome
         self.running = False
         self._reports.append(("end", (outcome, results, summary)))
+        if self.wake is not None:
+            self.wake()
 
     def _finished_cell(self, result: CellResult) -> None:
         self._reports.append(("cell", result))
@@ -315,7 +324,8 @@ class SuiteScreen(Screen[None]):
         super().__init__(id="suite")
         self.prepared = prepared
         self._stop_gateway = stop_gateway
-        self.runner = SuiteRunner(prepared)
+        self.runner = SuiteRunner(prepared, self._wake)
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
         self._back = back
         suite = prepared.request.suite
         self.models = [slot.spec for slot in prepared.slots]
@@ -341,6 +351,7 @@ class SuiteScreen(Screen[None]):
         self._stop_asked_at = 0.0
         self.progress_line = ""
         """The progress line's words, as last shown."""
+        self._heights: dict[str, int] = {}
 
     # -- layout -----------------------------------------------------------------
 
@@ -352,7 +363,10 @@ class SuiteScreen(Screen[None]):
         yield Input(placeholder="filter: case id or prompt words (Enter keeps, Esc clears)",
                     id="suite-filter")
         with Horizontal(id="suite-body"):
-            yield DataTable(id="suite-matrix", cursor_type="row", zebra_stripes=True)
+            # Fixed widths: a cell's text grows as it finishes ("✗ FAIL 2/3 0.42s").
+            yield CaseMatrix([("case", CASE_WIDTH), *(
+                (model, max(CELL_WIDTH, min(len(model), 24))) for model in self.models)],
+                self._row, id="suite-matrix")
             yield Static(id="suite-models")
         with VerticalScroll(id="suite-summary"):
             yield SuitePictures(id="suite-pictures")
@@ -360,23 +374,20 @@ class SuiteScreen(Screen[None]):
         yield KeyBar(shed=("suite.retry", "suite.filter"))
 
     def on_mount(self) -> None:
-        table = self.query_one("#suite-matrix", DataTable)
-        table.add_column("case", key="case", width=CASE_WIDTH)
-        for model in self.models:
-            # Fixed: a cell's text grows as it finishes ("✗ FAIL 2/3 0.42s").
-            table.add_column(model, key=model,
-                             width=max(CELL_WIDTH, min(len(model), 24)))
+        table = self.query_one("#suite-matrix", CaseMatrix)
         self.query_one("#suite-filter", Input).display = False
         self.query_one("#suite-summary").display = False
         self._rebuild_rows()
         self._layout(self.size.width)
         table.focus()
+        self._ui_loop = asyncio.get_running_loop()
         self.runner.start(self.prepared.todo)
         self.set_interval(POLL_S, self._poll, name="suite-poll")
         self._update_progress()
         self._update_models()
 
     def on_resize(self) -> None:
+        self._heights.clear()  # the next updates lay out at the new width
         self._layout(self.size.width)
         self._update_models()
 
@@ -389,6 +400,17 @@ class SuiteScreen(Screen[None]):
         models.styles.height = "1fr" if side else "auto"
 
     # -- taking in what the run reports ------------------------------------------
+
+    def _wake(self) -> None:
+        """(On the run's thread.) The run has ended: take it in now."""
+        loop = self._ui_loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the app has closed
+                loop.call_soon_threadsafe(self._poll_if_shown)
+
+    def _poll_if_shown(self) -> None:
+        if self.is_attached:
+            self._poll()
 
     def _poll(self) -> None:
         changed: set[str] = set()
@@ -466,24 +488,14 @@ class SuiteScreen(Screen[None]):
         return [label, *(self.cells[(case_id, m)].text() for m in self.models)]
 
     def _rebuild_rows(self) -> None:
-        table = self.query_one("#suite-matrix", DataTable)
-        cursor = table.cursor_row
-        table.clear()
         self._shown_rows = [c.id for c in self.cases if self._visible(c.id)]
-        for case_id in self._shown_rows:
-            table.add_row(*self._row(case_id), key=case_id)
-        if self._shown_rows:
-            table.move_cursor(row=min(max(cursor, 0), len(self._shown_rows) - 1))
+        self.query_one("#suite-matrix", CaseMatrix).set_rows(self._shown_rows)
 
     def _refresh_rows(self, cases: Iterable[str]) -> None:
+        matrix = self.query_one("#suite-matrix", CaseMatrix)
+        matrix.refresh_rows(cases)
         if self.only_failures or self.filter_text:
             self._rebuild_rows()  # a row may come or go
-            return
-        table = self.query_one("#suite-matrix", DataTable)
-        for case_id in cases:
-            for model, text in zip(self.models, self._row(case_id)[1:], strict=True):
-                with contextlib.suppress(Exception):  # a row filtered out meanwhile
-                    table.update_cell(case_id, model, text)
 
     # -- figures ------------------------------------------------------------------
 
@@ -521,7 +533,7 @@ class SuiteScreen(Screen[None]):
         if self.problem:
             line.append(f" · {self.problem}", style="bold red")
         self.progress_line = line.plain
-        self.query_one("#suite-progress", Static).update(line)
+        self._show(self.query_one("#suite-progress", Static), line)
 
     def _update_models(self) -> None:
         compact = self.size.width < SIDE_MIN_WIDTH  # under the matrix: a line a model
@@ -557,7 +569,19 @@ class SuiteScreen(Screen[None]):
             for rating in self.summary.ratings:
                 text.append(f"  {rating.model}: {rating.rating:.0f} "
                             f"[{rating.ci[0]:.0f}–{rating.ci[1]:.0f}]\n")
-        self.query_one("#suite-models", Static).update(text)
+        self._show(self.query_one("#suite-models", Static), text)
+
+    def _show(self, static: Static, text: Text) -> None:
+        """`static.update(text)`, laying the screen out again only when the text's height
+        may have changed: every poll updates these, and a layout of the whole screen
+        costs more than drawing them."""
+        width = max(1, static.content_region.width or self.size.width)
+        lines = text.plain.split("\n")
+        height = (len(lines) if text.no_wrap
+                  else sum(max(1, -(-cell_len(line) // width)) for line in lines))
+        before = self._heights.get(static.id or "")
+        self._heights[static.id or ""] = height
+        static.update(text, layout=before != height)
 
     def _show_summary(self) -> None:
         from anoman_tui.report.suite_text import model_table, pair_table
@@ -766,26 +790,28 @@ class SuiteScreen(Screen[None]):
                 store.finish_run(self.prepared.run_id, finished=False, stopped=None)
         keys = {c.key for c in cells}
         self.prepared.before = [r for r in self.prepared.before if r.key not in keys]
+        # What was read when the run was taken up no longer holds: finish() reads it back.
+        self.prepared.saved = None
+        self.prepared.todo = cells
         for cell in cells:
             view = self.cells[(cell.case.id, cell.slot.spec)]
             view.results.pop(cell.repeat, None)
         self.summary = None
         self.query_one("#suite-summary").display = False
         self._rebuild_rows()
-        self.runner = SuiteRunner(self.prepared)
+        self.runner = SuiteRunner(self.prepared, self._wake)
         self.runner.start(cells)
         self.refresh_bindings()
         self.notify(f"Running {len(cells)} failed cells again.", timeout=3)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_case_matrix_selected(self, event: CaseMatrix.Selected) -> None:
         event.stop()
         self.action_open_case()
 
     def action_open_case(self) -> None:
-        table = self.query_one("#suite-matrix", DataTable)
-        if not self._shown_rows or table.cursor_row < 0:
+        case_id = self.query_one("#suite-matrix", CaseMatrix).cursor_key
+        if case_id is None:
             return
-        case_id = self._shown_rows[min(table.cursor_row, len(self._shown_rows) - 1)]
         store = self.prepared.store
         run = self.runner.run
         slots = [self.prepared.slots[i] for i in self.case_slots]  # the three panes
