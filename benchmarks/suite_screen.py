@@ -460,7 +460,16 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
                 return all(case.pane(i).answer.text for i in case.streams)
 
             text_at = await until(shown, 5)
+
+            def flushed() -> bool:  # the text taken into the views' lines, to be drawn
+                case = app.screen
+                assert isinstance(case, CaseScreen)
+                return not any(case.pane(i).answer._inbox for i in case.streams)
+
+            await until(flushed, 5)
             print_profile(profile, "Enter on a running case -> its text")
+            # The end of the next frame: at most a frame late (a flush and its frame run in
+            # one tick of the frame clock, which this loop cannot see between).
             drawn_at = await next_frame()
             case = app.screen
             assert isinstance(case, CaseScreen)
@@ -656,9 +665,11 @@ def main() -> int:
                                f"{100 * headless['cpu_share']:.1f}% + "
                                f"{100 * live['pane_share']:.1f}% = {100 * limit:.1f}%",
                                live["quiet_share"] <= limit))
-            checks.append((f"a running case's text within {OPEN_CASE_TARGET_S * 1000:.0f} ms "
-                           f"of Enter: worst {1000 * max(texts):.0f} ms",
-                           max(texts) <= OPEN_CASE_TARGET_S))
+            drawns = [d for _, d, _ in live["opens"]]
+            checks.append((f"a running case's text drawn within "
+                           f"{OPEN_CASE_TARGET_S * 1000:.0f} ms of Enter: worst "
+                           f"{1000 * max(drawns):.0f} ms",
+                           max(drawns) <= OPEN_CASE_TARGET_S))
 
         db = Path(tmp) / "finished.sqlite3"
         started = time.perf_counter()

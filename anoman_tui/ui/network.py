@@ -196,6 +196,10 @@ class ThreadedStream:
         with contextlib.suppress(RuntimeError):  # the thread was stopped: nothing runs
             self._network.loop.call_soon_threadsafe(self._inner.cancel)
 
+    def _consumer_gone(self) -> None:
+        """Whoever iterates this stream was cancelled: close the connection."""
+        self.cancel()
+
     async def _pump(self) -> None:
         """In the network thread: move events to the UI side as they come."""
         async for event in self._inner:
@@ -262,7 +266,7 @@ class ThreadedStream:
             try:
                 await self._wake.wait()
             except asyncio.CancelledError:
-                self.cancel()  # whoever iterates us was cancelled: close the connection
+                self._consumer_gone()
                 raise
             with self._lock:
                 self._ready.extend(self._pending)

@@ -13,6 +13,13 @@ offers, or the optimisation is dropped if the benchmark shows it no longer pays.
 
 The internals used (Textual 8.2.8):
 
+* `App._get_screen()` and `Screen._on_screen_resume()` (with `ScreenResume.refresh_styles`):
+  `mount_offstage()` mounts the suite's case screen before it is first shown, and
+  `KeepStylesOnResume` keeps its widgets' styles when it is shown again, so Enter on a
+  running case only loads the panes and draws them. Benchmark:
+  `benchmarks/suite_screen.py` (a running case's text drawn after Enter); pinned by
+  tests/ui/test_textual_internals.py::test_offstage_screen_internals.
+
 * `textual._styles_cache.StylesCache` (a private module) and `Widget._styles_cache` (the
   widget's instance of it): `RowStylesCache` subclasses it, overriding `render()` and
   `render_line()` with their 8.2.8 signatures, and `use_row_styles_cache()` puts it in
@@ -430,3 +437,34 @@ class RowStylesCache(StylesCache):
             else:
                 self._rows[virtual_y] = (source, strip)
         return strip
+
+
+def mount_offstage(app: App[Any], screen: Screen[Any]) -> None:
+    """Compose and mount an installed `screen` without showing it (`App._get_screen`, as
+    `push_screen` does before it puts a screen on the stack), so a later push only
+    resumes it. The suite screen readies its case screen this way: built on Enter, its
+    panes' text came 600-1,000 ms later (benchmarks/suite_screen.py)."""
+    if not screen.is_running:
+        app._get_screen(screen)
+
+
+class KeepStylesOnResume:
+    """A screen mixin: resumed (pushed again, or shown after `mount_offstage`) with the
+    styles its widgets already have, unless the theme changed while it was away.
+
+    Textual restyles every widget of a screen each time it is pushed (`ScreenResume`'s
+    `refresh_styles`, handled by `Screen._on_screen_resume`, which runs after this
+    class's handler of the same name): for the suite's case screen, ~130 widgets, the
+    largest part of the time from Enter to its first frame (benchmarks/suite_screen.py).
+    """
+
+    _styled_theme: str | None = None
+
+    def _on_mount(self, event: Any) -> None:
+        self._styled_theme = self.app.theme  # type: ignore[attr-defined]  # styled as mounted
+
+    def _on_screen_resume(self, event: Any) -> None:
+        app = self.app  # type: ignore[attr-defined]
+        if self._styled_theme == app.theme:
+            event.refresh_styles = False
+        self._styled_theme = app.theme

@@ -177,6 +177,18 @@ async def test_a_running_case_opens_live_and_an_aborted_pane_is_its_cells_result
             await until(pilot, lambda: 1 in screen.cells[("steps", "qwen3-coder")].results)
             assert screen.cells[("steps", "qwen3-coder")].results[1].status == "cancelled"
             assert "cancelled" in matrix_text(screen)
+            # Leaving the case closed no other stream: the two not aborted still run.
+            others = [m for m in screen.models if m != "qwen3-coder"]
+            await pilot.pause(0.5)
+            assert all(screen.cells[("steps", m)].live for m in others)
+            assert not any(screen.cells[("steps", m)].results for m in others)
+            # Opened again: the same case screen, loaded afresh, the text so far at once.
+            await pilot.press("enter")
+            await until(pilot, lambda: app.screen is case)
+            assert len(case.pane(1).answer.text) > 0 and case.pane(1).status == "streaming"
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is screen)
+            assert all(screen.cells[("steps", m)].live for m in others)
             screen.runner.stop()
             await until(pilot, lambda: screen.summary is not None, timeout=30)
 

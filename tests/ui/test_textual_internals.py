@@ -18,8 +18,10 @@ from collections.abc import Iterator
 
 import pytest
 import textual
+from textual import events
 from textual.app import App, ComposeResult
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
@@ -424,3 +426,17 @@ def test_output_thread_internals() -> None:
           isinstance(getattr(writer, "MAX_QUEUED_WRITES", None), int))
     run = inspect.getsource(writer.WriterThread.run)
     shape("WriterThread.run() (stops at a failed write)", "except" not in run)
+
+
+def test_offstage_screen_internals() -> None:
+    # mount_offstage(): push_screen's own first step, which mounts a screen not yet shown.
+    shape("App._get_screen()", parameters(App._get_screen) == ["self", "screen"])
+    shape("App._get_screen() registers a screen not running",
+          "_register" in inspect.getsource(App._get_screen))
+    # KeepStylesOnResume: Screen's handler restyles only when the event asks it to, and
+    # handlers of one name run class by class, the subclass's first.
+    shape("ScreenResume.refresh_styles", events.ScreenResume().refresh_styles is True)
+    shape("Screen._on_screen_resume() reads refresh_styles",
+          "event.refresh_styles" in inspect.getsource(Screen._on_screen_resume))
+    shape("MessagePump._get_dispatch_methods() walks the MRO",
+          "__mro__" in inspect.getsource(MessagePump._get_dispatch_methods))

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
     from anoman_tui.suites.model import Case, RunSummary
     from anoman_tui.suites.prepare import Prepared
+    from anoman_tui.ui.screens.suite_case import CaseScreen
 
 log = logging.getLogger(__name__)
 
@@ -352,6 +353,8 @@ class SuiteScreen(Screen[None]):
         self.progress_line = ""
         """The progress line's words, as last shown."""
         self._heights: dict[str, int] = {}
+        self._case_screen: CaseScreen | None = None
+        """The screen running cases open in, kept for the next (`_open_live`)."""
 
     # -- layout -----------------------------------------------------------------
 
@@ -385,6 +388,8 @@ class SuiteScreen(Screen[None]):
         self.set_interval(POLL_S, self._poll, name="suite-poll")
         self._update_progress()
         self._update_models()
+        if self.prepared.todo:
+            self.call_after_refresh(self._ready_case_screen)
 
     def on_resize(self) -> None:
         self._heights.clear()  # the next updates lay out at the new width
@@ -892,10 +897,52 @@ class SuiteScreen(Screen[None]):
             created_at=time.time(), source="eval", suite_run=self.prepared.run_id)
         title = f"case {case_id}" + (f" · repeat {repeat}" if self.cells[
             (case_id, self.models[0])].repeats > 1 else "")
-        await self.app.push_screen(CaseScreen(record, compare, streams, title))
+        case_screen = self._case_screen
+        if case_screen is None or case_screen.slots != self.case_slots:
+            self._drop_case_screen()
+            case_screen = self._case_screen = CaseScreen(record, compare, streams, title,
+                                                         slots=list(self.case_slots))
+            self.app.install_screen(case_screen, self._case_screen_name)
+        else:
+            case_screen.load(record, streams, title)
+        await self.app.push_screen(case_screen)
+
+    @property
+    def _case_screen_name(self) -> str:
+        return f"suite-case-{id(self)}"
+
+    def _drop_case_screen(self) -> None:
+        if self._case_screen is not None:
+            with contextlib.suppress(Exception):  # (on the stack: removed when popped)
+                self.app.uninstall_screen(self._case_screen)
+            self._case_screen = None
+
+    def _ready_case_screen(self) -> None:
+        """Build the case screen while nothing is asked of it (after the first paint), so
+        that Enter on a running case only loads it: its panes' text within a frame."""
+        from anoman_tui.history import ComparisonRecord
+        from anoman_tui.ui.screens.suite_case import CaseScreen, waiting_pane
+        from anoman_tui.ui.textual_internals import mount_offstage
+
+        compare = getattr(self.app, "compare", None)
+        if compare is None or self._case_screen is not None or not self.is_attached:
+            return
+        panes = tuple(waiting_pane(index, slot.model, slot.connection.base_url,
+                                   slot.endpoint, slot.simulated)
+                      for index, slot in enumerate(
+                          [self.prepared.slots[i] for i in self.case_slots], start=1))
+        record = ComparisonRecord(prompt="", panes=panes, created_at=time.time(),
+                                  source="eval", suite_run=self.prepared.run_id)
+        screen = self._case_screen = CaseScreen(record, compare, {}, "",
+                                                slots=list(self.case_slots))
+        self.app.install_screen(screen, self._case_screen_name)
+        mount_offstage(self.app, screen)
 
     def on_unmount(self) -> None:
         self.runner.stop()
+        if self._case_screen is not None:
+            self._case_screen.release()
+            self._drop_case_screen()
         if self._stop_gateway:
             prepared = self.prepared
 

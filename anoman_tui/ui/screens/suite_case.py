@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -30,6 +31,7 @@ from anoman_tui.ui.screens.compare import (
     simulated_field,
 )
 from anoman_tui.ui.screens.record import RecordScreen
+from anoman_tui.ui.textual_internals import KeepStylesOnResume
 from anoman_tui.ui.widgets.pane import ComparePane
 
 if TYPE_CHECKING:
@@ -54,18 +56,58 @@ class LiveStream(ThreadedStream):
 
     def __init__(self, stream: ModelStream, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(_RunLoop(loop), stream)  # type: ignore[arg-type]
+        self._run_loop = loop
+        self._detached = False
+        self._ended: asyncio.Event | None = None  # on the run's loop: stop watching
+        # The events so far, taken here on the UI's thread (the run's loop only ever
+        # extends the list), so the pane can draw them before its screen is shown;
+        # `_pump` hands over the rest, from where this copy ends.
+        backlog = list(stream.events or ())
+        self._pending.extend(backlog)
+        self._received = self._backlog = len(backlog)
+
+    def cancel(self) -> None:
+        """Abort the cell (F1-F3), unless this view of it has been let go."""
+        if not self._detached:
+            super().cancel()
+
+    def _consumer_gone(self) -> None:
+        # The pane stopped following (its screen closed, or shows another case): the
+        # cell itself goes on; only an abort key closes it.
+        self.detach()
+
+    def detach(self) -> None:
+        """Stop following the cell, leaving it running: no more events are delivered,
+        and the iteration ends."""
+        if self._detached:
+            return
+        self._detached = True
+        self._finished = True
+        self._ready.clear()
+        if self._wake is not None:
+            self._wake.set()
+        ended = self._ended
+        if ended is not None:
+            with contextlib.suppress(RuntimeError):  # the run's loop has ended
+                self._run_loop.call_soon_threadsafe(ended.set)
+
+    def _deliver(self, events: Sequence[StreamEvent]) -> None:
+        if not self._detached:
+            super()._deliver(events)
 
     async def _pump(self) -> None:
         inner = self._inner
-        ended = asyncio.Event()
+        ended = self._ended = asyncio.Event()
 
         def watch(events: list[StreamEvent]) -> None:
             self._deliver(events)
             if any(type(e) is StreamDone for e in events):
                 ended.set()
 
-        watch(list(inner.events or ()))  # the backlog and the watcher: no event between
-        if not ended.is_set():
+        # What came after the copy taken on the UI's thread, then the watcher: on the
+        # run's loop, so no event comes between.
+        watch((inner.events or [])[self._backlog:])
+        if not ended.is_set() and not self._detached:
             inner.watchers.append(watch)
             try:
                 await ended.wait()
@@ -74,7 +116,7 @@ class LiveStream(ThreadedStream):
                     inner.watchers.remove(watch)
 
 
-class CaseScreen(RecordScreen):
+class CaseScreen(KeepStylesOnResume, RecordScreen):
     """A suite case's (up to three) models: live panes for the cells streaming, saved
     ones for those that ended. `record`: the case's saved comparison so far, or one
     made of the models' names only (nothing saved yet)."""
@@ -83,10 +125,35 @@ class CaseScreen(RecordScreen):
                         priority=True)]
 
     def __init__(self, record: ComparisonRecord, live: CompareScreen,
-                 streams: dict[int, LiveStream], title: str) -> None:
+                 streams: dict[int, LiveStream], title: str, *,
+                 slots: list[int] | None = None) -> None:
+        """`slots`: which of the suite's models (their indexes) the panes show."""
         super().__init__(record, live, id="suite-case")
         self.streams = streams
         self.title_text = title
+        self.slots = slots or []
+
+    def load(self, record: ComparisonRecord, streams: dict[int, LiveStream],
+             title: str) -> None:
+        """Show another case of the same models. The suite screen keeps one case screen
+        and loads each case into it: building the compare screen's panes anew took most
+        of the time between Enter and the case's text (benchmarks/suite_screen.py)."""
+        self.release()
+        self.record, self.streams, self.title_text = record, streams, title
+        if self.query(ComparePane):
+            self.show_turn()
+            self.update_status()
+
+    def release(self) -> None:
+        """Stop following the cells shown (they go on running) and empty the panes, so a
+        case screen out of sight does no work."""
+        for stream in self.streams.values():
+            stream.detach()
+        self.streams = {}
+        for pane in self.query(ComparePane):
+            pane.clear()
+        for state in self.panes:
+            state.history.clear()  # each case is a conversation of its own
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action not in _OFF and CompareScreen.check_action(self, action, parameters)
@@ -100,6 +167,7 @@ class CaseScreen(RecordScreen):
             stream = self.streams.get(state.index)
             if stream is not None:
                 pane.start(stream, record.prompt)
+                pane.catch_up()  # the text so far, drawn with the screen's first frame
             elif saved.status != "waiting":
                 pane.show_ended(record.prompt, result_from_record(saved),
                                 rate_series=saved.rate_series,
@@ -127,6 +195,7 @@ class CaseScreen(RecordScreen):
         if self._zoomed:
             self.action_zoom()
             return
+        self.release()
         self.dismiss()
 
 

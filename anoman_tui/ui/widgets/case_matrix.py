@@ -184,7 +184,7 @@ class CaseMatrix(ScrollView, can_focus=True):
         elif self.cursor_row >= top + height:
             self.scroll_to(y=self.cursor_row - height + 1, animate=False, immediate=True)
 
-    async def _on_click(self, event: events.Click) -> None:
+    async def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None or offset.y < 1:
             return

@@ -635,6 +635,14 @@ class ComparePane(Vertical):
                                        group=f"pane-{self.state.index}", exclusive=True,
                                        exit_on_error=False)
 
+    def catch_up(self) -> None:
+        """Take in at once what the stream (begun elsewhere, and followed from its middle)
+        has read so far, rather than at the next frame."""
+        stream = self._stream
+        if isinstance(stream, ThreadedStream):
+            stream.start()
+            self._take_deltas(stream)
+
     def abort(self) -> bool:
         """Close this pane's connection (or skip its pending retry); True if one was running."""
         if self._stream is None or self.status not in ("waiting", "streaming"):
