@@ -166,10 +166,11 @@ async def test_a_pane_header_too_long_for_its_pane_wraps_between_words() -> None
     async with app.run_test(size=(120, 30)) as pilot:
         app.panes[1].scenario = "interrupt"
         app.compare.pane(2).refresh_chrome()
-        await pilot.pause(0.2)
+        note = re.escape("simulating interruption (next prompt)")
+        # Drawn by the pane's next frame: waited for, not slept on (a busy core delays it).
+        await until(pilot, lambda: whole_in_one_line(screen_lines(app), note) == 1, 10)
         lines = screen_lines(app)
         shown = "\n".join(lines)
         assert "…" not in shown.replace("starting the local gateway…", "")  # (not connected)
-        note = re.escape("simulating interruption (next prompt)")
         assert whole_in_one_line(lines, note) == 1, shown
         assert whole_in_one_line(lines, "claude-sonnet-4-6") == 3
