@@ -439,13 +439,16 @@ class RowStylesCache(StylesCache):
         return strip
 
 
-def mount_offstage(app: App[Any], screen: Screen[Any]) -> None:
-    """Compose and mount an installed `screen` without showing it (`App._get_screen`, as
-    `push_screen` does before it puts a screen on the stack), so a later push only
-    resumes it. The suite screen readies its case screen this way: built on Enter, its
-    panes' text came 600-1,000 ms later (benchmarks/suite_screen.py)."""
+async def mount_offstage(app: App[Any], screen: Screen[Any]) -> None:
+    """Compose, mount and lay out an installed `screen` without showing it
+    (`App._get_screen`, as `push_screen` does before it puts a screen on the stack; then
+    `Screen._refresh_layout`, which draws nothing for a screen not shown), so a later push
+    only resumes and paints it. The suite screen readies its case screen this way: built
+    on Enter, its panes' text came 600-1,000 ms later (benchmarks/suite_screen.py)."""
     if not screen.is_running:
-        app._get_screen(screen)
+        await app._get_screen(screen)[1]
+    if screen.is_attached and not screen.is_current:
+        screen._refresh_layout(app.size)
 
 
 class KeepStylesOnResume:

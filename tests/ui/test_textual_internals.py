@@ -440,3 +440,5 @@ def test_offstage_screen_internals() -> None:
           "event.refresh_styles" in inspect.getsource(Screen._on_screen_resume))
     shape("MessagePump._get_dispatch_methods() walks the MRO",
           "__mro__" in inspect.getsource(MessagePump._get_dispatch_methods))
+    shape("Screen._refresh_layout()",
+          parameters(Screen._refresh_layout) == ["self", "size", "scroll"])

@@ -335,10 +335,13 @@ class SuiteScreen(Screen[None]):
         self.cells: dict[tuple[str, str], CellView] = {
             (case.id, model): CellView(suite.repeat)
             for case in self.cases for model in self.models}
+        self._done = 0
+        """Results in the matrix that ran (not not_run): kept as they come, since the
+        progress line shows it every poll."""
         for result in prepared.before:
             view = self.cells.get((result.case, result.model))
             if view is not None:
-                view.results[result.repeat] = result
+                self._set_result(view, result)
         self.case_slots = list(range(min(3, len(prepared.slots))))
         """Which of the models (their indexes) a case opens with: the first three, or
         the three chosen with `m`."""
@@ -353,6 +356,7 @@ class SuiteScreen(Screen[None]):
         self.progress_line = ""
         """The progress line's words, as last shown."""
         self._heights: dict[str, int] = {}
+        self._shown: dict[str, Text] = {}
         self._case_screen: CaseScreen | None = None
         """The screen running cases open in, kept for the next (`_open_live`)."""
 
@@ -389,7 +393,8 @@ class SuiteScreen(Screen[None]):
         self._update_progress()
         self._update_models()
         if self.prepared.todo:
-            self.call_after_refresh(self._ready_case_screen)
+            self.call_after_refresh(self.run_worker, self._ready_case_screen(),
+                                    group="case-screen", exit_on_error=False)
 
     def on_resize(self) -> None:
         self._heights.clear()  # the next updates lay out at the new width
@@ -430,7 +435,7 @@ class SuiteScreen(Screen[None]):
                 view = self.cells.get((data.case, data.model))
                 if view is not None:
                     view.live.discard(data.repeat)
-                    view.results[data.repeat] = data
+                    self._set_result(view, data)
                     changed.add(data.case)
             elif kind == "end":
                 outcome, results, summary = data
@@ -459,7 +464,7 @@ class SuiteScreen(Screen[None]):
         for result in results:
             found = self.cells.get((result.case, result.model))
             if found is not None:
-                found.results[result.repeat] = result
+                self._set_result(found, result)
         self._rebuild_rows()
         self._update_models()
         self._show_summary()
@@ -504,11 +509,16 @@ class SuiteScreen(Screen[None]):
 
     # -- figures ------------------------------------------------------------------
 
+    def _set_result(self, view: CellView, result: CellResult) -> None:
+        before = view.results.get(result.repeat)
+        self._done += (result.status != NOT_RUN) - (
+            before is not None and before.status != NOT_RUN)
+        view.results[result.repeat] = result
+
     def _update_progress(self) -> None:
         run = self.runner.run
         total = self.prepared.total
-        done = sum(len([r for r in v.results.values() if r.status != NOT_RUN])
-                   for v in self.cells.values())
+        done = self._done
         line = Text()
         if self.summary is not None:
             line.append("ended ", style="bold")
@@ -586,6 +596,9 @@ class SuiteScreen(Screen[None]):
                   else sum(max(1, -(-cell_len(line) // width)) for line in lines))
         before = self._heights.get(static.id or "")
         self._heights[static.id or ""] = height
+        if before == height and self._shown.get(static.id or "") == text:
+            return  # as shown: nothing to draw
+        self._shown[static.id or ""] = text
         static.update(text, layout=before != height)
 
     def _show_summary(self) -> None:
@@ -800,7 +813,9 @@ class SuiteScreen(Screen[None]):
         self.prepared.todo = cells
         for cell in cells:
             view = self.cells[(cell.case.id, cell.slot.spec)]
-            view.results.pop(cell.repeat, None)
+            gone = view.results.pop(cell.repeat, None)
+            if gone is not None and gone.status != NOT_RUN:
+                self._done -= 1
         self.summary = None
         self.query_one("#suite-summary").display = False
         self._rebuild_rows()
@@ -917,7 +932,7 @@ class SuiteScreen(Screen[None]):
                 self.app.uninstall_screen(self._case_screen)
             self._case_screen = None
 
-    def _ready_case_screen(self) -> None:
+    async def _ready_case_screen(self) -> None:
         """Build the case screen while nothing is asked of it (after the first paint), so
         that Enter on a running case only loads it: its panes' text within a frame."""
         from anoman_tui.history import ComparisonRecord
@@ -936,7 +951,7 @@ class SuiteScreen(Screen[None]):
         screen = self._case_screen = CaseScreen(record, compare, {}, "",
                                                 slots=list(self.case_slots))
         self.app.install_screen(screen, self._case_screen_name)
-        mount_offstage(self.app, screen)
+        await mount_offstage(self.app, screen)
 
     def on_unmount(self) -> None:
         self.runner.stop()

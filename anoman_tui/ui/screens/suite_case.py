@@ -151,7 +151,8 @@ class CaseScreen(KeepStylesOnResume, RecordScreen):
             stream.detach()
         self.streams = {}
         for pane in self.query(ComparePane):
-            pane.clear()
+            if pane.status != "idle" or pane.answer.text:  # (emptying one redraws it)
+                pane.clear()
         for state in self.panes:
             state.history.clear()  # each case is a conversation of its own
 
