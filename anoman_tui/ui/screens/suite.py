@@ -308,9 +308,9 @@ class SuiteScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "stop_or_back", "Stop/Back", id="suite.back"),
-        Binding("enter", "open_case", "Open case", id="suite.open"),
+        Binding("enter", "open_case", "Open", id="suite.open"),
         Binding("p", "pause", "Pause/Resume", id="suite.pause"),
-        Binding("f", "failures", "Failures only", id="suite.failures"),
+        Binding("f", "failures", "Failures", id="suite.failures"),
         Binding("slash", "filter", "Filter", id="suite.filter", key_display="/"),
         Binding("r", "retry_failed", "Retry failed", id="suite.retry"),
         Binding("ctrl+s", "export", "Export", id="suite.export", priority=True),
@@ -378,7 +378,7 @@ class SuiteScreen(Screen[None]):
         with VerticalScroll(id="suite-summary"):
             yield SuitePictures(id="suite-pictures")
             yield Static(id="suite-summary-text")
-        yield KeyBar(shed=("suite.retry", "suite.filter"))
+        yield KeyBar(shed=("case_models", "export", "retry_failed", "filter"))  # action names
 
     def on_mount(self) -> None:
         table = self.query_one("#suite-matrix", CaseMatrix)
@@ -408,6 +408,10 @@ class SuiteScreen(Screen[None]):
         models = self.query_one("#suite-models")
         models.styles.width = 44 if side else "1fr"
         models.styles.height = "1fr" if side else "auto"
+        # Under the matrix: one line a model, cut with an ellipsis, so the matrix keeps
+        # its rows at 80x24.
+        models.styles.text_wrap = "wrap" if side else "nowrap"
+        models.styles.text_overflow = "fold" if side else "ellipsis"
 
     # -- taking in what the run reports ------------------------------------------
 
@@ -584,6 +588,7 @@ class SuiteScreen(Screen[None]):
             for rating in self.summary.ratings:
                 text.append(f"  {rating.model}: {rating.rating:.0f} "
                             f"[{rating.ci[0]:.0f}–{rating.ci[1]:.0f}]\n")
+        text.rstrip()  # (no blank line under the last model)
         self._show(self.query_one("#suite-models", Static), text)
 
     def _show(self, static: Static, text: Text) -> None:
