@@ -412,6 +412,11 @@ class SuiteScreen(Screen[None]):
         # its rows at 80x24.
         models.styles.text_wrap = "wrap" if side else "nowrap"
         models.styles.text_overflow = "fold" if side else "ellipsis"
+        # Ended, in a narrow terminal: the summary's table has these figures, and the
+        # matrix keeps the room.
+        models.display = side or self.summary is None
+        summary = self.query_one("#suite-summary")
+        summary.styles.max_height = "70%" if self.size.height >= 40 else "50%"
 
     # -- taking in what the run reports ------------------------------------------
 
@@ -626,8 +631,8 @@ class SuiteScreen(Screen[None]):
                    for r in summary.ratings]
         self.query_one(SuitePictures).show(figures, ratings)
         # Ended: the summary takes most of the screen; the matrix stays above it.
-        self.query_one("#suite-summary").styles.max_height = "70%"
         self.query_one("#suite-summary").display = True
+        self._layout(self.size.width)
 
     # -- keys ---------------------------------------------------------------------
 
@@ -823,6 +828,7 @@ class SuiteScreen(Screen[None]):
                 self._done -= 1
         self.summary = None
         self.query_one("#suite-summary").display = False
+        self._layout(self.size.width)
         self._rebuild_rows()
         self.runner = SuiteRunner(self.prepared, self._wake)
         self.runner.start(cells)
