@@ -287,7 +287,8 @@ def print_profile(profile: cProfile.Profile | None, title: str) -> None:
     profile.disable()
     for order in ("tottime", "cumulative"):
         out = io.StringIO()
-        pstats.Stats(profile, stream=out).sort_stats(order).print_stats(int(os.environ.get("PROFILE_LINES", "16")))
+        shown = int(os.environ.get("PROFILE_LINES", "16"))  # (more lines: set it)
+        pstats.Stats(profile, stream=out).sort_stats(order).print_stats(shown)
         lines = [ln for ln in out.getvalue().splitlines() if ln.strip()][3:]
         print(f"   cProfile, UI thread, {title} (by {order}):")
         for line in lines:

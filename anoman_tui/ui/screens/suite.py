@@ -69,8 +69,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-POLL_S = 0.1
-"""How often the screen takes in what the run reported."""
+POLL_S = 0.2
+"""How often the screen takes in what the run reported: each take redraws the rows,
+figures and progress that changed, a frame's work; five a second keep the matrix current
+at half the UI's CPU of ten (benchmarks/suite_screen.py), and the end is taken in at
+once (`SuiteRunner.wake`)."""
 SIDE_MIN_WIDTH = 110
 PICTURES_ALL_WIDTH = 90
 PICTURES_ALL_HEIGHT = 30

@@ -629,6 +629,12 @@ class AnswerView(ScrollView, can_focus=True):
             self._scheduled = True
             FrameClock.of(self.app).request(self._on_flush_timer)
 
+    def flush_now(self) -> None:
+        """Take what is buffered into the view's lines now rather than at the next frame
+        (a pane shown mid-stream: its text so far is in the screen's first frame)."""
+        if self._inbox:
+            self._flush(final=self._finishing)
+
     def _on_flush_timer(self) -> None:
         self._scheduled = False
         self._flush(final=self._finishing)

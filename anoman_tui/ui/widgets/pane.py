@@ -642,6 +642,7 @@ class ComparePane(Vertical):
         if isinstance(stream, ThreadedStream):
             stream.start()
             self._take_deltas(stream)
+            self.answer.flush_now()
 
     def abort(self) -> bool:
         """Close this pane's connection (or skip its pending retry); True if one was running."""
