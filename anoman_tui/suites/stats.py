@@ -23,6 +23,8 @@ from typing import Literal
 
 import numpy as np
 
+from anoman_tui.quantiles import sorted_percentile
+
 Z_95 = 1.959963984540054
 """The standard normal's 97.5% quantile: a two-sided 95% interval."""
 
@@ -102,17 +104,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
         raise ValueError(f"a percentile is within 0..100 (got {q})")
     if not values:
         return None
-    ordered = sorted(float(v) for v in values)
-    position = (len(ordered) - 1) * (q / 100.0)  # numpy's order of operations
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    fraction = position - below
-    low, high = ordered[below], ordered[above]
-    # numpy's form (a + (b - a)·t, switched to b - (b - a)·(1 - t) past the middle) keeps
-    # the result within [a, b] and equal to numpy's to the last bit.
-    if fraction >= 0.5:
-        return high - (high - low) * (1.0 - fraction)
-    return low + (high - low) * fraction
+    return sorted_percentile(sorted(float(v) for v in values), q)
 
 
 def paired_bootstrap_ci(

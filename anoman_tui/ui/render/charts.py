@@ -40,7 +40,8 @@ loaded by `anoman_tui.themes`) set `primary`, `secondary`, `accent`, `foreground
 `background`, `surface`, `panel`, `success`, `warning` and `error`; Textual derives
 `$text-muted` and the other shades from them.
 
-May import: the standard library, `rich` and `anoman_tui.safe_text`. Never Textual, and
+May import: the standard library, `rich`, `anoman_tui.safe_text` and
+`anoman_tui.quantiles`. Never Textual, and
 nothing else of `anoman_tui.ui` (the `ui-render-without-textual` contract in
 `.importlinter` checks).
 """
@@ -56,6 +57,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.style import StyleType
 from rich.text import Text
 
+from anoman_tui.quantiles import sorted_percentile
 from anoman_tui.safe_text import terminal_safe
 
 __all__ = [
@@ -195,18 +197,6 @@ def _finite(value: float | Decimal | None) -> float | None:
 # --- quantiles ------------------------------------------------------------------------
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    position = (len(ordered) - 1) * (q / 100.0)  # numpy's order of operations
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    fraction = position - below
-    low, high = ordered[below], ordered[above]
-    # numpy's lerp: switched past the middle, so the result stays within [low, high].
-    if fraction >= 0.5:
-        return high - (high - low) * (1.0 - fraction)
-    return low + (high - low) * fraction
-
-
 def quantiles(values: Iterable[float | None], qs: Sequence[float]) -> list[float] | None:
     """The `qs` percentiles (each 0–100) of the finite values: linear interpolation
     between the closest ranks, numpy.percentile's default method ("linear", type 7), to
@@ -214,7 +204,7 @@ def quantiles(values: Iterable[float | None], qs: Sequence[float]) -> list[float
     ordered = sorted(v for v in (_finite(x) for x in values) if v is not None)
     if not ordered:
         return None
-    return [_quantile(ordered, min(100.0, max(0.0, float(q)))) for q in qs]
+    return [sorted_percentile(ordered, min(100.0, max(0.0, float(q)))) for q in qs]
 
 
 # --- the shared axis ------------------------------------------------------------------
