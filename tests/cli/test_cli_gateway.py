@@ -10,6 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _own_data_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each command's history, logs and config under the test's own directory, never the
+    # machine's (a history there written by another anoman-tui changed what they print).
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
 
 def clean_env() -> dict[str, str]:
     """No `ANOMAN_*` variable, and an empty config file: never the developer's own."""

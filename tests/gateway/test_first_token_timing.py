@@ -130,6 +130,17 @@ def test_a_long_answer_is_composed_without_holding_other_streams(
 def test_a_late_start_keeps_the_rate_after_the_first_token(gateway: EmbeddedGateway) -> None:
     # The body arrives 150 ms after the headers, when the first token (ttft=0.05) is long
     # due: it goes at once, and the next four keep 20 ms apart instead of coming with it.
+    # Seen from this thread, whose reads can be late on a busy machine (with the load
+    # average at 7, all five once came in one read): a burst is what every try shows.
+    spans = []
+    for _ in range(3):
+        spans.append(_late_start_span(gateway))
+        if spans[-1] >= 0.03:
+            break
+    assert max(spans) >= 0.03, spans
+
+
+def _late_start_span(gateway: EmbeddedGateway) -> float:
     body = json.dumps(chat_body()).encode()
     sock = socket.create_connection(("127.0.0.1", gateway.port))
     sock.settimeout(5)
@@ -153,4 +164,4 @@ def test_a_late_start_keeps_the_rate_after_the_first_token(gateway: EmbeddedGate
     assert len(arrivals) == 5
     # 4 gaps of 20 ms, not one burst (a burst spans ~0). Bounded loosely: this thread's
     # own reads can be late under load (51 ms seen in CI with a core busy).
-    assert arrivals[-1] - arrivals[0] >= 0.03
+    return arrivals[-1] - arrivals[0]
