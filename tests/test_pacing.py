@@ -350,3 +350,28 @@ async def test_a_finished_stream_is_freed_without_the_cyclic_collector(
                 assert gone() is None, gc.get_referrers(gone())
     finally:
         gc.enable()
+
+
+async def test_paced_streams_waiting_for_one_grid_point_share_its_timer() -> None:
+    loop = asyncio.get_running_loop()
+    timers: list[object] = []
+    call_later = loop.call_later
+
+    def counted(delay: float, *args: object) -> asyncio.TimerHandle:
+        timers.append(args)
+        return call_later(delay, *args)
+
+    loop.call_later = counted  # type: ignore[method-assign]
+    try:
+        pacers = [Pacer(0.001, loop.time(), grid=0.05) for _ in range(5)]
+        due = pacers[0].next_read()
+        waits = [asyncio.create_task(p.wait()) for p in pacers]
+        await asyncio.sleep(0)  # (each has begun its wait)
+    finally:
+        del loop.call_later
+    waits[2].cancel()  # one stream aborted meanwhile: the others still wake
+    done, _ = await asyncio.wait(waits, timeout=2)
+    assert len(done) == 5 and waits[2].cancelled()
+    assert all(w.exception() is None for i, w in enumerate(waits) if i != 2)
+    assert loop.time() >= due - 0.001  # (asyncio may run a timer up to its clock's
+    assert len(timers) == 1  # resolution early) and one timer for all five
