@@ -352,6 +352,67 @@ async def test_a_finished_stream_is_freed_without_the_cyclic_collector(
         gc.enable()
 
 
+async def test_a_paced_connection_writes_its_requests_straight_to_the_transport(
+        replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Fails when a new anyio moved what _DirectReader.send relies on: requests would still
+    # go out, through httpcore, at more CPU.
+    sent: list[bool] = []
+    send = _DirectReader.send
+
+    def counted(self: _DirectReader, data: bytes) -> bool:
+        sent.append(send(self, data))
+        return sent[-1]
+
+    monkeypatch.setattr(_DirectReader, "send", counted)
+    replay.scripts["m"] = fast_stream()
+    async with StreamClient(read_gap=0.05) as client:
+        for _ in range(2):
+            result = await client.stream(make_request(replay, "m")).wait()
+            assert result.status == "completed"
+    assert len(sent) >= 4 and all(sent), sent  # each request's head and body
+
+
+class _WriteProtocol(_Protocol):
+    def __init__(self) -> None:
+        super().__init__()
+        self.write_event = asyncio.Event()
+        self.write_event.set()
+        self.exception: Exception | None = None
+
+
+class _WriteTransport(_Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffered = 0
+        self.written: list[bytes] = []
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+def test_a_direct_write_leaves_to_anyio_what_it_must_wait_for_or_report() -> None:
+    protocol, transport = _WriteProtocol(), _WriteTransport()
+    direct = _DirectReader(None, transport, protocol)
+    assert direct.send(b"head") and transport.written == [b"head"]
+    transport.buffered = 10
+    assert not direct.send(b"x")  # earlier bytes still queued: anyio waits for them
+    transport.buffered = 0
+    protocol.write_event.clear()
+    assert not direct.send(b"x")  # writing paused: anyio waits for it to resume
+    protocol.write_event.set()
+    protocol.exception = ConnectionResetError()
+    assert not direct.send(b"x")  # anyio reports the broken connection
+    protocol.exception = None
+    transport.closing = True
+    assert not direct.send(b"x")
+    transport.closing = False
+    assert not direct.send(b"x" * (64 * 1024))  # might pass the high-water mark
+    assert transport.written == [b"head"]
+
+
 async def test_paced_streams_waiting_for_one_grid_point_share_its_timer() -> None:
     loop = asyncio.get_running_loop()
     timers: list[object] = []

@@ -178,6 +178,7 @@ class _PacedStream(httpcore.AsyncNetworkStream):
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
         self._socket: typing.Any = None
+        self._poll: typing.Any = None  # select.poll of `_socket`, once looked up
         self._merger = ChunkMerger()
         self._direct: _DirectReader | None = None
         self._direct_found = False  # looked up (once a paced read comes)
@@ -234,7 +235,15 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, timeout)
+        # A request's head and body straight to the transport when it can take them
+        # without waiting (as `_DirectReader` reads): through httpcore's anyio stream each
+        # write opened a timeout scope and gave the loop a turn, ~2% of a suite run's CPU
+        # (benchmarks/eval_load.py).
+        if not self._direct_found:
+            self._direct, self._direct_found = _DirectReader.of(self._inner), True
+        direct = self._direct
+        if direct is None or not direct.send(buffer):
+            await self._inner.write(buffer, timeout)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -252,13 +261,24 @@ class _PacedStream(httpcore.AsyncNetworkStream):
             # CPU (benchmarks/eval_judge.py). The socket is looked up once.
             if self._socket is None:
                 self._socket = self._inner.get_extra_info("socket")
+                if self._socket is not None and self._socket.fileno() >= 0:
+                    # One poll object, its descriptor registered once: made anew on each
+                    # ask, it was 2% of a suite run's CPU (benchmarks/eval_load.py).
+                    self._poll = select.poll()
+                    self._poll.register(self._socket.fileno(), select.POLLIN)
             if self._socket is not None:
-                return _readable(self._socket)
+                return _readable(self._socket, self._poll)
         return self._inner.get_extra_info(info)
 
 
+_DIRECT_WRITE_MAX = 16 * 1024
+"""Writes up to this size may go straight to the transport (below asyncio's 64 KiB
+high-water mark, so the transport never pauses writing for one of them)."""
+
+
 class _DirectReader:
-    """A paced read straight from the socket when data already waits in it.
+    """A paced read straight from the socket when data already waits in it (and a write
+    straight to the transport, `send`).
 
     A paced read comes `gap` after the last one, and by then the socket almost always
     holds what arrived meanwhile. Through httpcore's anyio stream such a read still
@@ -289,6 +309,7 @@ class _DirectReader:
         if (not isinstance(transport, asyncio.Transport) or not isinstance(sock, socket.socket)
                 or sock.type != socket.SOCK_STREAM
                 or not hasattr(protocol, "read_queue") or not hasattr(protocol, "read_event")
+                or not hasattr(protocol, "write_event") or not hasattr(protocol, "exception")
                 or not hasattr(transport, "is_reading")):
             return None  # TLS (anyio's TLSStream), another backend, or another anyio
         return cls(sock, transport, protocol)
@@ -309,15 +330,32 @@ class _DirectReader:
             raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
         return data or None  # the end: anyio's read sees it too, and closes its side
 
+    def send(self, data: bytes) -> bool:
+        """Hand `data` to the transport if it takes it without waiting; False: nothing was
+        sent, write the httpcore way (it waits, times out and reports errors)."""
+        protocol = self._protocol
+        transport = self._transport
+        if (len(data) > _DIRECT_WRITE_MAX or transport.is_closing()
+                or protocol.exception is not None or not protocol.write_event.is_set()
+                or transport.get_write_buffer_size()):
+            return False
+        # With nothing buffered, the transport sends at once what the socket takes and
+        # buffers the rest; under its high-water mark it never pauses, so anyio's send
+        # would not have waited either.
+        transport.write(data)
+        return True
 
-def _readable(sock: typing.Any) -> bool:
+
+def _readable(sock: typing.Any, poll: typing.Any = None) -> bool:
     """Whether a read would return at once (data, or the end of a closed socket), as
-    httpcore's backends answer "is_readable": a zero-timeout poll of its descriptor."""
+    httpcore's backends answer "is_readable": a zero-timeout poll of its descriptor
+    (`poll`: one with that descriptor registered)."""
     fd = sock.fileno()
     if fd < 0:
-        return True  # gone: the next read returns b""
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
+        return True  # gone: the next read returns b"" (and the descriptor may be reused)
+    if poll is None:
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
     return bool(poll.poll(0))
 
 
