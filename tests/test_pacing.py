@@ -350,3 +350,165 @@ async def test_a_finished_stream_is_freed_without_the_cyclic_collector(
                 assert gone() is None, gc.get_referrers(gone())
     finally:
         gc.enable()
+
+
+async def test_a_paced_connection_writes_its_requests_straight_to_the_transport(
+        replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Fails when a new anyio moved what _DirectReader.send relies on: requests would still
+    # go out, through httpcore, at more CPU.
+    sent: list[bool] = []
+    send = _DirectReader.send
+
+    def counted(self: _DirectReader, data: bytes) -> bool:
+        sent.append(send(self, data))
+        return sent[-1]
+
+    monkeypatch.setattr(_DirectReader, "send", counted)
+    replay.scripts["m"] = fast_stream()
+    async with StreamClient(read_gap=0.05) as client:
+        for _ in range(2):
+            result = await client.stream(make_request(replay, "m")).wait()
+            assert result.status == "completed"
+    assert len(sent) >= 4 and all(sent), sent  # each request's head and body
+
+
+class _WriteProtocol(_Protocol):
+    def __init__(self) -> None:
+        super().__init__()
+        self.write_event = asyncio.Event()
+        self.write_event.set()
+        self.exception: Exception | None = None
+
+
+class _WriteTransport(_Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffered = 0
+        self.written: list[bytes] = []
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+def test_a_direct_write_leaves_to_anyio_what_it_must_wait_for_or_report() -> None:
+    protocol, transport = _WriteProtocol(), _WriteTransport()
+    direct = _DirectReader(None, transport, protocol)
+    assert direct.send(b"head") and transport.written == [b"head"]
+    transport.buffered = 10
+    assert not direct.send(b"x")  # earlier bytes still queued: anyio waits for them
+    transport.buffered = 0
+    protocol.write_event.clear()
+    assert not direct.send(b"x")  # writing paused: anyio waits for it to resume
+    protocol.write_event.set()
+    protocol.exception = ConnectionResetError()
+    assert not direct.send(b"x")  # anyio reports the broken connection
+    protocol.exception = None
+    transport.closing = True
+    assert not direct.send(b"x")
+    transport.closing = False
+    assert not direct.send(b"x" * (64 * 1024))  # might pass the high-water mark
+    assert transport.written == [b"head"]
+
+
+async def test_paced_streams_waiting_for_one_grid_point_share_its_timer() -> None:
+    loop = asyncio.get_running_loop()
+    timers: list[object] = []
+    call_later = loop.call_later
+
+    def counted(delay: float, *args: object) -> asyncio.TimerHandle:
+        timers.append(args)
+        return call_later(delay, *args)
+
+    loop.call_later = counted  # type: ignore[method-assign]
+    try:
+        pacers = [Pacer(0.001, loop.time(), grid=0.05) for _ in range(5)]
+        due = pacers[0].next_read()
+        waits = [asyncio.create_task(p.wait()) for p in pacers]
+        await asyncio.sleep(0)  # (each has begun its wait)
+    finally:
+        del loop.call_later
+    waits[2].cancel()  # one stream aborted meanwhile: the others still wake
+    done, _ = await asyncio.wait(waits, timeout=2)
+    assert len(done) == 5 and waits[2].cancelled()
+    assert all(w.exception() is None for i, w in enumerate(waits) if i != 2)
+    assert loop.time() >= due - 0.001  # (asyncio may run a timer up to its clock's
+    assert len(timers) == 1  # resolution early) and one timer for all five
+
+
+def _paced_answer(ending: str, *, terminated: bool = True, junk: bytes = b"") -> Script:
+    """A role frame, the first word, then words a few grid points long, and `ending`."""
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "m"}
+    body: list[bytes | float] = [
+        frame({**chunk, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}), 0.02]
+    for n in range(40):
+        body.append(frame({**chunk, "choices": [{"index": 0, "delta": {"content": f"w{n} "}}]}))
+        body.append(0.003)
+    if junk:
+        body.append(junk)
+    if terminated:
+        body.append(frame({**chunk, "choices": [{"index": 0, "delta": {},
+                                                 "finish_reason": "stop"}]}))
+        body.append(b"data: [DONE]\n\n")
+    return Script(body=body, ending=ending)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("ending", "terminated"), [
+    ("complete", True), ("complete", False), ("truncate", True), ("truncate", False),
+    ("reset", False), ("hang", False),
+])
+async def test_a_paced_answer_read_past_h11_ends_as_read_through_it(
+        replay: ReplayServer, monkeypatch: pytest.MonkeyPatch, ending: str,
+        terminated: bool) -> None:
+    # The same stream read by an unpaced client (every read through h11, httpcore and
+    # httpx) and by a paced one on a grid (its answer's chunks through read_body): the
+    # same text, status and failure, recorded alike; the connection is kept when whole.
+    taken: list[tuple[bytes, bool]] = []
+    read_body = _PacedStream.read_body
+
+    async def counted(self: _PacedStream, timeout: float | None = None) -> tuple[bytes, bool]:
+        taken.append(await read_body(self, timeout))
+        return taken[-1]
+
+    monkeypatch.setattr(_PacedStream, "read_body", counted)
+    replay.scripts["m"] = _paced_answer(ending, terminated=terminated)
+    results = []
+    for client in (StreamClient(), StreamClient(read_gap=0.001, read_grid=(0.02, 0.0))):
+        async with client:
+            request = make_request(replay, "m", idle_timeout=0.5, record=True)
+            results.append(await client.stream(request).wait())
+            if ending == "complete" and terminated:
+                again = await client.stream(request).wait()
+                assert again.status == "completed"
+                # The connection went back to the pool and served the second request.
+                assert replay.requests[-1].peer == replay.requests[-2].peer
+    plain, paced = results
+    assert taken and any(payload for payload, _ in taken)
+    assert paced.text == plain.text and paced.text.startswith("w0 w1 ")
+    assert paced.status == plain.status
+    assert (paced.failure and paced.failure.kind) == (plain.failure and plain.failure.kind)
+    assert paced.recording is not None and plain.recording is not None
+    assert paced.recording.body == plain.recording.body
+    assert paced.recording.ending == plain.recording.ending
+
+
+async def test_a_paced_body_that_stops_being_chunked_is_refused_as_through_h11(
+        replay: ReplayServer) -> None:
+    script = _paced_answer("complete")
+    script.chunked = False  # the framing written by hand: a good start, then junk
+    words = [item for item in script.body if isinstance(item, bytes)][:20]
+    script.body = [b"%x\r\n%s\r\n" % (len(w), w) for w in words[:1]] + [0.02] + [
+        b"%x\r\n%s\r\n" % (len(w), w) for w in words[1:]] + [0.05, b"zz\r\nnot a chunk\r\n"]
+    script.headers = [("Transfer-Encoding", "chunked")]
+    replay.scripts["m"] = script
+    results = []
+    for client in (StreamClient(), StreamClient(read_gap=0.001, read_grid=(0.02, 0.0))):
+        async with client:
+            results.append(await client.stream(make_request(replay, "m",
+                                                            idle_timeout=0.5)).wait())
+    plain, paced = results
+    assert plain.status == paced.status == "failed"
+    assert paced.failure is not None and plain.failure is not None
+    assert paced.failure.kind == plain.failure.kind and paced.text == plain.text

@@ -60,7 +60,13 @@ from anoman_tui.streaming.failures import (
 )
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
 from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
-from anoman_tui.streaming.pacing import Pacer, pace, paced_transport, stamp_reads
+from anoman_tui.streaming.pacing import (
+    Pacer,
+    pace,
+    paced_stream_of,
+    paced_transport,
+    stamp_reads,
+)
 from anoman_tui.streaming.recorder import ResultRecorder
 from anoman_tui.streaming.recording import (
     REPLAY_PANE_EXTENSION,
@@ -464,11 +470,17 @@ class ModelStream:
         # Each chunk is stamped with the return of the socket read that brought it (if
         # the transport is the paced one; else when the chunk comes out of the stack).
         read_stamp = stamp_reads()
-        async for chunk in body:
-            at = read_stamp.at or monotonic()
+        # A paced connection's body, once paced on the grid, is read past h11 (below).
+        paced = paced_stream_of(response.extensions.get("network_stream")) if gap else None
+
+        batch: list[StreamEvent] = []  # the events of the last read
+
+        def take(chunk: bytes, at: float) -> bool | None:
+            """Decode one read: True at the terminator, False at a failure frame."""
+            nonlocal batch
             if capture is not None:
                 capture.read(at, chunk)
-            batch: list[StreamEvent] = []
+            batch = []
             for sse in decoder.feed(chunk):
                 events = read(sse, at)
                 if events:
@@ -481,6 +493,13 @@ class ModelStream:
                     self._terminated_at = at
                     return True
             emit(batch)
+            return None
+
+        async for chunk in body:
+            at = read_stamp.at or monotonic()
+            ended = take(chunk, at)
+            if ended is not None:
+                return ended
             if gap and not answering:
                 if self.pacer is None and any(type(e) in self._paced_from for e in batch):
                     # The first text or reasoning is in: read at most every `gap`.
@@ -491,9 +510,30 @@ class ModelStream:
                     answering = True
                     if self._read_grid is not None:
                         self.pacer.grid, self.pacer.lead = self._read_grid
-        # The body ended before the terminator. Nothing is left to decode: an event
-        # without its blank line is discarded at the end of a stream (docs/wire-contract.md
-        # §10), so the caller reports the stream truncated.
+            if answering and paced is not None and paced.body_at_chunk_boundary:
+                break
+        else:
+            # The body ended before the terminator. Nothing is left to decode: an event
+            # without its blank line is discarded at the end of a stream
+            # (docs/wire-contract.md §10), so the caller reports the stream truncated.
+            return False
+        # Paced reads of the answer's chunks straight from the connection
+        # (`pacing._PacedStream.read_body`): the same bytes, reads and stamps as through
+        # httpx.
+        assert paced is not None
+        timeout = self.request.idle_timeout
+        more = True
+        while more:
+            payload, more = await paced.read_body(timeout)
+            if payload:
+                ended = take(payload, read_stamp.at or monotonic())
+                if ended is not None:
+                    return ended
+        # The end of the body (or what is wrong with it), through h11 as before.
+        async for chunk in body:
+            ended = take(chunk, read_stamp.at or monotonic())
+            if ended is not None:
+                return ended
         return False
 
     async def _drain_for_reuse(self) -> None:

@@ -13,6 +13,7 @@ finish, usage, the Anoman block, errors) goes through the wire models.
 from __future__ import annotations
 
 import json
+from json.decoder import scanstring
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -84,6 +85,87 @@ def _decode(data: str) -> dict[str, Any]:
     return payload
 
 
+class _TextTemplate:
+    """A stream's text frames as one text around its token: each frame of a stream is
+    usually the same JSON with only the token's string changed (same id, model, index).
+    Learnt from a frame that was decoded whole and took the text fast path, a later
+    frame that is exactly `prefix + one JSON string literal + suffix` is then that same
+    object with this text, so only the literal is decoded (`json.decoder.scanstring`,
+    strict as `json.loads` is), not the whole object: at 32 streams the decode of every
+    token's frame was most of the frame readers' time (benchmarks/eval_load.py).
+
+    `learn` places the literal and proves the place: the frame rebuilt with a sentinel
+    there must decode to the same object with only the text changed. A frame that does
+    not fit is read the slow way as before, which may learn again (a few times per
+    stream: a server whose frames differ every time is not worth the proof's cost)."""
+
+    __slots__ = ("_learnt", "_prefix", "_suffix")
+
+    _SENTINEL = "\x00anoman template\x00"
+    _MAX_LEARNT = 4
+
+    def __init__(self) -> None:
+        self._prefix: str | None = None
+        self._suffix = ""
+        self._learnt = 0
+
+    def text(self, data: str) -> str | None:
+        """The frame's text, if the frame is the template around one string literal."""
+        prefix = self._prefix
+        if prefix is None or not data.startswith(prefix):
+            return None
+        start = len(prefix)
+        end = len(data) - len(self._suffix)
+        if end - start < 2 or data[start] != '"' or not data.endswith(self._suffix):
+            return None
+        try:
+            text, stop = scanstring(data, start + 1, True)
+        except ValueError:
+            return None  # not a valid literal: the slow way says what is wrong
+        return text if stop == end else None
+
+    def learn(self, data: str, payload: dict[str, Any], key: str, text: str,
+              with_text: Any) -> None:
+        """From `data`, decoded to `payload` whose text `text` sits under `key` (the last
+        `"key":` of the frame); `with_text(payload, t)` is the payload with text t."""
+        if self._learnt >= self._MAX_LEARNT:
+            return
+        self._learnt += 1
+        self._prefix = None
+        at = data.rfind(f'"{key}"')
+        if at < 0:
+            return
+        pos = at + len(key) + 2
+        while pos < len(data) and data[pos] in " \t\r\n:":
+            pos += 1
+        if pos >= len(data) or data[pos] != '"':
+            return
+        try:
+            value, end = scanstring(data, pos + 1, True)
+        except ValueError:
+            return
+        if value != text:
+            return
+        prefix, suffix = data[:pos], data[end:]
+        try:
+            probe = json.loads(prefix + json.dumps(self._SENTINEL) + suffix)
+        except ValueError:
+            return
+        if probe == with_text(payload, self._SENTINEL):
+            self._prefix, self._suffix = prefix, suffix
+
+
+def _with_content(payload: dict[str, Any], text: str) -> dict[str, Any]:
+    """An OpenAI text frame's payload with `text` as its content."""
+    choice = payload["choices"][0]
+    return {**payload, "choices": [{**choice, "delta": {**choice["delta"], "content": text}}]}
+
+
+def _with_delta_text(payload: dict[str, Any], text: str) -> dict[str, Any]:
+    """An Anthropic `content_block_delta` text event's payload with `text` as its text."""
+    return {**payload, "delta": {**payload["delta"], "text": text}}
+
+
 def _anoman_event(payload: dict[str, Any], at: float) -> AnomanMetadata:
     raw = payload.get("_anoman")
     if not isinstance(raw, dict):
@@ -94,13 +176,17 @@ def _anoman_event(payload: dict[str, Any], at: float) -> AnomanMetadata:
 class OpenAIFrameReader:
     """`chat.completion.chunk` frames, the Anoman frame, error frames, `[DONE]`."""
 
-    __slots__ = ("done",)
+    __slots__ = ("_template", "done")
 
     def __init__(self) -> None:
         self.done = False
+        self._template = _TextTemplate()
 
     def read(self, event: SSEEvent, at: float) -> list[StreamEvent]:
         data = event.data
+        text = self._template.text(data)
+        if text is not None:
+            return [TextDelta(at, text)] if text else []
         if data == "[DONE]":
             self.done = True
             return []
@@ -121,6 +207,9 @@ class OpenAIFrameReader:
                 if type(delta) is dict and delta.keys() <= _TEXT_ONLY:
                     content = delta.get("content")
                     if type(content) is str:
+                        if content:
+                            self._template.learn(data, payload, "content", content,
+                                                 _with_content)
                         return [TextDelta(at, content)] if content else []
                     if content is None:
                         return []
@@ -172,14 +261,18 @@ class OpenAIFrameReader:
 class AnthropicFrameReader:
     """Anthropic Messages events plus the `anoman` event; `message_stop` terminates."""
 
-    __slots__ = ("_input_tokens", "done")
+    __slots__ = ("_input_tokens", "_template", "done")
 
     def __init__(self) -> None:
         self.done = False
         self._input_tokens = 0
+        self._template = _TextTemplate()
 
     def read(self, event: SSEEvent, at: float) -> list[StreamEvent]:
         data = event.data
+        text = self._template.text(data)
+        if text is not None:
+            return [TextDelta(at, text)] if text else []
         if not data or data.isspace():
             return []
         payload = _decode(data)
@@ -189,6 +282,8 @@ class AnthropicFrameReader:
             if type(delta) is dict and delta.get("type") == "text_delta":
                 text = delta.get("text")
                 if type(text) is str:
+                    if text:
+                        self._template.learn(data, payload, "text", text, _with_delta_text)
                     return [TextDelta(at, text)] if text else []
         try:
             return self._read_slow(payload, event.event, at)

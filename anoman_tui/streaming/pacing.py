@@ -37,6 +37,7 @@ import select
 import socket
 import time
 import typing
+import weakref
 
 import anyio
 import httpcore
@@ -44,7 +45,8 @@ import httpx
 
 from anoman_tui.streaming.rechunk import ChunkMerger
 
-__all__ = ["PacedBackend", "Pacer", "ReadStamp", "pace", "paced_transport", "stamp_reads"]
+__all__ = ["PacedBackend", "Pacer", "ReadStamp", "pace", "paced_stream_of", "paced_transport",
+           "stamp_reads"]
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +86,13 @@ class Pacer:
                 and self.next_read() <= now)
 
     async def wait(self) -> None:
-        delay = self.next_read() - time.monotonic()
+        due = self.next_read()
+        delay = due - time.monotonic()
         if delay > 0:
-            await _sleep(delay)
+            if self.grid:
+                await _until_grid(due, delay)
+            else:
+                await _sleep(delay)
 
 
 async def _sleep(delay: float) -> None:
@@ -98,6 +104,39 @@ async def _sleep(delay: float) -> None:
         await anyio.sleep(delay)
     else:
         await asyncio.sleep(delay)
+
+
+_GridWaiters = dict[float, list["asyncio.Future[None]"]]
+_GRID_WAITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _GridWaiters] = \
+    weakref.WeakKeyDictionary()
+
+
+async def _until_grid(due: float, delay: float) -> None:
+    """Sleep until the grid point `due` (monotonic), `delay` from now, on one timer shared
+    by every stream of this loop waiting for it: at 32 streams on one grid, a timer each
+    (scheduled, then popped off the loop's heap and cancelled) was ~3% of a suite run's
+    CPU (benchmarks/eval_load.py). Wakes each waiter as its own sleep did."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        await anyio.sleep(delay)
+        return
+    table = _GRID_WAITERS.get(loop)
+    if table is None:
+        table = _GRID_WAITERS[loop] = {}
+    waiters = table.get(due)
+    if waiters is None:
+        waiters = table[due] = []
+        loop.call_later(delay, _wake_grid, table, due)
+    future: asyncio.Future[None] = loop.create_future()
+    waiters.append(future)
+    await future  # (cancelled: only this waiter's future is)
+
+
+def _wake_grid(table: _GridWaiters, due: float) -> None:
+    for future in table.pop(due, ()):
+        if not future.done():
+            future.set_result(None)
 
 
 _PACER: contextvars.ContextVar[Pacer | None] = contextvars.ContextVar(
@@ -136,11 +175,19 @@ def pace(gap: float, grid: float = 0.0, lead: float = 0.0) -> Pacer:
     return pacer
 
 
+def paced_stream_of(network_stream: object) -> _PacedStream | None:
+    """The paced connection a response came on (httpcore's `network_stream` response
+    extension), if it is one."""
+    return network_stream if isinstance(network_stream, _PacedStream) else None
+
+
 class _PacedStream(httpcore.AsyncNetworkStream):
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
         self._socket: typing.Any = None
+        self._poll: typing.Any = None  # select.poll of `_socket`, once looked up
         self._merger = ChunkMerger()
+        self._handing_back = False  # `read_body` left the rest of the body to h11
         self._direct: _DirectReader | None = None
         self._direct_found = False  # looked up (once a paced read comes)
 
@@ -148,6 +195,12 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         # Each read's chunks reach h11 as one (rechunk.py): a pass per chunk through h11,
         # httpcore and httpx cost more than the events in them (benchmarks/eval_judge.py).
         merger = self._merger
+        if self._handing_back:
+            # `read_body` stopped at the end of the body's chunks: h11 reads from there.
+            self._handing_back = False
+            handed = merger.feed(b"")
+            if handed:
+                return handed
         while True:
             data = await self._read(max_bytes, timeout)
             if not data:
@@ -155,6 +208,36 @@ class _PacedStream(httpcore.AsyncNetworkStream):
             handed = merger.feed(data)
             if handed:
                 return handed
+
+    @property
+    def body_at_chunk_boundary(self) -> bool:
+        """h11 has handed on every whole chunk it was given and expects the next chunk's
+        header: the body's chunks may be read by `read_body` instead, until they end."""
+        return self._merger.at_chunk_boundary
+
+    async def read_body(self, timeout: float | None = None) -> tuple[bytes, bool]:
+        """One read of a chunked body's data, without h11, httpcore and httpx (only from
+        `body_at_chunk_boundary`): the data of the whole chunks it completed, and whether
+        more may follow so. False: the rest (the last chunk and what follows, something
+        that is not a chunk, or the end of the connection) is h11's, read through the
+        response as before.
+
+        Each read through the HTTP stack passed through h11's parser twice, six async
+        generators and their exception mapping: ~35% of a suite run's busy time once its
+        reads were paced, ~8% this way (py-spy, benchmarks/eval_load.py's suite). The read itself is `_read`'s: paced, stamped
+        and flagged as before; errors are httpx's, as the response's own read raises."""
+        try:
+            data = await self._read(_BODY_READ_BYTES, timeout)
+        except httpcore.TimeoutException as exc:
+            raise httpx.ReadTimeout(str(exc)) from exc
+        except httpcore.NetworkError as exc:
+            raise httpx.ReadError(str(exc)) from exc
+        if not data:
+            self._handing_back = True  # the connection ended: h11 says how
+            return b"", False
+        payload, more = self._merger.take_payload(data)
+        self._handing_back = not more
+        return payload, more
 
     async def _read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         pacer = _PACER.get()
@@ -196,7 +279,15 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, timeout)
+        # A request's head and body straight to the transport when it can take them
+        # without waiting (as `_DirectReader` reads): through httpcore's anyio stream each
+        # write opened a timeout scope and gave the loop a turn, ~2% of a suite run's CPU
+        # (benchmarks/eval_load.py).
+        if not self._direct_found:
+            self._direct, self._direct_found = _DirectReader.of(self._inner), True
+        direct = self._direct
+        if direct is None or not direct.send(buffer):
+            await self._inner.write(buffer, timeout)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -214,13 +305,27 @@ class _PacedStream(httpcore.AsyncNetworkStream):
             # CPU (benchmarks/eval_judge.py). The socket is looked up once.
             if self._socket is None:
                 self._socket = self._inner.get_extra_info("socket")
+                if self._socket is not None and self._socket.fileno() >= 0:
+                    # One poll object, its descriptor registered once: made anew on each
+                    # ask, it was 2% of a suite run's CPU (benchmarks/eval_load.py).
+                    self._poll = select.poll()
+                    self._poll.register(self._socket.fileno(), select.POLLIN)
             if self._socket is not None:
-                return _readable(self._socket)
+                return _readable(self._socket, self._poll)
         return self._inner.get_extra_info(info)
 
 
+_BODY_READ_BYTES = 64 * 1024
+"""As much as httpcore asks for in a read."""
+
+_DIRECT_WRITE_MAX = 16 * 1024
+"""Writes up to this size may go straight to the transport (below asyncio's 64 KiB
+high-water mark, so the transport never pauses writing for one of them)."""
+
+
 class _DirectReader:
-    """A paced read straight from the socket when data already waits in it.
+    """A paced read straight from the socket when data already waits in it (and a write
+    straight to the transport, `send`).
 
     A paced read comes `gap` after the last one, and by then the socket almost always
     holds what arrived meanwhile. Through httpcore's anyio stream such a read still
@@ -251,6 +356,7 @@ class _DirectReader:
         if (not isinstance(transport, asyncio.Transport) or not isinstance(sock, socket.socket)
                 or sock.type != socket.SOCK_STREAM
                 or not hasattr(protocol, "read_queue") or not hasattr(protocol, "read_event")
+                or not hasattr(protocol, "write_event") or not hasattr(protocol, "exception")
                 or not hasattr(transport, "is_reading")):
             return None  # TLS (anyio's TLSStream), another backend, or another anyio
         return cls(sock, transport, protocol)
@@ -271,15 +377,32 @@ class _DirectReader:
             raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
         return data or None  # the end: anyio's read sees it too, and closes its side
 
+    def send(self, data: bytes) -> bool:
+        """Hand `data` to the transport if it takes it without waiting; False: nothing was
+        sent, write the httpcore way (it waits, times out and reports errors)."""
+        protocol = self._protocol
+        transport = self._transport
+        if (len(data) > _DIRECT_WRITE_MAX or transport.is_closing()
+                or protocol.exception is not None or not protocol.write_event.is_set()
+                or transport.get_write_buffer_size()):
+            return False
+        # With nothing buffered, the transport sends at once what the socket takes and
+        # buffers the rest; under its high-water mark it never pauses, so anyio's send
+        # would not have waited either.
+        transport.write(data)
+        return True
 
-def _readable(sock: typing.Any) -> bool:
+
+def _readable(sock: typing.Any, poll: typing.Any = None) -> bool:
     """Whether a read would return at once (data, or the end of a closed socket), as
-    httpcore's backends answer "is_readable": a zero-timeout poll of its descriptor."""
+    httpcore's backends answer "is_readable": a zero-timeout poll of its descriptor
+    (`poll`: one with that descriptor registered)."""
     fd = sock.fileno()
     if fd < 0:
-        return True  # gone: the next read returns b""
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
+        return True  # gone: the next read returns b"" (and the descriptor may be reused)
+    if poll is None:
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
     return bool(poll.poll(0))
 
 

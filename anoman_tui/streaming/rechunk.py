@@ -25,6 +25,8 @@ from __future__ import annotations
 _HEAD_END = b"\r\n\r\n"
 _CRLF = b"\r\n"
 _CHUNKED = b"\r\ntransfer-encoding: chunked\r\n"
+_MAX_SIZE_LINE = 4096
+"""A chunk-size line longer than this (no CRLF yet) goes to h11, which refuses it."""
 
 
 class ChunkMerger:
@@ -33,6 +35,7 @@ class ChunkMerger:
     def __init__(self) -> None:
         self._held = b""
         self._in_body = False
+        self._data_only = False  # what `feed` last handed on was one merged data chunk
         self.passthrough = False
 
     @property
@@ -95,9 +98,49 @@ class ChunkMerger:
                 return self._give_up(out, payload, buf, pos)
             payload.append(buf[line_end + 2:data_end])
             pos = data_end + 2
+        self._data_only = not out and bool(payload) and pos == size_limit
         self._flush(out, payload)
         self._held = buf[pos:]
         return b"".join(out)
+
+    @property
+    def at_chunk_boundary(self) -> bool:
+        """In a chunked body, holding nothing, and what it last handed on was data chunks
+        only (merged into one): once h11 has handed that chunk's data on, it holds only
+        the chunk's closing CRLF and next expects a chunk header."""
+        return self._in_body and not self.passthrough and not self._held and self._data_only
+
+    def take_payload(self, data: bytes) -> tuple[bytes, bool]:
+        """At a chunk boundary, read the body's chunks without h11 (`_PacedStream.
+        read_body`): the data of each whole chunk of `data` joined, and whether more may
+        follow so. At the last chunk (or anything that is not a chunk) it stops and holds
+        the rest, which `feed(b"")` then hands to h11 as it came: h11, still at the same
+        chunk boundary, reads the end of the body (or refuses what is wrong) itself."""
+        buf = self._held + data if self._held else data
+        payload: list[bytes] = []
+        pos = 0
+        size_limit = len(buf)
+        more = True
+        while pos < size_limit:
+            line_end = buf.find(_CRLF, pos)
+            if line_end < 0:
+                more = size_limit - pos <= _MAX_SIZE_LINE
+                break
+            try:
+                size = int(buf[pos:line_end].split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                size = 0
+            data_end = line_end + 2 + size
+            if size <= 0 or (size_limit >= data_end + 2
+                             and buf[data_end:data_end + 2] != _CRLF):
+                more = False  # the last chunk, or not a chunk: h11's to read
+                break
+            if size_limit < data_end + 2:
+                break
+            payload.append(buf[line_end + 2:data_end])
+            pos = data_end + 2
+        self._held = buf[pos:]
+        return b"".join(payload), more
 
     @staticmethod
     def _flush(out: list[bytes], payload: list[bytes]) -> None:
