@@ -13,7 +13,7 @@ finish, usage, the Anoman block, errors) goes through the wire models.
 from __future__ import annotations
 
 import json
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # (not in typeshed)
 from typing import Any, Protocol
 
 from pydantic import ValidationError

@@ -902,15 +902,17 @@ class SuiteScreen(Screen[None]):
             return
         case = self._case(case_id)
         saved_record = None
-        if store is not None:
+        chosen = [self.prepared.slots[i] for i in self.case_slots]
+        # Only the panes not streaming show what was saved (none: no history to read).
+        if store is not None and not all(run.live.get((case_id, slot.spec, repeat))
+                                         for slot in chosen):
             comparison_id = await asyncio.to_thread(
                 store.run_comparison, self.prepared.run_id, case_id, repeat)
             if comparison_id is not None:
                 saved_record = await asyncio.to_thread(store.get, comparison_id)
         saved = {p.pane: p for p in saved_record.panes} if saved_record else {}
         panes, streams = [], {}
-        for index, slot in enumerate([self.prepared.slots[i] for i in self.case_slots],
-                                     start=1):
+        for index, slot in enumerate(chosen, start=1):
             stream = run.live.get((case_id, slot.spec, repeat))
             if stream is not None:
                 streams[index] = LiveStream(stream, loop)
