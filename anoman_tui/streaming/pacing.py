@@ -224,8 +224,9 @@ class _PacedStream(httpcore.AsyncNetworkStream):
 
         Each read through the HTTP stack passed through h11's parser twice, six async
         generators and their exception mapping: ~35% of a suite run's busy time once its
-        reads were paced, ~8% this way (py-spy, benchmarks/eval_load.py's suite). The read itself is `_read`'s: paced, stamped
-        and flagged as before; errors are httpx's, as the response's own read raises."""
+        reads were paced, ~8% this way (py-spy, benchmarks/eval_load.py's suite). The read
+        itself is `_read`'s: paced, stamped and flagged as before; errors are httpx's, as
+        the response's own read raises."""
         try:
             data = await self._read(_BODY_READ_BYTES, timeout)
         except httpcore.TimeoutException as exc:
