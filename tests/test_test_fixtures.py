@@ -55,3 +55,21 @@ def test_make_local_gateway_is_the_factory(make_local_gateway: LocalGateways,
                                            tmp_path: Path) -> None:
     gw = make_local_gateway(time_scale=0.1)
     assert gw.db_path.parent == tmp_path and gw.base_url.startswith("http://127.0.0.1:")
+
+
+def test_the_postgres_server_serves_fresh_databases_and_restarts(postgres_server) -> None:  # type: ignore[no-untyped-def]
+    first, second = postgres_server.new_database(), postgres_server.new_database()
+    assert first != second
+    name = first.rsplit("/", 1)[1]
+    postgres_server.psql("CREATE TABLE t (x int); INSERT INTO t VALUES (1)", name)
+    assert postgres_server.psql("SELECT count(*) FROM t", name) == "1"
+    assert postgres_server.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+                                second.rsplit("/", 1)[1]) == "0"
+    # What the fault tests do: stopped, it refuses; started again, on the same port.
+    port = postgres_server.port
+    postgres_server.stop()
+    assert not postgres_server.running()
+    with pytest.raises(RuntimeError):
+        postgres_server.psql("SELECT 1")
+    postgres_server.start()
+    assert postgres_server.port == port and postgres_server.psql("SELECT 1") == "1"
