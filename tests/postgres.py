@@ -15,6 +15,7 @@ The binaries are found through `$ANOMAN_PG_BIN`, `pg_config --bindir`,
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -43,11 +44,9 @@ def find_bindir() -> Path | None:
     if pg_config:
         # (Debian's pg_config may come from libpq-dev alone, naming a bindir without
         # initdb: checked below like every other candidate.)
-        try:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
             candidates.append(subprocess.run([pg_config, "--bindir"], capture_output=True,
                                              text=True, timeout=10).stdout.strip())
-        except (OSError, subprocess.SubprocessError):
-            pass
     # The newest major version first.
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"),
                          key=lambda p: int(Path(p).parent.name)
