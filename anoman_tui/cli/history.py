@@ -41,17 +41,19 @@ def run(args: argparse.Namespace) -> int:
     import shutil
     from datetime import datetime
 
-    from anoman_tui.history import default_path
+    from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.safe_text import terminal_safe
 
-    path = default_path()
+    location = history_location("anoman-tui history")
+    exists = isinstance(location, str) or location.exists()
     records = []
     with command_history("anoman-tui history") as store:
         if store is not None:
             records = store.recent(args.limit, args.search)
     if not records:
-        what = (f"no saved comparison matches {args.search!r}" if args.search and path.exists()
-                else f"no comparisons saved yet (the history lives in {path})")
+        what = (f"no saved comparison matches {args.search!r}" if args.search and exists
+                else "no comparisons saved yet (the history lives in "
+                f"{history_label(location)})")
         print(what[0].upper() + what[1:], file=sys.stderr if args.json else sys.stdout)
         return 0
     width = shutil.get_terminal_size().columns

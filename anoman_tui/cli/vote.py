@@ -42,8 +42,9 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.cli.common import settings_from_args
-    from anoman_tui.history import VoteRefused, default_path
+    from anoman_tui.history import VoteRefused
 
     prog = "anoman-tui vote"
     settings = settings_from_args(args, prog)
@@ -52,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     verdict: RoundVerdict | NoVerdict | None = None
     with command_history(prog) as store:
         if store is None:
-            print(f"{prog}: no comparison {args.id}: the history ({default_path()}) is empty",
-                  file=sys.stderr)
+            print(f"{prog}: no comparison {args.id}: the history "
+                  f"({history_label(history_location(prog))}) is empty", file=sys.stderr)
             return 2
         record = store.get(args.id)
         problem = _vote_problem(record, args.id, args.choice)

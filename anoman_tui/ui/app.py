@@ -318,12 +318,16 @@ class AnomanApp(App[None]):
         self.connector.reconnect()
 
     async def _open_history(self) -> None:
+        # The team's shared history (history_url) or, unset, the SQLite file.
+        url = self.settings.history_url
+        location = url.get_secret_value() if url is not None else None
+
         def open_store() -> tuple[HistoryStore | None, str]:
             # Imported in the thread too: SQLite's import stays off the UI's thread.
             from anoman_tui.history import HistoryStore, HistoryUnavailable
 
             try:
-                return HistoryStore.open(), ""
+                return HistoryStore.open(location), ""
             except HistoryUnavailable as exc:
                 return None, exc.reason
 

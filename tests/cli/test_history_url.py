@@ -1,0 +1,145 @@
+"""`--history-url`, $ANOMAN_HISTORY_URL and the config file's `history_url`: every
+command that reads or writes the history works on a team's PostgreSQL database, says in
+one line when it cannot (naming host and database), and never shows the password, not
+even in argparse's usage errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from anoman_tui.cli import main
+from anoman_tui.gateway.embedded import EmbeddedGateway
+from tests.cli.helpers import FAST, KEY, cli
+from tests.postgres import PASSWORD, PostgresServer
+
+READERS = [
+    ("history",), ("history", "--json"), ("export", "1"), ("vote", "1", "A"),
+    ("scoreboard",), ("runs",), ("replay", "1"), ("compare", "--replay", "1"),
+]
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.mark.parametrize("args", READERS, ids=" ".join)
+def test_a_server_that_is_not_there_is_one_line_without_the_password(
+        clean_env: Path, args: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    port = _closed_port()
+    url = f"postgresql://ann:{PASSWORD}@127.0.0.1:{port}/team"
+    assert main([args[0], "--history-url", url, *args[1:]]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [f"anoman-tui {args[0]}: the PostgreSQL server at "
+                                f"127.0.0.1:{port} (database team) cannot be reached"]
+
+
+def test_wrong_credentials_and_a_missing_database_name_host_and_database(
+        clean_env: Path, postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    where = f"127.0.0.1:{postgres_server.port}"
+    monkeypatch.setenv("ANOMAN_HISTORY_URL",
+                       postgres_server.url("postgres", password="wrong-secret-1234"))
+    assert main(["history"]) == 1
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [f"anoman-tui history: the PostgreSQL server at {where} "
+                                "refused the user or password for database postgres"]
+    monkeypatch.setenv("ANOMAN_HISTORY_URL", postgres_server.url("missing_db"))
+    assert main(["scoreboard"]) == 1
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [f"anoman-tui scoreboard: the PostgreSQL server at {where} "
+                                "has no database missing_db"]
+    assert PASSWORD not in err
+
+
+SHOWN = "postgresql://ann:***@db.example/team"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["history", f"--bogus=postgresql://ann:{PASSWORD}@db.example/team"],
+     f"unrecognized arguments: --bogus={SHOWN}"),
+    (["history", "--limit", f"postgresql://ann:{PASSWORD}@db.example/team"], f"'{SHOWN}'"),
+    ([f"postgresql://ann:{PASSWORD}@db.example/team"], f"invalid choice: '{SHOWN}'"),
+    (["vote", "--history-url", f"postgresql://ann:{PASSWORD}@db.example/team", "x", "A"],
+     "argument id: not an integer: 'x'"),
+])
+def test_usage_errors_never_echo_a_password(
+        clean_env: Path, argv: list[str], expected: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert PASSWORD not in out + err
+    assert expected in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(("how", "source"), [
+    ("flag", "flag --history-url"),
+    ("env", "environment variable ANOMAN_HISTORY_URL"),
+    ("config", "config file"),
+])
+def test_a_url_that_is_not_postgresql_is_refused_by_its_source(
+        clean_env: Path, how: str, source: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"mysql://ann:{PASSWORD}@db.example/team"
+    argv = ["history"]
+    if how == "flag":
+        argv += ["--history-url", url]
+    elif how == "env":
+        monkeypatch.setenv("ANOMAN_HISTORY_URL", url)
+    else:
+        clean_env.write_text(f'history_url = "{url}"\n')
+    assert main(argv) == 2
+    _, err = capsys.readouterr()
+    assert len(err.splitlines()) == 1 and PASSWORD not in err
+    assert err.startswith(f"anoman-tui history: {source}") and "postgresql://" in err
+
+
+def test_compare_vote_history_and_export_share_one_postgresql_history(
+        gateway: EmbeddedGateway, data_home: Path, postgres_server: PostgresServer) -> None:
+    url = postgres_server.new_database()
+    # The URL from the environment for some commands, the flag for others: one history.
+    env = {"ANOMAN_API_KEY": KEY, "ANOMAN_HISTORY_URL": url}
+    saved = cli(data_home, "compare", "Why is the sky blue?", "--json", "--base-url",
+                gateway.base_url, "-m", "anoman-lite", "-m", "claude-sonnet-4-6", "-H", FAST,
+                env=env)
+    assert saved.returncode == 0, saved.stderr
+    first = json.loads(saved.stdout)["id"]
+    blind = cli(data_home, "compare", "Explain WAL", "--blind", "--json", "--base-url",
+                gateway.base_url, "-m", "anoman-lite", "-m", "claude-sonnet-4-6", "-H", FAST,
+                "--history-url", url, env={"ANOMAN_API_KEY": KEY})
+    assert blind.returncode == 0, blind.stderr
+    round_id = json.loads(blind.stdout)["id"]
+    assert round_id == first + 1
+    # Nothing went to the SQLite file.
+    assert not (data_home / "anoman-tui" / "history.sqlite3").exists()
+
+    listed = cli(data_home, "history", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [r["id"] for r in rows] == [round_id, first]
+    assert rows[0]["voted"] is False and rows[0]["panes"][0]["model"] is None
+    found = cli(data_home, "history", "--json", "--search", "sky", env=env)
+    assert [json.loads(line)["id"] for line in found.stdout.splitlines()] == [first]
+
+    voted = cli(data_home, "vote", str(round_id), "A", env=env)
+    assert voted.returncode == 0, voted.stderr
+    again = cli(data_home, "vote", str(round_id), "B", env=env)
+    assert again.returncode == 2
+    assert again.stderr.splitlines() == [
+        f"anoman-tui vote: round {round_id} was already voted on"]
+    board = cli(data_home, "scoreboard", "--json", env=env)
+    assert board.returncode == 0, board.stderr
+    exported = cli(data_home, "export", str(first), "-f", "json", "-o", "-", env=env)
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(exported.stdout)["prompt"] == "Why is the sky blue?"
+    for result in (saved, blind, listed, found, voted, again, board, exported):
+        assert PASSWORD not in result.stdout + result.stderr
