@@ -14,6 +14,7 @@ the user's comments and layout survive.
 from __future__ import annotations
 
 import difflib
+import getpass
 import json
 import os
 import re
@@ -99,6 +100,10 @@ class Settings(BaseSettings):
     max_tokens: int | None = Field(default=None, ge=1)
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     history: bool = Field(default=True, description="save every comparison to the history")
+    user: str | None = Field(
+        default=None, max_length=64, description="who you are in a shared history: the "
+        "comparisons you run, your votes and suite runs are recorded under this name "
+        "(default: the login name)")
     history_url: SecretStr | None = Field(
         default=None, description="postgresql://user@host:port/db: a team's shared history "
         "on PostgreSQL; unset: the SQLite file under the data directory")
@@ -214,6 +219,20 @@ class Settings(BaseSettings):
             if problem:
                 raise ValueError(problem)
         return value
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip() or None
+            problem = None if value is None else user_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return value
+
+    def author(self) -> str:
+        """Who the history records as running and voting: `user`, else the login name."""
+        return self.user or login_name()
 
     @field_validator("base_url")
     @classmethod
@@ -332,6 +351,48 @@ def history_url_problem(url: str) -> str | None:
     if not url.lower().startswith(("postgresql://", "postgres://")):
         return "must be a postgresql:// URL (postgresql://user@host:port/database)"
     return None
+
+
+def login_name() -> str:
+    """The `user` setting's default: the login name ("" when the system has none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
+
+
+def user_problem(name: str) -> str | None:
+    if len(name) > 64:
+        return "at most 64 characters"
+    if any(not ch.isprintable() for ch in name):
+        return "printable characters only"
+    return None
+
+
+def configured_user() -> str:
+    """Who this command acts as in the history: $ANOMAN_USER, else `user` in the config
+    file, else the login name. Raises `ConfigError` for a name that cannot be used."""
+    variable = next((name for name in os.environ if name.upper() == "ANOMAN_USER"), None)
+    if variable is not None:
+        source, value = f"environment variable {variable}", os.environ[variable]
+    else:
+        problem = check_config_file()
+        if problem:
+            raise ConfigError(problem)
+        path = config_file()
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if "user" not in data:
+            return login_name()
+        source, value = f"config file {path}", data["user"]
+    if not isinstance(value, str):
+        raise ConfigError(f"{source}: user: must be a name")
+    value = value.strip()
+    if not value:
+        return login_name()
+    problem = user_problem(value)
+    if problem:
+        raise ConfigError(f"{source}: user: {problem}")
+    return value
 
 
 def configured_history_url(flag: str | None = None) -> str | None:

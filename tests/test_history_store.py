@@ -496,3 +496,42 @@ def test_a_cost_and_the_simulated_mark_round_trip(history_location: Path | str) 
         assert got.panes[0].provider_cost == Decimal("0.00005") and got.panes[0].simulated
         listed = store.listing(5)[0].panes[0]
         assert listed.cost == pane.cost and listed.simulated
+
+
+def test_who_ran_and_who_voted_are_kept_and_filter_on_both_engines(
+        history_location: Path | str) -> None:
+    from anoman_tui.history import GroupInfo, VoteRefused
+
+    with HistoryStore.open(history_location) as store:
+        store.user = "ann"
+        ann = store.save(dataclasses.replace(record("Explain WAL mode"), blind=True))
+        bob = store.save(dataclasses.replace(record("Explain WAL again"), user="bob"))
+        store.cast_vote(ann, "win", 1, blind=True, user="bob")
+        with pytest.raises(VoteRefused) as refused:
+            store.cast_vote(ann, "tie", None, blind=True)
+        assert refused.value.reason == f"comparison {ann} was already voted on by bob"
+        store.cast_vote(bob, "tie", None, blind=True)  # the store's user: ann
+
+        got = store.get(ann)
+        assert got is not None and got.user == "ann"
+        assert got.vote is not None and got.vote.user == "bob"
+        assert [r.id for r in store.recent(user="bob")] == [bob]
+        assert [r.id for r in store.recent(search="wal", user="ann")] == [ann]
+        assert [c.user for c in store.listing()] == ["bob", "ann"]
+        assert [c.id for c in store.listing(search="again", user="ann")] == []
+        assert store.recent(user="nobody") == []
+        store.fts = False  # the LIKE search filters the same way
+        assert [r.id for r in store.recent(search="wal", user="bob")] == [bob]
+
+        assert store.votes_by_user() == {"ann": 1, "bob": 1}
+        assert sum(r.count for r in store.voted_rounds(user="bob")) == 1
+        assert store.voted_rounds(user="carol") == []
+
+        # A suite run's comparisons are its starter's, whoever saves a cell.
+        store.create_run("run-1", name="s", suite={}, settings={}, models=["m"], cells=1,
+                         user="carol")
+        cell = store.save_cell("run-1", {"case": "c"}, case_id="c", model="m", repeat=1,
+                               status="completed", passed=True,
+                               pane=record().panes[0], group=GroupInfo("suite prompt"))
+        saved = store.get(cell or 0)
+        assert saved is not None and saved.user == "carol"

@@ -93,6 +93,14 @@ def command_history(prog: str, *, create: bool = False,
         print(f"{prog}: history disabled: {refused}", file=sys.stderr)
         yield None
         return
+    from anoman_tui.config import ConfigError, configured_user
+
+    try:
+        store.user = configured_user()
+    except ConfigError as exc:
+        store.close()
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise CommandExit(2) from None
     try:
         with store:
             yield store

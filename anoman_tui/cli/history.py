@@ -33,6 +33,8 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
                          help="only comparisons whose prompt or a model matches every word")
     parser.add_argument("--limit", type=positive_int, default=50, metavar="N",
                          help="how many (default 50)")
+    parser.add_argument("--user", metavar="NAME", default=None,
+                        help="only the comparisons NAME ran (default: everyone's)")
     parser.add_argument("--json", action="store_true",
                          help="one JSON object per line instead of a table")
 
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     records = []
     with command_history("anoman-tui history") as store:
         if store is not None:
-            records = store.recent(args.limit, args.search)
+            records = store.recent(args.limit, args.search, user=args.user)
     if not records:
         what = (f"no saved comparison matches {args.search!r}" if args.search and exists
                 else "no comparisons saved yet (the history lives in "
@@ -75,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
             if record.blind:
                 entry["blind"] = True
                 entry["voted"] = not hidden
+            entry["user"] = record.user
+            if record.vote is not None:
+                entry["voted_by"] = record.vote.user
             print(json.dumps(entry, ensure_ascii=False))
             continue
         head = f"{record.id:>5}  {when:%Y-%m-%d %H:%M}  "

@@ -159,7 +159,8 @@ def _vote_problem(record: ComparisonRecord | None, comparison_id: int, choice: s
     if not record.blind:
         return f"comparison {comparison_id} is not a blind round (see compare --blind)"
     if record.vote is not None:
-        return f"round {comparison_id} was already voted on"
+        by = f" by {record.vote.user}" if record.vote.user else ""
+        return f"round {comparison_id} was already voted on{by}"
     if all(p.status != "completed" for p in record.panes):
         return f"every pane of round {comparison_id} failed: there is nothing to vote on"
     if choice in ("tie", "bad"):

@@ -222,16 +222,23 @@ def _json_text(value: Any, what: str) -> str:
 
 def insert_run(conn: Any, run_id: str, *, name: str, suite: dict[str, Any],
                settings: dict[str, Any], models: list[str], cells: int,
-               created_at: float, now: float) -> None:
+               created_at: float, now: float, author: str = "") -> None:
     if not run_id:
         raise ValueError("a run id cannot be empty")
     row = (run_id, name, created_at, _json_text(suite, "suite"),
-           _json_text(settings, "settings"), _json_text(list(models), "models"), cells, now)
+           _json_text(settings, "settings"), _json_text(list(models), "models"), cells, now,
+           author)
     if conn.execute("SELECT 1 FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone():
         raise RunExists(f"the history already holds a suite run {run_id}")
     conn.execute("INSERT INTO suite_runs (run_id, name, created_at, suite, settings, models, "
-                 "cells, finished, stopped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)",
-                 row)
+                 "cells, finished, stopped, updated_at, author) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?)", row)
+
+
+def run_author(conn: Any, run_id: str) -> str:
+    """Who started a run: its cells' comparisons are theirs, whoever resumes it."""
+    row = conn.execute("SELECT author FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone()
+    return "" if row is None else str(row[0])
 
 
 def require_run(conn: Any, run_id: str) -> None:
@@ -263,13 +270,13 @@ def group_comparison(conn: Any, run_id: str, case_id: str,
 
 
 def create_group_comparison(conn: Any, run_id: str, case_id: str, repeat: int,
-                            group: GroupInfo, created_at: float) -> int:
+                            group: GroupInfo, created_at: float, author: str = "") -> int:
     return dialect_of(conn).insert_id(
         conn,
         "INSERT INTO comparisons (created_at, source, prompt, system_prompt, conversation, "
-        "blind, rerun_of, suite_run, suite_case, suite_repeat) "
-        "VALUES (?, 'eval', ?, ?, '[]', 0, NULL, ?, ?, ?)",
-        (created_at, group.prompt, group.system_prompt, run_id, case_id, repeat))
+        "blind, rerun_of, suite_run, suite_case, suite_repeat, author) "
+        "VALUES (?, 'eval', ?, ?, '[]', 0, NULL, ?, ?, ?, ?)",
+        (created_at, group.prompt, group.system_prompt, run_id, case_id, repeat, author))
 
 
 def cell_place(conn: Any, run_id: str,

@@ -216,6 +216,16 @@ def _cost_as_value(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE panes DROP COLUMN cost_text")
 
 
+def _add_authors(conn: Any) -> None:
+    # Who ran each comparison and suite run and who cast each vote (the `user` setting):
+    # a shared history is many people's. `author`, as `user` is a keyword in PostgreSQL;
+    # "" for what was saved before.
+    for table in ("comparisons", "votes", "suite_runs"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN author TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE INDEX comparisons_by_author ON comparisons (author, id)")
+    conn.execute("CREATE INDEX votes_by_author ON votes (author)")
+
+
 def _add_round_judgements(conn: sqlite3.Connection) -> None:
     # One verdict per round (a later one replaces it); `best` and `outcome` are columns
     # so the scoreboard groups by them in SQL, the pairs' details stay JSON.
@@ -244,6 +254,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     suite_runs.add_suite_runs,  # 8 -> 9: suite runs and their results (history/runs.py)
     suite_runs.add_suite_pairs,  # 9 -> 10: a judge's pairwise verdicts of a suite run
     _add_round_judgements,  # 10 -> 11: the arena judge's verdict on a voted blind round
+    _add_authors,  # 11 -> 12: who ran each comparison and suite run, who cast each vote
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -385,7 +396,9 @@ def _pg_create_schema(conn: PgConnection) -> None:
 
 PG_BASE_VERSION = 11
 """The schema a new PostgreSQL history is created at (by `_pg_create_schema`)."""
-PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = ()
+PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = (
+    _add_authors,  # 11 -> 12 (the same statements as SQLite's)
+)
 """PG_MIGRATIONS[n] takes a PostgreSQL history at PG_BASE_VERSION + n one version on;
 each SQLite migration after schema 11 gets its PostgreSQL counterpart here."""
 assert PG_BASE_VERSION + len(PG_MIGRATIONS) == SCHEMA_VERSION
@@ -576,6 +589,9 @@ class HistoryStore:
 
     def __init__(self, conn: Any, path: Path | None, *, fts: bool,
                  location: str | None = None) -> None:
+        self.user = ""
+        """Who saves and votes through this store when a record or call names no one
+        (the opener sets it from the `user` setting)."""
         self._conn = conn
         self._lock = threading.Lock()
         self._dialect = POSTGRESQL if isinstance(conn, PgConnection) else SQLITE
@@ -772,11 +788,12 @@ class HistoryStore:
             comparison_id = self._dialect.insert_id(
                 conn,
                 "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat, "
+                "author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (created, record.source, record.prompt, record.system_prompt,
                  _turns_json(record.conversation), int(record.blind), record.rerun_of,
-                 record.suite_run, record.suite_case, record.suite_repeat),
+                 record.suite_run, record.suite_case, record.suite_repeat,
+                 record.user or self.user),
             )
             _put_panes(conn, comparison_id, record.panes)
             if self.fts:
@@ -839,47 +856,53 @@ class HistoryStore:
                 (comparison_id,))}
 
     def recent(self, limit: int = 50, search: str | None = None, *,
-               before: int | None = None) -> list[ComparisonRecord]:
-        """Newest first; `search` keeps those whose prompt or a model matches every word.
+               before: int | None = None, user: str | None = None) -> list[ComparisonRecord]:
+        """Newest first; `search` keeps those whose prompt or a model matches every word,
+        `user` those that person ran (None: everyone's).
 
         `before` (an id) gives the next page: those older than the last one shown.
         """
-        return self._matching(limit, search, before, "c.*", self._load)
+        return self._matching(limit, search, before, "c.*", self._load, user)
 
     def listing(self, limit: int = 50, search: str | None = None, *,
-                before: int | None = None) -> list[ListedComparison]:
+                before: int | None = None, user: str | None = None
+                ) -> list[ListedComparison]:
         """As `recent`, but only what a list shows (no answers): cheap to read while
         typing a filter. `get` reads one whole."""
         return self._matching(
             limit, search, before,
             "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up, c.blind, "
             "EXISTS (SELECT 1 FROM recordings r WHERE r.comparison_id = c.id) AS recorded, "
-            "c.suite_run, c.suite_case, c.suite_repeat",
-            self._list)
+            "c.suite_run, c.suite_case, c.suite_repeat, c.author",
+            self._list, user)
 
     def _matching(self, limit: int, search: str | None, before: int | None, columns: str,
-                  load: Callable[[str, Iterable[Any]], list[Any]]) -> list[Any]:
+                  load: Callable[[str, Iterable[Any]], list[Any]],
+                  user: str | None = None) -> list[Any]:
         words = (search or "").split()
         below = (1 << 62) if before is None else before
+        # One person's (`user`), as one more condition on every form of the query.
+        by = "" if user is None else " AND c.author = ?"
+        who: tuple[Any, ...] = () if user is None else (user,)
         if not words:
-            return load(f"SELECT {columns} FROM comparisons c WHERE c.id < ? "
-                        "ORDER BY c.id DESC LIMIT ?", (below, limit))
+            return load(f"SELECT {columns} FROM comparisons c WHERE c.id < ?{by} "
+                        "ORDER BY c.id DESC LIMIT ?", (below, *who, limit))
         if self.fts and self._dialect is POSTGRESQL:
             query = pg_tsquery(search or "")
             if query is not None:
                 return load(
                     f"SELECT {columns} FROM comparisons c JOIN comparisons_fts f "
                     "ON f.rowid = c.id WHERE f.document @@ to_tsquery('simple', ?) "
-                    "AND f.rowid < ? ORDER BY f.rowid DESC LIMIT ?",
-                    (query, below, limit),
+                    f"AND f.rowid < ?{by} ORDER BY f.rowid DESC LIMIT ?",
+                    (query, below, *who, limit),
                 )
         elif self.fts:
             try:
                 return load(
                     f"SELECT {columns} FROM comparisons c JOIN comparisons_fts f "
-                    "ON f.rowid = c.id WHERE comparisons_fts MATCH ? AND f.rowid < ? "
+                    f"ON f.rowid = c.id WHERE comparisons_fts MATCH ? AND f.rowid < ?{by} "
                     "ORDER BY f.rowid DESC LIMIT ?",
-                    (_fts_query(search or ""), below, limit),
+                    (_fts_query(search or ""), below, *who, limit),
                 )
             except sqlite3.OperationalError:
                 pass  # a query FTS5 cannot parse: the plain match below still answers
@@ -896,9 +919,9 @@ class HistoryStore:
             )
             params += [_like(word), _like(word)]
         return load(
-            f"SELECT {columns} FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ? "
-            "ORDER BY c.id DESC LIMIT ?",
-            (*params, below, limit),
+            f"SELECT {columns} FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ?"
+            f"{by} ORDER BY c.id DESC LIMIT ?",
+            (*params, below, *who, limit),
         )
 
     def _list(self, sql: str, params: Iterable[Any]) -> list[ListedComparison]:
@@ -929,13 +952,14 @@ class HistoryStore:
                                  blind=bool(row["blind"]), hidden=row["id"] in hidden,
                                  recorded=bool(row["recorded"]), suite_run=row["suite_run"],
                                  suite_case=row["suite_case"],
-                                 suite_repeat=row["suite_repeat"])
+                                 suite_repeat=row["suite_repeat"], user=row["author"])
                 for row in rows]
 
     def _voted(self, ids: list[int], marks: str) -> dict[int, VoteRecord]:
         return {
             row["comparison_id"]: VoteRecord(bool(row["blind"]), row["outcome"],
-                                             row["winner_pane"], row["voted_at"])
+                                             row["winner_pane"], row["voted_at"],
+                                             row["author"])
             for row in self._conn.execute(
                 f"SELECT * FROM votes WHERE comparison_id IN ({marks})", ids)
         }
@@ -973,18 +997,22 @@ class HistoryStore:
                 suite_run=row["suite_run"],
                 suite_case=row["suite_case"],
                 suite_repeat=row["suite_repeat"],
+                user=row["author"],
             )
             for row in rows
         ]
 
     # -- votes -----------------------------------------------------------------
 
-    def voted_rounds(self, *, include_sighted: bool = False) -> list[VotedRound]:
+    def voted_rounds(self, *, include_sighted: bool = False,
+                     user: str | None = None) -> list[VotedRound]:
         """Every distinct kind of voted round with how many there were: its models,
         which failed, the outcome and the winner's model. Blind votes only unless
-        `include_sighted`. Grouped by SQLite, so 100,000 votes come back as the few
-        thousand patterns a scoreboard needs."""
-        where = "" if include_sighted else "WHERE v.blind = 1"
+        `include_sighted`; `user`: only that person's votes. Grouped by the database,
+        so 100,000 votes come back as the few thousand patterns a scoreboard needs."""
+        conditions = ([] if include_sighted else ["v.blind = 1"]) + (
+            [] if user is None else ["v.author = ?"])
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._reading() as conn:
             rows = conn.execute(
                 "SELECT p.pattern, v.blind, v.outcome, v.winner_pane, "
@@ -996,7 +1024,7 @@ class HistoryStore:
                 "LEFT JOIN round_judgements j ON j.comparison_id = v.comparison_id "
                 "AND j.outcome IN ('win', 'tie') "
                 f"{where} GROUP BY p.pattern, v.blind, v.outcome, v.winner_pane, "
-                "j.outcome, j.best"
+                "j.outcome, j.best", () if user is None else (user,)
             ).fetchall()
         counts: dict[VotedRound, int] = {}
         for row in rows:
@@ -1017,6 +1045,14 @@ class HistoryStore:
         d = self._dialect
         return d.string_agg(f"pane || {d.char(31)} || model || {d.char(31)} || status",
                             d.char(30))
+
+    def votes_by_user(self, *, include_sighted: bool = False) -> dict[str, int]:
+        """How many votes each person cast (blind ones unless `include_sighted`); votes
+        cast before authors were kept count under ""."""
+        where = "" if include_sighted else "WHERE blind = 1"
+        with self._reading() as conn:
+            return {row[0]: int(row[1]) for row in conn.execute(
+                f"SELECT author, COUNT(*) FROM votes {where} GROUP BY author ORDER BY author")}
 
     def simulated_models(self) -> frozenset[str]:
         """The models any of whose saved answers came from a simulated model (the local
@@ -1062,24 +1098,28 @@ class HistoryStore:
         return numbers
 
     def cast_vote(self, comparison_id: int, outcome: str, winner_pane: int | None, *,
-                  blind: bool, voted_at: float | None = None) -> None:
-        """Record the one vote a comparison gets; raises `VoteRefused` (already voted,
-        no such comparison) or `HistoryUnavailable`. A blind round becomes searchable
-        by its models once voted on."""
+                  blind: bool, voted_at: float | None = None, user: str | None = None) -> None:
+        """Record the one vote a comparison gets (by `user`, else the store's `user`);
+        raises `VoteRefused` (already voted: the first vote stays, and the refusal says
+        who cast it; no such comparison) or `HistoryUnavailable`. A blind round becomes
+        searchable by its models once voted on."""
         if outcome not in ("win", "tie", "bad") or (outcome == "win") != (winner_pane is not None):
             raise ValueError(f"not a vote: {outcome} {winner_pane}")
         with self._writing() as conn:
             if conn.execute("SELECT 1 FROM comparisons WHERE id = ?",
                             (comparison_id,)).fetchone() is None:
                 raise VoteRefused(f"there is no comparison {comparison_id}")
-            if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
-                            (comparison_id,)).fetchone() is not None:
-                raise VoteRefused(f"comparison {comparison_id} was already voted on")
+            first = conn.execute("SELECT author FROM votes WHERE comparison_id = ?",
+                                 (comparison_id,)).fetchone()
+            if first is not None:
+                by = f" by {first[0]}" if first[0] else ""
+                raise VoteRefused(f"comparison {comparison_id} was already voted on{by}")
             conn.execute(
                 "INSERT INTO votes (comparison_id, blind, outcome, winner_pane, "
-                "voted_at) VALUES (?, ?, ?, ?, ?)",
+                "voted_at, author) VALUES (?, ?, ?, ?, ?, ?)",
                 (comparison_id, int(blind), outcome, winner_pane,
-                 voted_at if voted_at is not None else time.time()))
+                 voted_at if voted_at is not None else time.time(),
+                 self.user if user is None else user))
             if self.fts:
                 models = " ".join(r[0] for r in conn.execute(
                     "SELECT model FROM panes WHERE comparison_id = ? ORDER BY pane",
@@ -1150,7 +1190,7 @@ class HistoryStore:
 
     def create_run(self, run_id: str, *, name: str, suite: dict[str, Any],
                    settings: dict[str, Any], models: list[str], cells: int,
-                   created_at: float | None = None) -> None:
+                   created_at: float | None = None, user: str | None = None) -> None:
         """Record a suite run about to start: its suite (`Suite.to_json()`) and settings
         kept whole for `--resume`. An id already held raises `RunExists` (never
         overwritten); JSON that cannot be stored raises ValueError."""
@@ -1159,7 +1199,7 @@ class HistoryStore:
             suite_runs.insert_run(conn, run_id, name=name, suite=suite, settings=settings,
                                   models=models, cells=cells,
                                   created_at=created_at if created_at is not None else now,
-                                  now=now)
+                                  now=now, author=self.user if user is None else user)
 
     def save_cell(self, run_id: str, cell: dict[str, Any], *, case_id: str, model: str,
                   repeat: int, status: str, passed: bool | None,
@@ -1190,7 +1230,8 @@ class HistoryStore:
                 if comparison_id is None:
                     comparison_id = suite_runs.create_group_comparison(
                         conn, run_id, case_id, repeat, group,
-                        group.created_at if group.created_at is not None else now)
+                        group.created_at if group.created_at is not None else now,
+                        author=suite_runs.run_author(conn, run_id))
                 _drop_pane(conn, comparison_id, pane.pane)
                 _put_panes(conn, comparison_id, (pane,))
                 self._index_models(conn, comparison_id, group.prompt if made else None)

@@ -321,13 +321,16 @@ class AnomanApp(App[None]):
         # The team's shared history (history_url) or, unset, the SQLite file.
         url = self.settings.history_url
         location = url.get_secret_value() if url is not None else None
+        author = self.settings.author()
 
         def open_store() -> tuple[HistoryStore | None, str]:
             # Imported in the thread too: SQLite's import stays off the UI's thread.
             from anoman_tui.history import HistoryStore, HistoryUnavailable
 
             try:
-                return HistoryStore.open(location), ""
+                store = HistoryStore.open(location)
+                store.user = author  # whose comparisons and votes these are
+                return store, ""
             except HistoryUnavailable as exc:
                 return None, exc.reason
 

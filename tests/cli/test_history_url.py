@@ -143,3 +143,43 @@ def test_compare_vote_history_and_export_share_one_postgresql_history(
     assert json.loads(exported.stdout)["prompt"] == "Why is the sky blue?"
     for result in (saved, blind, listed, found, voted, again, board, exported):
         assert PASSWORD not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_who_ran_and_who_voted_in_history_and_scoreboard(
+        gateway: EmbeddedGateway, data_home: Path, engine: str,
+        request: pytest.FixtureRequest) -> None:
+    env = {"ANOMAN_API_KEY": KEY}
+    if engine == "postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        env["ANOMAN_HISTORY_URL"] = server.new_database()
+
+    def run(*args: str, user: str) -> dict[str, object] | list[dict[str, object]]:
+        result = cli(data_home, *args, env={**env, "ANOMAN_USER": user})
+        assert result.returncode == 0, result.stderr
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        return lines[0] if len(lines) == 1 and args[0] != "history" else lines
+
+    blind = ("compare", "Explain WAL", "--blind", "--json", "--base-url", gateway.base_url,
+             "-m", "anoman-lite", "-m", "claude-sonnet-4-6", "-H", FAST)
+    first = run(*blind, user="ann")
+    second = run(*blind, user="bob")
+    assert isinstance(first, dict) and isinstance(second, dict)
+    run("vote", str(first["id"]), "A", "--json", user="bob")
+    refused = cli(data_home, "vote", str(first["id"]), "B", env={**env, "ANOMAN_USER": "ann"})
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == [
+        f"anoman-tui vote: round {first['id']} was already voted on by bob"]
+    run("vote", str(second["id"]), "tie", "--json", user="bob")
+
+    everyone = run("history", "--json", user="ann")
+    assert [(r["id"], r["user"], r.get("voted_by")) for r in everyone] == [
+        (second["id"], "bob", "bob"), (first["id"], "ann", "bob")]
+    anns = run("history", "--json", "--user", "ann", user="bob")
+    assert [r["id"] for r in anns] == [first["id"]]
+
+    board = run("scoreboard", "--json", user="ann")
+    assert isinstance(board, dict) and board["votes_by_user"] == {"bob": 2}
+    none = run("scoreboard", "--json", "--user", "ann", user="ann")
+    assert isinstance(none, dict) and none["votes_by_user"] == {"ann": 0}
+    assert none["models"] == []
