@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from anoman_tui import cli
+from anoman_tui.config import login_name
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, pane_record, portable
 from anoman_tui.history.portable import (
@@ -175,7 +176,9 @@ def test_round_trip_into_another_history(source: tuple[Path, dict[str, int]], na
     with history(home) as src, history(elsewhere) as dst:
         original, imported = src.get(ids[name]), dst.get(1)
         assert original is not None and imported is not None
-        assert imported == replace(original, id=1, source="import")
+        # An imported comparison is the importer's (the `user` setting: here the login
+        # name); the portable file carries no author.
+        assert imported == replace(original, id=1, source="import", user=login_name())
         assert imported.recorded
         recorded, replayable = src.recordings(ids[name]), dst.recordings(1)
     assert replayable == recorded and set(recorded) == {1, 2, 3}
@@ -319,7 +322,9 @@ def test_a_voted_blind_round_travels_with_its_vote(source: tuple[Path, dict[str,
     elsewhere = tmp_path / "elsewhere"
     assert run(elsewhere, "import", str(path))[0] == 0
     with history(elsewhere) as dst:
-        assert dst.get(1) == replace(original, id=1, source="import")
+        assert original.vote is not None
+        assert dst.get(1) == replace(original, id=1, source="import", user=login_name(),
+                                     vote=replace(original.vote, user=login_name()))
 
 
 # -- hostile files ---------------------------------------------------------------

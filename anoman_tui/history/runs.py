@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -274,9 +275,10 @@ def create_group_comparison(conn: Any, run_id: str, case_id: str, repeat: int,
     return dialect_of(conn).insert_id(
         conn,
         "INSERT INTO comparisons (created_at, source, prompt, system_prompt, conversation, "
-        "blind, rerun_of, suite_run, suite_case, suite_repeat, author) "
-        "VALUES (?, 'eval', ?, ?, '[]', 0, NULL, ?, ?, ?, ?)",
-        (created_at, group.prompt, group.system_prompt, run_id, case_id, repeat, author))
+        "blind, rerun_of, suite_run, suite_case, suite_repeat, author, uid) "
+        "VALUES (?, 'eval', ?, ?, '[]', 0, NULL, ?, ?, ?, ?, ?)",
+        (created_at, group.prompt, group.system_prompt, run_id, case_id, repeat, author,
+         uuid.uuid4().hex))
 
 
 def cell_place(conn: Any, run_id: str,

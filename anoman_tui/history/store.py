@@ -34,6 +34,7 @@ import sqlite3
 import stat
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -85,6 +86,11 @@ class HistoryUnavailable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def new_uid() -> str:
+    """A fresh comparison uid (`_add_uids`)."""
+    return uuid.uuid4().hex
 
 
 def default_path() -> Path:
@@ -226,6 +232,17 @@ def _add_authors(conn: Any) -> None:
     conn.execute("CREATE INDEX votes_by_author ON votes (author)")
 
 
+def _add_uids(conn: Any) -> None:
+    # A comparison's id for ever, wherever it is copied (ids are per database): copying a
+    # history into another (`history migrate`) twice recognises what it copied before.
+    conn.execute("ALTER TABLE comparisons ADD COLUMN uid TEXT")
+    if isinstance(conn, PgConnection):
+        conn.execute("UPDATE comparisons SET uid = md5(random()::text || id::text)")
+    else:
+        conn.execute("UPDATE comparisons SET uid = lower(hex(randomblob(16)))")
+    conn.execute("CREATE UNIQUE INDEX comparisons_by_uid ON comparisons (uid)")
+
+
 def _add_round_judgements(conn: sqlite3.Connection) -> None:
     # One verdict per round (a later one replaces it); `best` and `outcome` are columns
     # so the scoreboard groups by them in SQL, the pairs' details stay JSON.
@@ -255,6 +272,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     suite_runs.add_suite_pairs,  # 9 -> 10: a judge's pairwise verdicts of a suite run
     _add_round_judgements,  # 10 -> 11: the arena judge's verdict on a voted blind round
     _add_authors,  # 11 -> 12: who ran each comparison and suite run, who cast each vote
+    _add_uids,  # 12 -> 13: each comparison's id across copies of the history
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -398,6 +416,7 @@ PG_BASE_VERSION = 11
 """The schema a new PostgreSQL history is created at (by `_pg_create_schema`)."""
 PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = (
     _add_authors,  # 11 -> 12 (the same statements as SQLite's)
+    _add_uids,  # 12 -> 13
 )
 """PG_MIGRATIONS[n] takes a PostgreSQL history at PG_BASE_VERSION + n one version on;
 each SQLite migration after schema 11 gets its PostgreSQL counterpart here."""
@@ -789,11 +808,11 @@ class HistoryStore:
                 conn,
                 "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
                 "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat, "
-                "author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "author, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (created, record.source, record.prompt, record.system_prompt,
                  _turns_json(record.conversation), int(record.blind), record.rerun_of,
                  record.suite_run, record.suite_case, record.suite_repeat,
-                 record.user or self.user),
+                 record.user or self.user, new_uid()),
             )
             _put_panes(conn, comparison_id, record.panes)
             if self.fts:

@@ -107,7 +107,7 @@ def test_compare_vote_history_and_export_share_one_postgresql_history(
         gateway: EmbeddedGateway, data_home: Path, postgres_server: PostgresServer) -> None:
     url = postgres_server.new_database()
     # The URL from the environment for some commands, the flag for others: one history.
-    env = {"ANOMAN_API_KEY": KEY, "ANOMAN_HISTORY_URL": url}
+    env = {"ANOMAN_API_KEY": KEY, "ANOMAN_HISTORY_URL": url, "ANOMAN_USER": "ann"}
     saved = cli(data_home, "compare", "Why is the sky blue?", "--json", "--base-url",
                 gateway.base_url, "-m", "anoman-lite", "-m", "claude-sonnet-4-6", "-H", FAST,
                 env=env)
@@ -135,7 +135,7 @@ def test_compare_vote_history_and_export_share_one_postgresql_history(
     again = cli(data_home, "vote", str(round_id), "B", env=env)
     assert again.returncode == 2
     assert again.stderr.splitlines() == [
-        f"anoman-tui vote: round {round_id} was already voted on"]
+        f"anoman-tui vote: round {round_id} was already voted on by ann"]
     board = cli(data_home, "scoreboard", "--json", env=env)
     assert board.returncode == 0, board.stderr
     exported = cli(data_home, "export", str(first), "-f", "json", "-o", "-", env=env)
@@ -183,3 +183,37 @@ def test_who_ran_and_who_voted_in_history_and_scoreboard(
     none = run("scoreboard", "--json", "--user", "ann", user="ann")
     assert isinstance(none, dict) and none["votes_by_user"] == {"ann": 0}
     assert none["models"] == []
+
+
+def test_history_migrate_copies_the_local_file_once(
+        data_home: Path, postgres_server: PostgresServer) -> None:
+    from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord
+
+    local = data_home / "anoman-tui" / "history.sqlite3"
+    with HistoryStore.open(local) as store:
+        store.user = "ann"
+        for i in range(3):
+            store.save(ComparisonRecord(prompt=f"question {i}", blind=i == 2, panes=tuple(
+                PaneRecord(pane=p, model=f"m{p}", base_url="http://x", endpoint="openai",
+                           label="AB"[p - 1]) for p in (1, 2))))
+    url = postgres_server.new_database()
+    first = cli(data_home, "history", "migrate", "--to", url)
+    assert first.returncode == 0, first.stderr
+    shown = url.replace(PASSWORD, "***")
+    assert first.stdout.splitlines() == [
+        f"Copied 3 comparisons (0 copied before), 0 votes and 0 suite runs (0 copied "
+        f"before) from {local} to {shown}."]
+    again = cli(data_home, "history", "migrate", "--to", url, "--from", str(local))
+    assert again.stdout.splitlines() == [
+        f"Copied 0 comparisons (3 copied before), 0 votes and 0 suite runs (0 copied "
+        f"before) from {local} to {shown}."]
+    listed = cli(data_home, "history", "--json", "--history-url", url)
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(r["prompt"], r["user"], r.get("voted")) for r in rows] == [
+        ("question 2", "ann", False), ("question 1", "ann", None), ("question 0", "ann", None)]
+    for result in (first, again, listed):
+        assert PASSWORD not in result.stdout + result.stderr
+    missing = cli(data_home, "history", "migrate", "--to", url, "--from",
+                  str(data_home / "nothing.sqlite3"))
+    assert missing.returncode == 2 and missing.stderr.splitlines() == [
+        f"anoman-tui history migrate: there is no history at {data_home / 'nothing.sqlite3'}"]
