@@ -106,6 +106,10 @@ class ComparisonRecord:
     user: str = ""
     """Who ran it (the `user` setting, by default the login name); "" for one saved
     before authors were kept (schema 12) or with no author given."""
+    uid: str | None = field(default=None, compare=False)
+    """Its id across copies of the history (an export carries it; importing or migrating
+    it twice is recognised); read from the history, never chosen by a saver (`save`
+    makes a fresh one). Not part of equality: it says where a record is, not what."""
 
     @property
     def recording_bytes(self) -> int:

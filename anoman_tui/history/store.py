@@ -800,8 +800,11 @@ class HistoryStore:
 
     # -- writing ---------------------------------------------------------------
 
-    def save(self, record: ComparisonRecord) -> int:
-        """Store one comparison turn in one short transaction; returns its id."""
+    def save(self, record: ComparisonRecord, *, uid: str | None = None) -> int:
+        """Store one comparison turn in one short transaction; returns its id. `uid`:
+        the id it had in another history (an import), else a fresh one; a uid the
+        history holds already is refused (`HistoryUnavailable`): look it up first
+        (`find_uid`)."""
         created = record.created_at or time.time()
         with self._writing() as conn:
             comparison_id = self._dialect.insert_id(
@@ -812,7 +815,7 @@ class HistoryStore:
                 (created, record.source, record.prompt, record.system_prompt,
                  _turns_json(record.conversation), int(record.blind), record.rerun_of,
                  record.suite_run, record.suite_case, record.suite_repeat,
-                 record.user or self.user, new_uid()),
+                 record.user or self.user, uid or new_uid()),
             )
             _put_panes(conn, comparison_id, record.panes)
             if self.fts:
@@ -848,6 +851,12 @@ class HistoryStore:
             "SELECT * FROM comparisons WHERE id = ?", (comparison_id,)
         )
         return found[0] if found else None
+
+    def find_uid(self, uid: str) -> int | None:
+        """The id of the comparison with this uid (`ComparisonRecord.uid`), if held."""
+        with self._reading() as conn:
+            row = conn.execute("SELECT id FROM comparisons WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else int(row[0])
 
     def recordings(self, comparison_id: int) -> dict[int, StreamRecording]:
         """Pane number -> its recorded stream, for the panes that were recorded.
@@ -1017,6 +1026,7 @@ class HistoryStore:
                 suite_case=row["suite_case"],
                 suite_repeat=row["suite_repeat"],
                 user=row["author"],
+                uid=row["uid"],
             )
             for row in rows
         ]
