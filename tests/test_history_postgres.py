@@ -166,3 +166,45 @@ def test_urls_lose_their_passwords_wherever_they_are_shown() -> None:
     assert scrub_url(text) == ("bad --history-url=postgresql://ann:***@db.example:5432/team"
                                " and more")
     assert scrub_url("postgresql://ann@db/team") == "postgresql://ann@db/team"
+
+
+def test_a_nul_in_a_models_answer_does_not_stop_a_save(
+        postgres_server: PostgresServer) -> None:
+    with HistoryStore.open(postgres_server.new_database()) as store:
+        record = _record("a prompt with a \x00 in it")
+        new_id = store.save(record)
+        got = store.get(new_id)
+        assert got is not None and got.prompt == "a prompt with a \ufffd in it"
+        assert [r.id for r in store.recent(search="prompt")] == [new_id]
+
+
+def test_the_scoreboards_figures_are_the_same_on_both_engines(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(3)
+    stores = [HistoryStore.open(tmp_path / "h.sqlite3"),
+              HistoryStore.open(postgres_server.new_database())]
+    try:
+        for i in range(120):
+            panes = tuple(PaneRecord(
+                pane=p, model=f"m{(i + p) % 4}", base_url="x", endpoint="openai",
+                status="failed" if (i + p) % 9 == 0 else "completed",
+                failure={"kind": "stalled"} if (i + p) % 9 == 0 else None,
+                metrics={} if rng.random() < 0.1 else {
+                    "ttft_s": rng.uniform(0, 3), "output_tokens_per_s": rng.uniform(1, 300)})
+                for p in (1, 2, 3))
+            for store in stores:
+                store.save(ComparisonRecord(prompt="p", panes=panes))
+        sqlite_numbers, pg_numbers = (store.model_numbers() for store in stores)
+        assert sqlite_numbers.keys() == pg_numbers.keys()
+        for model, numbers in sqlite_numbers.items():
+            other = pg_numbers[model]
+            assert (numbers.answers, numbers.failures, numbers.simulated_answers) == (
+                other.answers, other.failures, other.simulated_answers)
+            # (SQLite hands its values over as 15-digit text: equal to 12 digits)
+            assert numbers.percentiles == pytest.approx(other.percentiles, rel=1e-12)
+            assert len(numbers.percentiles) == 4
+    finally:
+        for store in stores:
+            store.close()

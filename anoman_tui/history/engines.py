@@ -135,6 +135,14 @@ def _row_factory(cursor: Any) -> Any:
     return make
 
 
+def _storable(params: Iterable[Any]) -> tuple[Any, ...]:
+    """Parameters PostgreSQL accepts: its text cannot hold NUL, which SQLite's can (a
+    model may send one), so a NUL in text becomes U+FFFD, the replacement character: a
+    save never fails for it. (Recordings are bytes: kept exact.)"""
+    return tuple(p.replace("\x00", "\ufffd") if isinstance(p, str) and "\x00" in p else p
+                 for p in params)
+
+
 _translated: dict[str, str] = {}
 
 
@@ -177,11 +185,11 @@ class PgConnection:
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
         cursor = self._conn.cursor(row_factory=_row_factory)
-        cursor.execute(_translate(sql), tuple(params))
+        cursor.execute(_translate(sql), _storable(params))
         return cursor
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        rows = list(rows)
+        rows = [_storable(row) for row in rows]
         if rows:
             with self._conn.cursor() as cursor:
                 cursor.executemany(_translate(sql), rows)
