@@ -208,3 +208,61 @@ def test_the_scoreboards_figures_are_the_same_on_both_engines(
     finally:
         for store in stores:
             store.close()
+
+
+def test_saves_wait_for_a_server_that_went_away_and_are_written_in_order(
+        postgres_server: PostgresServer) -> None:
+    import threading
+
+    from anoman_tui.history.pending import PendingSaves
+
+    url = postgres_server.new_database()
+    written: list[tuple[str, int]] = []
+    done = threading.Event()
+
+    def on_written(token: str, new_id: int) -> None:
+        written.append((token, new_id))
+        if len(written) == 2:
+            done.set()
+
+    store = HistoryStore.open(url)
+    pending = PendingSaves(store, on_written=on_written, retry_s=0.2, max_retry_s=0.5)
+    try:
+        first = pending.save(_record("before"), "before")
+        assert first is not None and pending.waiting == 0
+        postgres_server.stop()
+        assert pending.save(_record("during 1"), "during 1") is None
+        assert pending.save(_record("during 2"), "during 2") is None
+        assert pending.waiting == 2 and "cannot be reached" in pending.last_problem
+        assert PASSWORD not in pending.last_problem
+        postgres_server.start()
+        assert done.wait(60), "the waiting saves were not written once the server was back"
+        assert [token for token, _ in written] == ["during 1", "during 2"]
+        assert pending.waiting == 0 and pending.last_problem == ""
+        assert [r.prompt for r in store.recent()] == ["during 2", "during 1", "before"]
+        assert [r.id for r in store.recent()][:2] == [written[1][1], written[0][1]]
+    finally:
+        if not postgres_server.running():
+            postgres_server.start()
+        assert pending.close() == 0
+        store.close()
+
+
+def test_a_lasting_refusal_is_not_kept_waiting(tmp_path: Path) -> None:
+    from anoman_tui.history.pending import PendingSaves
+
+    path = tmp_path / "h.sqlite3"
+    store = HistoryStore.open(path)
+    pending = PendingSaves(store)
+    try:
+        pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+        store._conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # a full disk
+        big = _record("x" * 100_000)
+        with pytest.raises(HistoryUnavailable) as refused:
+            for _ in range(50):
+                pending.save(big)
+        assert not refused.value.transient and "full" in refused.value.reason
+        assert pending.waiting == 0
+    finally:
+        pending.close()
+        store.close()

@@ -81,11 +81,14 @@ class VoteRefused(Exception):
 
 
 class HistoryUnavailable(Exception):
-    """The history cannot be used; `reason` is one sentence a user can act on."""
+    """The history cannot be used; `reason` is one sentence a user can act on.
+    `transient`: the history's server cannot be reached now (it may come back: a save
+    can wait for it, `pending.PendingSaves`)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.transient = transient
 
 
 def new_uid() -> str:
@@ -634,6 +637,14 @@ class HistoryStore:
         assert self.path is not None and isinstance(exc, sqlite3.Error)
         return _reason(exc, self.path)
 
+    def _unavailable(self, exc: BaseException) -> HistoryUnavailable:
+        # A PostgreSQL session that is gone (server down, restarting, network) may come
+        # back; anything else (a refused statement, a full disk) will not by waiting.
+        conn = self._conn
+        transient = isinstance(conn, PgConnection) and (
+            conn.broken or "cannot be reached" in self._reason(exc))
+        return HistoryUnavailable(self._reason(exc), transient=transient)
+
     def _reconnect_if_lost(self) -> None:
         """A PostgreSQL session lost (the server restarted) is opened again before the
         next read or write; if the server is still away, that read or write refuses."""
@@ -844,7 +855,7 @@ class HistoryStore:
                 raise
             if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.DatabaseError):
                 raise
-            raise HistoryUnavailable(self._reason(exc)) from None
+            raise self._unavailable(exc) from None
 
     def get(self, comparison_id: int) -> ComparisonRecord | None:
         found = self._load(
@@ -1229,7 +1240,7 @@ class HistoryStore:
                         conn.execute("ROLLBACK")
                     raise
             except self._errors as exc:
-                raise HistoryUnavailable(self._reason(exc)) from None
+                raise self._unavailable(exc) from None
 
     def create_run(self, run_id: str, *, name: str, suite: dict[str, Any],
                    settings: dict[str, Any], models: list[str], cells: int,
