@@ -20,7 +20,7 @@ databases; each part below gets a database of its own, dropped with the server.
     on the server), read as `anoman-tui scoreboard` reads them (`voted_rounds`,
     `model_numbers`) and turned into ratings (`report.scoreboard.build`); median of 5.
 
-Targets (issue 30): a save p99 <= 20 ms, every vote kept and none twice, the scoreboard
+Targets (the issue's): a save p99 <= 20 ms, every vote kept and none twice, the scoreboard
 over 100,000 votes <= 1.5 s, the history's first page <= 300 ms at 10,000 comparisons.
 
 May import: the standard library, anoman_tui, tests/postgres.py (the throw-away server)
