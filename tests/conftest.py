@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import LocalGateways
-from tests.postgres import INSTALL_HINT, PostgresServer, find_bindir
+from tests.postgres import INSTALL_HINT, PostgresServer, find_bindir, sweep_orphans
 from tests.replay_server import ReplayServer
 
 
@@ -109,6 +109,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(reason + " (CI must run the PostgreSQL tests; .ci/run installs it)")
         pytest.skip(reason)
+    sweep_orphans(bindir)  # servers an earlier, killed session left running
     server = PostgresServer(bindir)
     try:
         server.start()

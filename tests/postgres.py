@@ -11,6 +11,10 @@ files and processes belong to an unprivileged user (`nobody`), through `runuser`
 
 The binaries are found through `$ANOMAN_PG_BIN`, `pg_config --bindir`,
 /usr/lib/postgresql/*/bin (Debian keeps them off PATH), then PATH.
+
+A test session killed before its teardown (a timeout, Ctrl+C twice) leaves its server
+running: each server's directory names the test process that owns it (`owner.pid`),
+and `sweep_orphans` stops and removes those whose owner is gone.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ SUPERUSER = "anoman"
 PASSWORD = "pg-test-secret-7c1f"
 """The superuser's password: tests check that it never appears in any output."""
 _RUN_AS = "nobody"
+_PREFIX = "anoman-pg-"
 
 
 def find_bindir() -> Path | None:
@@ -73,7 +78,7 @@ class PostgresServer:
     """One PostgreSQL cluster in a temporary directory, on 127.0.0.1:`port`."""
 
     bindir: Path
-    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="anoman-pg-")))
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=_PREFIX)))
     port: int = 0
     _as_root: bool = field(default=os.geteuid() == 0)
 
@@ -108,6 +113,7 @@ class PostgresServer:
             return ""
 
     def init(self) -> None:
+        (self.root / "owner.pid").write_text(str(os.getpid()))
         if self._as_root:
             user = pwd.getpwnam(_RUN_AS)
             os.chown(self.root, user.pw_uid, user.pw_gid)
@@ -179,3 +185,30 @@ class PostgresServer:
         name = "t_" + uuid.uuid4().hex[:16]
         self.psql(f"CREATE DATABASE {name}")
         return self.url(name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_orphans(bindir: Path) -> list[Path]:
+    """Stop and remove the servers of test sessions that ended without their teardown
+    (their owner process is gone); returns their directories. A live session's server
+    is never touched."""
+    swept = []
+    for root in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
+        try:
+            owner = int((root / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue  # not one of ours, or still being made
+        if _alive(owner):
+            continue
+        PostgresServer(bindir, root=root).destroy()
+        swept.append(root)
+    return swept

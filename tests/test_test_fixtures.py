@@ -73,3 +73,21 @@ def test_the_postgres_server_serves_fresh_databases_and_restarts(postgres_server
         postgres_server.psql("SELECT 1")
     postgres_server.start()
     assert postgres_server.port == port and postgres_server.psql("SELECT 1") == "1"
+
+
+def test_a_server_whose_session_died_is_swept_and_a_live_ones_is_not(
+        postgres_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    from tests.postgres import PostgresServer, sweep_orphans
+
+    orphan = PostgresServer(postgres_server.bindir)
+    orphan.start()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    (orphan.root / "owner.pid").write_text(gone.stdout.strip())  # an owner that exited
+    assert orphan.running()
+    swept = sweep_orphans(postgres_server.bindir)
+    assert orphan.root in swept and not orphan.root.exists()
+    assert postgres_server.root not in swept and postgres_server.running()
