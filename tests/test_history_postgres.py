@@ -166,6 +166,8 @@ def test_urls_lose_their_passwords_wherever_they_are_shown() -> None:
     assert scrub_url(text) == ("bad --history-url=postgresql://ann:***@db.example:5432/team"
                                " and more")
     assert scrub_url("postgresql://ann@db/team") == "postgresql://ann@db/team"
+    assert scrub_url("postgresql://ann@db/team?sslmode=require&password=s3cr3t") == (
+        "postgresql://ann@db/team?sslmode=require&password=***")
 
 
 def test_a_nul_in_a_models_answer_does_not_stop_a_save(

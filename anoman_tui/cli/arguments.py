@@ -19,9 +19,12 @@ if TYPE_CHECKING:
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^:/@\s'\"]*):[^@/\s'\"]*@")
 
 
+_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&\s'\"]*")
+
+
 def scrub_passwords(text: str) -> str:
     """`text` with the password of every URL in it replaced by `***`."""
-    return _URL_PASSWORD.sub(r"\1:***@", text)
+    return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", text))
 
 
 class SecretScrubbingParser(argparse.ArgumentParser):

@@ -51,9 +51,13 @@ def describe_url(url: str) -> str:
 _PASSWORD_IN_URL = re.compile(r"(?i)\b((?:postgres(?:ql)?|[a-z][a-z0-9+.-]*)://[^:/@\s]*):[^@/\s]*@")
 
 
+_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&\s'\"]*")
+
+
 def scrub_url(text: str) -> str:
     """`text` with the password of every URL in it masked (`user:***@host`)."""
-    return _PASSWORD_IN_URL.sub(r"\1:***@", text)
+    # (and libpq's `?password=` query parameter)
+    return _QUERY_PASSWORD.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", text))
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,8 @@ SHOWN = "postgresql://ann:***@db.example/team"
      f"unrecognized arguments: --bogus={SHOWN}"),
     (["history", "--limit", f"postgresql://ann:{PASSWORD}@db.example/team"], f"'{SHOWN}'"),
     ([f"postgresql://ann:{PASSWORD}@db.example/team"], f"invalid choice: '{SHOWN}'"),
+    (["history", f"--bogus=postgresql://ann@db.example/team?password={PASSWORD}"],
+     "--bogus=postgresql://ann@db.example/team?password=***"),
     (["vote", "--history-url", f"postgresql://ann:{PASSWORD}@db.example/team", "x", "A"],
      "argument id: not an integer: 'x'"),
 ])
