@@ -14,6 +14,7 @@ the user's comments and layout survive.
 from __future__ import annotations
 
 import difflib
+import getpass
 import json
 import os
 import re
@@ -99,6 +100,13 @@ class Settings(BaseSettings):
     max_tokens: int | None = Field(default=None, ge=1)
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     history: bool = Field(default=True, description="save every comparison to the history")
+    user: str | None = Field(
+        default=None, max_length=64, description="who you are in a shared history: the "
+        "comparisons you run, your votes and suite runs are recorded under this name "
+        "(default: the login name)")
+    history_url: SecretStr | None = Field(
+        default=None, description="postgresql://user@host:port/db: a team's shared history "
+        "on PostgreSQL; unset: the SQLite file under the data directory")
     record: bool = Field(default=True, description="record each comparison's streams with "
                          "their timing in the history, to replay them")
     record_limit_mb: float = Field(
@@ -198,6 +206,34 @@ class Settings(BaseSettings):
             return None
         return value.strip() if isinstance(value, str) else value
 
+    @field_validator("history_url", mode="before")
+    @classmethod
+    def _postgresql_url(cls, value: Any) -> Any:
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if isinstance(value, str):
+            value = value.strip()
+            if not value:
+                return None
+            problem = history_url_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return value
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip() or None
+            problem = None if value is None else user_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return value
+
+    def author(self) -> str:
+        """Who the history records as running and voting: `user`, else the login name."""
+        return self.user or login_name()
+
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -246,6 +282,7 @@ FLAG_NAMES = {
     "max_tokens": "--max-tokens",
     "idle_timeout": "--idle-timeout",
     "history": "--no-history",
+    "history_url": "--history-url",
     "record": "--no-record",
     "target": "--target",
 }
@@ -301,11 +338,97 @@ def _describe(exc: ValidationError, flags: dict[str, Any]) -> str:
             message = f"must be one of {', '.join(accepted)}"
         # Never echo a key, not even a malformed one, nor one written where a target's
         # key variable's name belongs (`targets.NAME.api_key_env`).
-        if not {"api_key", "api_key_env"} & set(loc):
+        # Nor a history URL: it may hold a password.
+        if not {"api_key", "api_key_env", "history_url"} & set(loc):
             shown = json.dumps(error.get("input"), default=str, ensure_ascii=False)
             message += f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
         by_source.setdefault(source_of(key, flags), []).append(f"{'.'.join(loc)}: {message}")
     return "; ".join(f"{source}: {'; '.join(items)}" for source, items in by_source.items())
+
+
+def history_url_problem(url: str) -> str | None:
+    """What is wrong with a `history_url` (never quoting it: it may hold a password)."""
+    if not url.lower().startswith(("postgresql://", "postgres://")):
+        return "must be a postgresql:// URL (postgresql://user@host:port/database)"
+    return None
+
+
+def login_name() -> str:
+    """The `user` setting's default: the login name ("" when the system has none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
+
+
+def user_problem(name: str) -> str | None:
+    if len(name) > 64:
+        return "at most 64 characters"
+    if any(not ch.isprintable() for ch in name):
+        return "printable characters only"
+    return None
+
+
+def configured_user() -> str:
+    """Who this command acts as in the history: $ANOMAN_USER, else `user` in the config
+    file, else the login name. Raises `ConfigError` for a name that cannot be used."""
+    variable = next((name for name in os.environ if name.upper() == "ANOMAN_USER"), None)
+    if variable is not None:
+        source, value = f"environment variable {variable}", os.environ[variable]
+    else:
+        problem = check_config_file()
+        if problem:
+            raise ConfigError(problem)
+        path = config_file()
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if "user" not in data:
+            return login_name()
+        source, value = f"config file {path}", data["user"]
+    if not isinstance(value, str):
+        raise ConfigError(f"{source}: user: must be a name")
+    value = value.strip()
+    if not value:
+        return login_name()
+    problem = user_problem(value)
+    if problem:
+        raise ConfigError(f"{source}: user: {problem}")
+    return value
+
+
+def configured_history_url(flag: str | None = None) -> str | None:
+    """The shared history's URL: `flag` (--history-url), else $ANOMAN_HISTORY_URL, else
+    `history_url` in the config file; None: the SQLite file. The precedence `Settings`
+    applies, read without the rest of the settings (the history commands need no
+    model or target). Raises `ConfigError` naming the source, never the URL."""
+    found: tuple[str, Any] | None = None
+    if flag is not None:
+        found = ("flag --history-url", flag)
+    else:
+        variable = next((name for name in os.environ if name.upper() == "ANOMAN_HISTORY_URL"),
+                        None)
+        if variable is not None:
+            found = (f"environment variable {variable}", os.environ[variable])
+        else:
+            problem = check_config_file()
+            if problem:
+                raise ConfigError(problem)
+            path = config_file()
+            if path.exists():
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                if "history_url" in data:
+                    found = (f"config file {path}", data["history_url"])
+    if found is None:
+        return None
+    source, value = found
+    if not isinstance(value, str):
+        raise ConfigError(f"{source}: history_url: must be a postgresql:// URL")
+    value = value.strip()
+    if not value:
+        return None  # set empty: the SQLite file, as an unset one
+    problem = history_url_problem(value)
+    if problem:
+        raise ConfigError(f"{source}: history_url: {problem}")
+    return value
 
 
 def check_config_file(path: Path | None = None) -> str | None:

@@ -7,6 +7,10 @@
   factory (`tests.helpers.LocalGateways`) for the local gateway on loopback, whose
   gateways stop at the end of the test, the module or the session.
 - ``replay``: the scripted loopback server of `tests/replay_server.py`.
+- ``postgres_server``: a real PostgreSQL server for the session (`tests/postgres.py`);
+  skipped with how to install it when its binaries are missing, failed under `CI=true`.
+- ``history_location``: where a store test keeps its history, once per engine: a
+  SQLite file under the test's tmp dir, then a fresh database on ``postgres_server``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import LocalGateways
+from tests.postgres import INSTALL_HINT, PostgresServer, find_bindir, sweep_orphans
 from tests.replay_server import ReplayServer
 
 
@@ -93,3 +98,31 @@ def make_module_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lo
 def make_session_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGateways]:
     """``make_local_gateway`` for a session-scoped fixture: stopped after the session."""
     yield from _gateways(tmp_path_factory.mktemp("gateways"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server per session (per xdist worker), stopped at its end."""
+    bindir = find_bindir()
+    if bindir is None:
+        reason = f"PostgreSQL's server binaries (initdb, pg_ctl) were not found: {INSTALL_HINT}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason + " (CI must run the PostgreSQL tests; .ci/run installs it)")
+        pytest.skip(reason)
+    sweep_orphans(bindir)  # servers an earlier, killed session left running
+    server = PostgresServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.destroy()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where to open a `HistoryStore`, once per engine: a SQLite file (a `Path`) or the
+    URL of a fresh PostgreSQL database (a `str`)."""
+    if request.param == "sqlite":
+        return tmp_path / "h.sqlite3"
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.new_database()

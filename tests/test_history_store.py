@@ -60,8 +60,8 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_pages_go_on_from_the_last_id_shown(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_pages_go_on_from_the_last_id_shown(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         ids = [store.save(record(f"prompt {i}" + (" wal" if i % 2 else ""))) for i in range(7)]
         first = store.recent(limit=3)
         second = store.recent(limit=3, before=first[-1].id)
@@ -72,8 +72,8 @@ def test_pages_go_on_from_the_last_id_shown(tmp_path: Path) -> None:
         assert [r.id for r in matching + rest] == [ids[5], ids[3], ids[1]]
 
 
-def test_the_listing_is_what_recent_gives_without_the_answers(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_the_listing_is_what_recent_gives_without_the_answers(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         store.save(dataclasses.replace(record("first"), conversation=()))
         for i in range(4):
             store.save(record(f"prompt {i} wal"))
@@ -88,7 +88,7 @@ def test_the_listing_is_what_recent_gives_without_the_answers(tmp_path: Path) ->
         assert not store.listing(5, "first")[0].follow_up
 
 
-def test_a_saved_pane_reads_back_as_the_result_it_ended_with(tmp_path: Path) -> None:
+def test_a_saved_pane_reads_back_as_the_result_it_ended_with(history_location: Path | str) -> None:
     from anoman_tui.history import pane_record, result_from_record
     from anoman_tui.streaming import StreamFailure, StreamMetrics, StreamResult
     from anoman_tui.wire import GuardrailVerdict, Usage
@@ -103,7 +103,7 @@ def test_a_saved_pane_reads_back_as_the_result_it_ended_with(tmp_path: Path) -> 
                                                output_tokens_per_s=1428.1549, chunks=40),
         finish_reason=None)
     pane = pane_record(1, "m", base_url="http://x", endpoint="openai", result=result)
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+    with HistoryStore.open(history_location) as store:
         saved = store.get(store.save(ComparisonRecord(prompt="p", panes=(pane,))))
     assert saved is not None
     back = result_from_record(saved.panes[0])
@@ -121,15 +121,15 @@ def test_a_saved_pane_reads_back_as_the_result_it_ended_with(tmp_path: Path) -> 
             back.status) == (None, None, None, None, 0, "failed")
 
 
-def test_recent_is_newest_first_and_limited(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_recent_is_newest_first_and_limited(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         ids = [store.save(record(f"prompt {i}")) for i in range(5)]
         assert [r.id for r in store.recent(limit=3)] == ids[::-1][:3]
         assert store.get(9999) is None
 
 
-def test_search_by_prompt_words_and_model(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_search_by_prompt_words_and_model(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         assert store.fts
         a = store.save(record("Why is the sky blue", ("gpt-4o-mini",)))
         b = store.save(record("Write a haiku about rain", ("claude-3-5-haiku",)))
@@ -142,8 +142,8 @@ def test_search_by_prompt_words_and_model(tmp_path: Path) -> None:
         assert [r.id for r in store.recent(search='"')] in ([], [a], [b], [b, a])
 
 
-def test_search_falls_back_to_like_without_the_index(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_search_falls_back_to_like_without_the_index(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         a = store.save(record("Why is the sky blue", ("gpt-4o-mini",)))
         store.save(record("Write about 100% rain", ("claude-3-5-haiku",)))
         store.fts = False
@@ -263,14 +263,14 @@ _SAVER = textwrap.dedent(
 )
 
 
-def _saver(path: Path, tag: str, count: int) -> subprocess.Popen[str]:
+def _saver(path: Path | str, tag: str, count: int) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-c", _SAVER, str(path), tag, str(count)],
                             stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
-def test_two_processes_save_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite3"
+def test_two_processes_save_at_once(history_location: Path | str) -> None:
+    path = history_location
     HistoryStore.open(path).close()
     procs = [_saver(path, tag, 60) for tag in ("alpha", "beta")]
     for proc in procs:
@@ -330,10 +330,10 @@ def test_a_full_disk_is_named_and_the_history_stays_readable(tmp_path: Path) -> 
 
 
 def test_votes_are_one_per_comparison_and_blind_rounds_hide_their_models(
-        tmp_path: Path) -> None:
+        history_location: Path | str) -> None:
     from anoman_tui.history import VoteRefused
 
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+    with HistoryStore.open(history_location) as store:
         labels = ("A", "B", "C")
         blind = dataclasses.replace(
             record("blind round wal"), blind=True,
@@ -427,8 +427,8 @@ def test_the_recording_limit_drops_recordings_not_the_comparison() -> None:
     assert all(p.recording is None for p in blind.masked().panes)
 
 
-def test_a_rerun_remembers_what_it_repeats(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_a_rerun_remembers_what_it_repeats(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         first = store.save(record())
         again = store.save(dataclasses.replace(record(), rerun_of=first))
         assert store.get(again).rerun_of == first  # type: ignore[union-attr]
@@ -486,13 +486,52 @@ def test_a_schema_7_file_gets_its_shown_costs_as_values(tmp_path: Path) -> None:
     assert "cost_text" not in columns and {"cost_decimal", "cost_source"} <= columns
 
 
-def test_a_cost_and_the_simulated_mark_round_trip(tmp_path: Path) -> None:
+def test_a_cost_and_the_simulated_mark_round_trip(history_location: Path | str) -> None:
     pane = dataclasses.replace(record().panes[0], cost=Cost(Decimal("0.0000415"), "estimate"),
                                provider_cost=Decimal("0.00005"), simulated=True)
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+    with HistoryStore.open(history_location) as store:
         saved = store.save(dataclasses.replace(record(), panes=(pane,)))
         got = store.get(saved)
         assert got is not None and got.panes[0].cost == pane.cost
         assert got.panes[0].provider_cost == Decimal("0.00005") and got.panes[0].simulated
         listed = store.listing(5)[0].panes[0]
         assert listed.cost == pane.cost and listed.simulated
+
+
+def test_who_ran_and_who_voted_are_kept_and_filter_on_both_engines(
+        history_location: Path | str) -> None:
+    from anoman_tui.history import GroupInfo, VoteRefused
+
+    with HistoryStore.open(history_location) as store:
+        store.user = "ann"
+        ann = store.save(dataclasses.replace(record("Explain WAL mode"), blind=True))
+        bob = store.save(dataclasses.replace(record("Explain WAL again"), user="bob"))
+        store.cast_vote(ann, "win", 1, blind=True, user="bob")
+        with pytest.raises(VoteRefused) as refused:
+            store.cast_vote(ann, "tie", None, blind=True)
+        assert refused.value.reason == f"comparison {ann} was already voted on by bob"
+        store.cast_vote(bob, "tie", None, blind=True)  # the store's user: ann
+
+        got = store.get(ann)
+        assert got is not None and got.user == "ann"
+        assert got.vote is not None and got.vote.user == "bob"
+        assert [r.id for r in store.recent(user="bob")] == [bob]
+        assert [r.id for r in store.recent(search="wal", user="ann")] == [ann]
+        assert [c.user for c in store.listing()] == ["bob", "ann"]
+        assert [c.id for c in store.listing(search="again", user="ann")] == []
+        assert store.recent(user="nobody") == []
+        store.fts = False  # the LIKE search filters the same way
+        assert [r.id for r in store.recent(search="wal", user="bob")] == [bob]
+
+        assert store.votes_by_user() == {"ann": 1, "bob": 1}
+        assert sum(r.count for r in store.voted_rounds(user="bob")) == 1
+        assert store.voted_rounds(user="carol") == []
+
+        # A suite run's comparisons are its starter's, whoever saves a cell.
+        store.create_run("run-1", name="s", suite={}, settings={}, models=["m"], cells=1,
+                         user="carol")
+        cell = store.save_cell("run-1", {"case": "c"}, case_id="c", model="m", repeat=1,
+                               status="completed", passed=True,
+                               pane=record().panes[0], group=GroupInfo("suite prompt"))
+        saved = store.get(cell or 0)
+        assert saved is not None and saved.user == "carol"

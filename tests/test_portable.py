@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from anoman_tui import cli
+from anoman_tui.config import login_name
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord, pane_record, portable
 from anoman_tui.history.portable import (
@@ -175,7 +176,9 @@ def test_round_trip_into_another_history(source: tuple[Path, dict[str, int]], na
     with history(home) as src, history(elsewhere) as dst:
         original, imported = src.get(ids[name]), dst.get(1)
         assert original is not None and imported is not None
-        assert imported == replace(original, id=1, source="import")
+        # An imported comparison is the importer's (the `user` setting: here the login
+        # name); the portable file carries no author.
+        assert imported == replace(original, id=1, source="import", user=login_name())
         assert imported.recorded
         recorded, replayable = src.recordings(ids[name]), dst.recordings(1)
     assert replayable == recorded and set(recorded) == {1, 2, 3}
@@ -319,7 +322,46 @@ def test_a_voted_blind_round_travels_with_its_vote(source: tuple[Path, dict[str,
     elsewhere = tmp_path / "elsewhere"
     assert run(elsewhere, "import", str(path))[0] == 0
     with history(elsewhere) as dst:
-        assert dst.get(1) == replace(original, id=1, source="import")
+        assert original.vote is not None
+        assert dst.get(1) == replace(original, id=1, source="import", user=login_name(),
+                                     vote=replace(original.vote, user=login_name()))
+
+
+def test_an_import_that_arrives_twice_is_recognised_and_its_vote_counts_once(
+        source: tuple[Path, dict[str, int]], tmp_path: Path) -> None:
+    home, ids = source
+    with history(home) as store:
+        hidden = store.get(ids["hidden"])
+        assert hidden is not None
+        voted = store.save(replace(hidden, id=None, panes=tuple(
+            replace(p, recording=r) for p, r in
+            zip(hidden.panes, store.recordings(ids["hidden"]).values(), strict=True))))
+        store.cast_vote(voted, "win", 2, blind=True, voted_at=1234.5)
+        uid = store.get(voted).uid  # type: ignore[union-attr]
+    path = tmp_path / "voted.json"
+    assert run(home, "export", str(voted), "-f", "recording", "-o", str(path))[0] == 0
+    assert json.loads(path.read_text())["uid"] == uid
+    # A file written before files carried a uid: recognised by its fingerprint.
+    old = json.loads(path.read_text())
+    del old["uid"]
+    old_path = tmp_path / "old.json"
+    old_path.write_text(json.dumps(old))
+    elsewhere = tmp_path / "elsewhere"
+    assert run(elsewhere, "import", str(path))[:2] == (
+        0, "imported as comparison 1: Tides, openai (3 panes, recorded)\n")
+    assert run(elsewhere, "import", str(path)) == (
+        0, "already in the history as comparison 1: nothing imported\n", "")
+    assert run(elsewhere, "import", str(old_path))[1].startswith("imported as comparison 2")
+    assert run(elsewhere, "import", str(old_path))[1] == (
+        "already in the history as comparison 2: nothing imported\n")
+    # Back into the history it came from: that comparison is there already.
+    assert run(home, "import", str(path))[1] == (
+        f"already in the history as comparison {voted}: nothing imported\n")
+    with history(elsewhere) as dst:
+        assert len(dst.recent(100)) == 2
+        assert sum(r.count for r in dst.voted_rounds()) == 2
+        first = dst.get(1)
+        assert first is not None and first.uid == uid
 
 
 # -- hostile files ---------------------------------------------------------------
@@ -364,13 +406,20 @@ PANE_FIELDS = ["pane", "model", "target", "base_url", "endpoint", "temperature",
                "conversation", "label", "recording"]
 # Added after the first files were written: a file without them still reads.
 LATER_PANE_FIELDS = ["cost", "cost_text", "provider_cost_usd", "simulated"]
+LATER_TOP_FIELDS = ["uid"]
 
 
 def test_the_valid_document_reads_back(valid: dict[str, Any]) -> None:
     record = read_comparison_document(json.dumps(valid))
     assert [p.pane for p in record.panes] == [1, 2, 3] and record.recorded
-    assert set(valid) == {"format", "version", *TOP_FIELDS}
+    assert set(valid) == {"format", "version", *TOP_FIELDS, *LATER_TOP_FIELDS}
     assert set(valid["panes"][0]) == {*PANE_FIELDS, *LATER_PANE_FIELDS}
+    assert record.uid == valid["uid"]
+
+
+@pytest.mark.parametrize("uid", ["", "x" * 65, "no spaces", 7, "é"])
+def test_a_uid_that_is_not_one_is_refused(valid: dict[str, Any], uid: Any) -> None:
+    assert "uid" in refused({**valid, "uid": uid})
 
 
 @pytest.mark.parametrize("field", TOP_FIELDS)

@@ -458,3 +458,29 @@ async def test_help_and_version_import_nothing_heavy(flag: str) -> None:
     )
     _, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert err.decode().strip() == "[]"
+
+
+def test_history_url_comes_from_flag_env_or_file_and_never_shows_its_password(
+        clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from anoman_tui.config import ConfigError, configured_history_url, load_settings
+
+    secret = "team-pw-9f3e"
+    url = f"postgresql://ann:{secret}@db.example:5433/team"
+    clean_env.write_text(f'history_url = "{url}/file"\n')
+    assert configured_history_url() == url + "/file"
+    monkeypatch.setenv("ANOMAN_HISTORY_URL", url + "/env")
+    assert configured_history_url() == url + "/env"
+    assert configured_history_url(url + "/flag") == url + "/flag"
+    settings = load_settings(history_url=url + "/flag")
+    assert settings.history_url is not None
+    assert settings.history_url.get_secret_value() == url + "/flag"
+    assert secret not in repr(settings) and secret not in str(settings)
+    # Empty: the SQLite file, as unset.
+    monkeypatch.setenv("ANOMAN_HISTORY_URL", "")
+    assert configured_history_url() is None and load_settings().history_url is None
+    monkeypatch.setenv("ANOMAN_HISTORY_URL", f"https://ann:{secret}@db.example/team")
+    for attempt in (configured_history_url, load_settings):
+        with pytest.raises(ConfigError) as refused:
+            attempt()
+        assert secret not in str(refused.value) and "\n" not in str(refused.value)
+        assert "environment variable ANOMAN_HISTORY_URL" in str(refused.value)

@@ -156,8 +156,8 @@ def test_a_schema_8_history_keeps_its_comparisons_and_gains_suite_runs(tmp_path:
 
 
 def test_cells_saved_as_they_finish_make_one_comparison_per_case_and_repeat(
-        tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         run_id = new_run(store, cells=7)
         ids = {}
         for repeat in (1, 2):
@@ -203,18 +203,19 @@ def test_cells_saved_as_they_finish_make_one_comparison_per_case_and_repeat(
             ids[(MODELS[0], 1)], ids[(MODELS[0], 2)]}
 
 
-def test_a_comparison_saved_with_a_suite_mark_reads_it_back(tmp_path: Path) -> None:
+def test_a_comparison_saved_with_a_suite_mark_reads_it_back(history_location: Path | str) -> None:
     record = ComparisonRecord(prompt="p", panes=(pane(1, "m"),), created_at=5.0,
                               source="eval", suite_run="run-x", suite_case="c",
                               suite_repeat=3)
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+    with HistoryStore.open(history_location) as store:
         saved = store.save(record)
         assert store.get(saved) == dataclasses.replace(record, id=saved)
         assert store.run_comparison("run-x", "c", 3) == saved
 
 
-def test_a_cell_saved_again_replaces_its_pane_and_recording_in_place(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_a_cell_saved_again_replaces_its_pane_and_recording_in_place(
+        history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         run_id = new_run(store)
         first = save(store, run_id, "refund", MODELS[0], 1, text="old", recorded=b"x" * 300)
         save(store, run_id, "refund", MODELS[1], 1)
@@ -244,8 +245,8 @@ def test_a_cell_saved_again_replaces_its_pane_and_recording_in_place(tmp_path: P
         assert store.recent(10, "refund") == []
 
 
-def test_retry_errors_forgets_failed_cells_and_their_panes(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_retry_errors_forgets_failed_cells_and_their_panes(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         run_id = new_run(store)
         one = save(store, run_id, "refund", MODELS[0], 1)
         save(store, run_id, "refund", MODELS[1], 1, status="stream_error", passed=False,
@@ -271,8 +272,9 @@ def test_retry_errors_forgets_failed_cells_and_their_panes(tmp_path: Path) -> No
         assert (listing.results, listing.failed, listing.passed) == (3, 0, 3)
 
 
-def test_runs_are_listed_newest_first_with_their_cells_counted(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_runs_are_listed_newest_first_with_their_cells_counted(
+        history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         old = new_run(store, "run-20261201-0900-aaaa", created_at=100.0)
         new = new_run(store, "run-20261203-0712-ab12", created_at=200.0, cells=12)
         empty = new_run(store, "run-20261202-0900-bbbb", created_at=150.0)
@@ -299,8 +301,8 @@ def test_runs_are_listed_newest_first_with_their_cells_counted(tmp_path: Path) -
         assert stored.updated_at >= stored.created_at
 
 
-def test_writes_to_a_run_are_checked(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_writes_to_a_run_are_checked(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         run_id = new_run(store)
         with pytest.raises(RunExists, match="already holds a suite run run-20261203"):
             store.create_run(run_id, name="other", suite={}, settings={}, models=[], cells=1)
@@ -331,8 +333,8 @@ def test_writes_to_a_run_are_checked(tmp_path: Path) -> None:
         assert [r.run_id for r in store.runs()] == [run_id]
 
 
-def test_a_run_is_found_by_a_unique_prefix_of_its_id(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_a_run_is_found_by_a_unique_prefix_of_its_id(history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         for run_id in ("run-20261203-0712-ab12", "run-20261203-0940-cd34",
                        "run-20261204-1100-ef56", "run-2026120"):
             new_run(store, run_id)
@@ -401,9 +403,9 @@ def test_a_deleted_comparison_leaves_its_cells_without_a_stale_id(tmp_path: Path
 # -- more than three panes ----------------------------------------------------------
 
 
-def test_comparisons_of_five_panes_list_search_and_count(tmp_path: Path) -> None:
+def test_comparisons_of_five_panes_list_search_and_count(history_location: Path | str) -> None:
     five = [f"model-{n}" for n in range(1, 6)]
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+    with HistoryStore.open(history_location) as store:
         store.create_run("run-five", name="five", suite={"name": "five"}, settings={},
                          models=five, cells=5)
         for n, model in enumerate(five, start=1):
@@ -430,8 +432,9 @@ def test_comparisons_of_five_panes_list_search_and_count(tmp_path: Path) -> None
 # -- several writers, a kill ---------------------------------------------------------
 
 
-def test_threads_saving_cells_of_one_run_share_its_comparisons(tmp_path: Path) -> None:
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+def test_threads_saving_cells_of_one_run_share_its_comparisons(
+        history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
         run_id = new_run(store, cells=3 * 40)
         errors: list[BaseException] = []
 
@@ -470,7 +473,7 @@ _CELL_SAVER = textwrap.dedent(
 )
 
 
-def _cell_saver(path: Path, run_id: str, model: str, count: int) -> subprocess.Popen[str]:
+def _cell_saver(path: Path | str, run_id: str, model: str, count: int) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, "-c", _CELL_SAVER, str(path), run_id, model,
@@ -497,8 +500,8 @@ def _assert_whole(store: HistoryStore, run_id: str, *, cases: int, models: list[
         assert len(group.panes) == len(models)
 
 
-def test_two_processes_save_cells_of_one_run_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite3"
+def test_two_processes_save_cells_of_one_run_at_once(history_location: Path | str) -> None:
+    path = history_location
     with HistoryStore.open(path) as store:
         run_id = new_run(store, cells=2 * 60)
     procs = [_cell_saver(path, run_id, model, 60) for model in MODELS[:2]]
@@ -590,12 +593,12 @@ def test_a_run_of_ten_thousand_results_reads_back_quickly(tmp_path: Path) -> Non
 
 
 def test_pairwise_verdicts_are_kept_per_pair_and_forgotten_with_a_retried_cell(
-        tmp_path: Path) -> None:
+        history_location: Path | str) -> None:
     def verdict(case: str, a: str, b: str, ab: str, ba: str) -> dict[str, Any]:
         return {"case": case, "repeat": 1, "a": a, "b": b, "ab": ab, "ba": ba,
                 "winner": None, "len_a": 10, "len_b": 12, "errors": []}
 
-    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+    with HistoryStore.open(history_location) as store:
         run_id = new_run(store)
         store.save_pair(run_id, verdict("refund", MODELS[0], MODELS[1], "A", "B"))
         store.save_pair(run_id, verdict("refund", MODELS[0], MODELS[2], "C", "C"))

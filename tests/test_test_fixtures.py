@@ -55,3 +55,39 @@ def test_make_local_gateway_is_the_factory(make_local_gateway: LocalGateways,
                                            tmp_path: Path) -> None:
     gw = make_local_gateway(time_scale=0.1)
     assert gw.db_path.parent == tmp_path and gw.base_url.startswith("http://127.0.0.1:")
+
+
+def test_the_postgres_server_serves_fresh_databases_and_restarts(postgres_server) -> None:  # type: ignore[no-untyped-def]
+    first, second = postgres_server.new_database(), postgres_server.new_database()
+    assert first != second
+    name = first.rsplit("/", 1)[1]
+    postgres_server.psql("CREATE TABLE t (x int); INSERT INTO t VALUES (1)", name)
+    assert postgres_server.psql("SELECT count(*) FROM t", name) == "1"
+    assert postgres_server.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+                                second.rsplit("/", 1)[1]) == "0"
+    # What the fault tests do: stopped, it refuses; started again, on the same port.
+    port = postgres_server.port
+    postgres_server.stop()
+    assert not postgres_server.running()
+    with pytest.raises(RuntimeError):
+        postgres_server.psql("SELECT 1")
+    postgres_server.start()
+    assert postgres_server.port == port and postgres_server.psql("SELECT 1") == "1"
+
+
+def test_a_server_whose_session_died_is_swept_and_a_live_ones_is_not(
+        postgres_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    from tests.postgres import PostgresServer, sweep_orphans
+
+    orphan = PostgresServer(postgres_server.bindir)
+    orphan.start()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    (orphan.root / "owner.pid").write_text(gone.stdout.strip())  # an owner that exited
+    assert orphan.running()
+    swept = sweep_orphans(postgres_server.bindir)
+    assert orphan.root in swept and not orphan.root.exists()
+    assert postgres_server.root not in swept and postgres_server.running()

@@ -30,9 +30,9 @@ from anoman_tui.cli import (
     usage,
     vote,
 )
-from anoman_tui.cli._history import CommandExit
-from anoman_tui.cli.arguments import VersionAction
-from anoman_tui.cli.common import Command, settings_from_args
+from anoman_tui.cli._history import CommandExit, select_history_url
+from anoman_tui.cli.arguments import SecretScrubbingParser, VersionAction
+from anoman_tui.cli.common import Command, add_history_url_argument, settings_from_args
 from anoman_tui.cli.help import GROUPS, GroupedCommandsParser
 
 __all__ = ["build_parser", "main", "settings_from_args"]
@@ -40,6 +40,8 @@ __all__ = ["build_parser", "main", "settings_from_args"]
 # In the order argparse lists them (its "invalid choice" message names them so).
 COMMANDS: tuple[Command, ...] = (compare, eval_, runs, serve, usage, history, vote,
                                  scoreboard, export, import_, replay)
+# The subcommands that never touch the history (the gateway and its ledger).
+_WITHOUT_HISTORY = frozenset({serve.NAME, usage.NAME})
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -54,10 +56,14 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                         help="print the version and exit")
     tui.add_arguments(parser)
     # Each subcommand's own help is argparse's: only the top level groups commands.
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                     parser_class=argparse.ArgumentParser)
+    commands: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=SecretScrubbingParser)
     for command in COMMANDS:
         command.add_parser(commands, argv)
+        sub = commands.choices[command.NAME]
+        if command.NAME not in _WITHOUT_HISTORY and "--history-url" not in \
+                sub._option_string_actions:
+            add_history_url_argument(sub)
     parser.command_groups = [
         (group, [(c.NAME, c.HELP) for c in COMMANDS if group == c.GROUP]) for group in GROUPS]
     return parser
@@ -67,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    select_history_url(getattr(args, "history_url", None))
     try:
         for command in COMMANDS:
             if args.command == command.NAME:

@@ -7,8 +7,32 @@ argparse only: imported on every start-up, so nothing heavy.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+# user:password@ in any URL (postgresql://ann:pw@db/team): what argparse echoes of an
+# argument it refuses must not show the password.
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^:/@\s'\"]*):[^@/\s'\"]*@")
+
+
+_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&\s'\"]*")
+
+
+def scrub_passwords(text: str) -> str:
+    """`text` with the password of every URL in it replaced by `***`."""
+    return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", text))
+
+
+class SecretScrubbingParser(argparse.ArgumentParser):
+    """argparse's parser, except that nothing it prints (a usage error quotes the
+    argument it refuses, whole) shows a password written in a URL."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        super()._print_message(scrub_passwords(message) if message else message, file)
 
 
 class VersionAction(argparse.Action):

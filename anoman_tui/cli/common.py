@@ -48,8 +48,21 @@ SETTING_FLAGS = {
     "base_url": "base_url", "api_key": "api_key", "models": "models", "endpoint": "endpoint",
     "theme": "theme", "system": "system_prompt", "temperature": "temperature",
     "max_tokens": "max_tokens", "idle_timeout": "idle_timeout", "history": "history",
-    "record": "record", "target": "target",
+    "record": "record", "target": "target", "history_url": "history_url",
 }
+HISTORY_URL_HELP = (
+    "keep the history in a team's shared PostgreSQL database, "
+    "postgresql://user@host:port/database (the password from PGPASSWORD or ~/.pgpass "
+    "rather than the URL: a command line can end up in shell history); default: "
+    "$ANOMAN_HISTORY_URL, then history_url in the config file, then the SQLite file "
+    "under the data directory"
+)
+
+
+def add_history_url_argument(parser: argparse.ArgumentParser) -> None:
+    """`--history-url`, for every command that reads or writes the history."""
+    parser.add_argument("--history-url", default=argparse.SUPPRESS, metavar="URL",
+                        help=HISTORY_URL_HELP)
 
 
 
@@ -109,6 +122,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool)
         help="save nothing to the history (default: $ANOMAN_HISTORY, then history in the "
         "config file, then save every comparison)",
     )
+    add_history_url_argument(parser)
     parser.add_argument(
         "--no-record", dest="record", action="store_const", const=False, default=unset,
         help="save comparisons without recording their streams for replay (default: "

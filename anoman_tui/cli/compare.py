@@ -161,10 +161,10 @@ def load_saved(comparison_id: int, prog: str, *, recordings: bool
     """A comparison from the user's history (and its recordings), or the exit status
     after one line on stderr: 2 for one that cannot be used (1 when the history cannot
     be read: `command_history`)."""
-    from anoman_tui.history import default_path
+    from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.streaming.recording import RecordingError
 
-    path = default_path()
+    path = history_label(history_location(prog))
     record = None
     found: dict[int, StreamRecording] = {}
     try:

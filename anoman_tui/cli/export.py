@@ -46,10 +46,10 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anoman_tui.history import default_path
+    from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.report import export
 
-    path = default_path()
+    path = history_label(history_location("anoman-tui export"))
     record = None
     with command_history("anoman-tui export") as store:
         if store is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from anoman_tui.cli.arguments import SecretScrubbingParser
+
 COMPARE = "compare"
 SUITES = "suites"
 HISTORY_AND_REPORTS = "history and reports"
@@ -20,7 +22,7 @@ GROUPS = (COMPARE, SUITES, HISTORY_AND_REPORTS, ARENA, LOCAL_GATEWAY)
 """The headings, in the order `--help` shows them."""
 
 
-class GroupedCommandsParser(argparse.ArgumentParser):
+class GroupedCommandsParser(SecretScrubbingParser):
     """A parser whose help shows its subcommands under `command_groups`' headings (each
     with its one-line help), before the options; everything else is argparse's."""
 

@@ -53,7 +53,13 @@ def run(args: argparse.Namespace) -> int:
     record = replace(record, source="import")
     with command_history(prog, create=True) as store:
         assert store is not None  # created when absent
-        new_id = store.save(record)
+        # The same comparison imported twice (or migrated, then imported) is one: it
+        # would count twice on the scoreboard.
+        held = store.find_uid(record.uid) if record.uid else None
+        if held is not None:
+            print(f"already in the history as comparison {held}: nothing imported")
+            return 0
+        new_id = store.save(record, uid=record.uid)
         if record.vote is not None:
             vote = record.vote
             try:

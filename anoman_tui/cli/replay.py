@@ -39,13 +39,14 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Refuse what cannot be replayed with one line, before the screen opens."""
-    from anoman_tui.history import default_path
+    from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.streaming.recording import RecordingError
 
     settings = settings_from_args(args, "anoman-tui replay")
     if settings is None:
         return 2
-    path, record, recordings = default_path(), None, {}
+    path = history_label(history_location("anoman-tui replay"))
+    record, recordings = None, {}
     try:
         with command_history("anoman-tui replay") as store:
             if store is not None:

@@ -37,6 +37,8 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("--rater", choices=("human", "judge", "all"), default="human",
                         help="whose verdicts make the ratings: people's blind votes "
                         "(default), the arena judge's ([arena] judge), or both")
+    parser.add_argument("--user", metavar="NAME", default=None,
+                        help="count only NAME's votes (default: everyone's)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,15 +52,21 @@ def run(args: argparse.Namespace) -> int:
 
     rows = []
     rounds = []
+    by_user: dict[str, int] = {}
     with command_history("anoman-tui scoreboard") as store:
         if store is not None:
-            rounds = store.voted_rounds(include_sighted=args.include_sighted)
+            rounds = store.voted_rounds(include_sighted=args.include_sighted,
+                                        user=args.user)
             rows = build(rounds, store.model_numbers(), rater=args.rater)
+            by_user = store.votes_by_user(include_sighted=args.include_sighted)
+            if args.user is not None:
+                by_user = {args.user: by_user.get(args.user, 0)}
     agreement = agreement_of(rounds)
     if args.json:
         print(json.dumps({"include_sighted": args.include_sighted, "rater": args.rater,
                           "models": [r.to_json() for r in rows],
-                          "agreement": agreement_json(agreement)}, ensure_ascii=False))
+                          "agreement": agreement_json(agreement),
+                          "user": args.user, "votes_by_user": by_user}, ensure_ascii=False))
         return 0
     if not rows:
         if args.rater == "judge":

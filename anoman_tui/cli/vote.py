@@ -42,8 +42,9 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.cli.common import settings_from_args
-    from anoman_tui.history import VoteRefused, default_path
+    from anoman_tui.history import VoteRefused
 
     prog = "anoman-tui vote"
     settings = settings_from_args(args, prog)
@@ -52,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     verdict: RoundVerdict | NoVerdict | None = None
     with command_history(prog) as store:
         if store is None:
-            print(f"{prog}: no comparison {args.id}: the history ({default_path()}) is empty",
-                  file=sys.stderr)
+            print(f"{prog}: no comparison {args.id}: the history "
+                  f"({history_label(history_location(prog))}) is empty", file=sys.stderr)
             return 2
         record = store.get(args.id)
         problem = _vote_problem(record, args.id, args.choice)
@@ -158,7 +159,8 @@ def _vote_problem(record: ComparisonRecord | None, comparison_id: int, choice: s
     if not record.blind:
         return f"comparison {comparison_id} is not a blind round (see compare --blind)"
     if record.vote is not None:
-        return f"round {comparison_id} was already voted on"
+        by = f" by {record.vote.user}" if record.vote.user else ""
+        return f"round {comparison_id} was already voted on{by}"
     if all(p.status != "completed" for p in record.panes):
         return f"every pane of round {comparison_id} failed: there is nothing to vote on"
     if choice in ("tie", "bad"):

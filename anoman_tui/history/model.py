@@ -103,6 +103,13 @@ class ComparisonRecord:
     """That case's id in its suite."""
     suite_repeat: int | None = None
     """That repeat (1-based)."""
+    user: str = ""
+    """Who ran it (the `user` setting, by default the login name); "" for one saved
+    before authors were kept (schema 12) or with no author given."""
+    uid: str | None = field(default=None, compare=False)
+    """Its id across copies of the history (an export carries it; importing or migrating
+    it twice is recognised); read from the history, never chosen by a saver (`save`
+    makes a fresh one). Not part of equality: it says where a record is, not what."""
 
     @property
     def recording_bytes(self) -> int:
@@ -152,6 +159,8 @@ class VoteRecord:
     winner_pane: int | None
     """The winning pane's number for `win`, else None."""
     voted_at: float
+    user: str = ""
+    """Who voted (the `user` setting); "" when not known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +319,8 @@ class ListedComparison:
     """The suite run it holds one (case, repeat) of, if any (`ComparisonRecord`)."""
     suite_case: str | None = None
     suite_repeat: int | None = None
+    user: str = ""
+    """Who ran it (`ComparisonRecord.user`)."""
 
 
 def _float(value: Any) -> float | None:

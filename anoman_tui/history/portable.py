@@ -19,8 +19,10 @@ May import: the standard library, `anoman_tui.streaming`, the rest of `anoman_tu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import replace
@@ -54,6 +56,8 @@ MAX_BLOCK_DEPTH = 8
 MAX_METRICS = 64
 MAX_NUMBER = 2.0**63
 """The largest magnitude of a number: SQLite's integers, and every figure a pane has."""
+UID_PATTERN = re.compile(r"[0-9A-Za-z:-]{1,64}")
+"""A comparison's uid as a file may carry it (`ComparisonRecord.uid`)."""
 STATUSES = ("completed", "failed", "cancelled")
 OUTCOMES = ("win", "tie", "bad")
 ROLES = ("user", "assistant")
@@ -114,6 +118,8 @@ def comparison_document(record: ComparisonRecord, recordings: dict[int, StreamRe
         "panes": [_pane_document(p, _masked_recording(recordings[p.pane], keys))
                   for p in record.panes],
     }, keys)
+    if record.uid:
+        document["uid"] = record.uid  # (optional: a 1.x addition readers may ignore)
     return document
 
 
@@ -295,7 +301,7 @@ def _read(data: bytes | str) -> ComparisonRecord:
                               "shared (its recordings name the models).")
     if blind and any(not p.label for p in panes):
         raise PortableRefused("the file is a blind round with a pane that has no label.")
-    return ComparisonRecord(
+    record = ComparisonRecord(
         prompt=prompt,
         panes=tuple(sorted(panes, key=lambda p: p.pane)),
         system_prompt=system_prompt,
@@ -306,6 +312,20 @@ def _read(data: bytes | str) -> ComparisonRecord:
         vote=vote,
         recorded=True,
     )
+    uid = document.get("uid")
+    if uid is not None and (not isinstance(uid, str) or not UID_PATTERN.fullmatch(uid)):
+        raise PortableRefused("the file's uid is not 1 to 64 letters, digits, '-' or ':'.")
+    return replace(record, uid=uid or fingerprint(record))
+
+
+def fingerprint(record: ComparisonRecord) -> str:
+    """A uid for a document exported before documents carried one: the same comparison
+    exported twice gets the same, so importing both is still recognised."""
+    content = json.dumps([record.created_at, record.prompt, record.system_prompt,
+                          [list(t) for t in record.conversation],
+                          [[p.pane, p.model, p.text, p.status] for p in record.panes]],
+                         ensure_ascii=False, separators=(",", ":"))
+    return "import:" + hashlib.sha256(content.encode()).hexdigest()[:40]
 
 
 class _Fields:

@@ -13,16 +13,24 @@ the engine (`anoman_tui.suites`) hands it, as plain dicts. The columns beside th
 (status, pass, the comparison) are the truth the listing counts; on reading, a cell's
 JSON gets them back, so it never disagrees with its row.
 
-May import: the standard library. Never `anoman_tui.suites` (suites uses history).
+The queries are the ones both engines run (SQLite, PostgreSQL: engines.py); `conn` is a
+`sqlite3.Connection` or an `engines.PgConnection`. A PostgreSQL history's tables carry a
+`rowid` column of their own, so ordering by it means the same on both.
+
+May import: the standard library, `engines`. Never `anoman_tui.suites` (suites uses
+history).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from anoman_tui.history.engines import dialect_of
 
 STOP_REASONS: tuple[str, ...] = ("interrupted", "cost_limit")
 """Why a run ended before its last cell (`finish_run`'s `stopped`)."""
@@ -175,22 +183,25 @@ def add_suite_pairs(conn: sqlite3.Connection) -> None:
     )
 
 
-def put_pair(conn: sqlite3.Connection, run_id: str, pair: dict[str, Any]) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO suite_pairs (run_id, case_id, repeat, a, b, data) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (run_id, str(pair["case"]), int(pair["repeat"]), str(pair["a"]), str(pair["b"]),
-         _json_text(pair, "a pairwise verdict")))
+def put_pair(conn: Any, run_id: str, pair: dict[str, Any]) -> None:
+    key = (run_id, str(pair["case"]), int(pair["repeat"]), str(pair["a"]), str(pair["b"]))
+    text = _json_text(pair, "a pairwise verdict")
+    # Deleted, then inserted: a replaced verdict moves to the end of the order, as SQLite's
+    # INSERT OR REPLACE did (this runs inside the store's write transaction).
+    conn.execute("DELETE FROM suite_pairs WHERE run_id = ? AND case_id = ? AND repeat = ? "
+                 "AND a = ? AND b = ?", key)
+    conn.execute("INSERT INTO suite_pairs (run_id, case_id, repeat, a, b, data) "
+                 "VALUES (?, ?, ?, ?, ?, ?)", (*key, text))
 
 
-def delete_pairs_of(conn: sqlite3.Connection, run_id: str, key: tuple[str, str, int]) -> None:
+def delete_pairs_of(conn: Any, run_id: str, key: tuple[str, str, int]) -> None:
     """Forget the verdicts a cell took part in: its answer is about to be replaced."""
     case_id, model, repeat = key
     conn.execute("DELETE FROM suite_pairs WHERE run_id = ? AND case_id = ? AND repeat = ? "
                  "AND (a = ? OR b = ?)", (run_id, case_id, repeat, model, model))
 
 
-def read_pairs(conn: sqlite3.Connection, run_id: str) -> list[dict[str, Any]]:
+def read_pairs(conn: Any, run_id: str) -> list[dict[str, Any]]:
     pairs = []
     for (data,) in conn.execute("SELECT data FROM suite_pairs WHERE run_id = ? ORDER BY rowid",
                                 (run_id,)):
@@ -210,30 +221,37 @@ def _json_text(value: Any, what: str) -> str:
         raise ValueError(f"the run's {what} is not JSON: {exc}") from None
 
 
-def insert_run(conn: sqlite3.Connection, run_id: str, *, name: str, suite: dict[str, Any],
+def insert_run(conn: Any, run_id: str, *, name: str, suite: dict[str, Any],
                settings: dict[str, Any], models: list[str], cells: int,
-               created_at: float, now: float) -> None:
+               created_at: float, now: float, author: str = "") -> None:
     if not run_id:
         raise ValueError("a run id cannot be empty")
     row = (run_id, name, created_at, _json_text(suite, "suite"),
-           _json_text(settings, "settings"), _json_text(list(models), "models"), cells, now)
+           _json_text(settings, "settings"), _json_text(list(models), "models"), cells, now,
+           author)
     if conn.execute("SELECT 1 FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone():
         raise RunExists(f"the history already holds a suite run {run_id}")
     conn.execute("INSERT INTO suite_runs (run_id, name, created_at, suite, settings, models, "
-                 "cells, finished, stopped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)",
-                 row)
+                 "cells, finished, stopped, updated_at, author) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?)", row)
 
 
-def require_run(conn: sqlite3.Connection, run_id: str) -> None:
+def run_author(conn: Any, run_id: str) -> str:
+    """Who started a run: its cells' comparisons are theirs, whoever resumes it."""
+    row = conn.execute("SELECT author FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone()
+    return "" if row is None else str(row[0])
+
+
+def require_run(conn: Any, run_id: str) -> None:
     if conn.execute("SELECT 1 FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone() is None:
         raise UnknownRun(f"the history holds no suite run {run_id}")
 
 
-def touch_run(conn: sqlite3.Connection, run_id: str, now: float) -> None:
+def touch_run(conn: Any, run_id: str, now: float) -> None:
     conn.execute("UPDATE suite_runs SET updated_at = ? WHERE run_id = ?", (now, run_id))
 
 
-def set_run_end(conn: sqlite3.Connection, run_id: str, *, finished: bool,
+def set_run_end(conn: Any, run_id: str, *, finished: bool,
                 stopped: str | None, now: float) -> None:
     if stopped is not None and stopped not in STOP_REASONS:
         raise ValueError(f"a run stops for one of {', '.join(STOP_REASONS)}, not {stopped!r}")
@@ -244,7 +262,7 @@ def set_run_end(conn: sqlite3.Connection, run_id: str, *, finished: bool,
         raise UnknownRun(f"the history holds no suite run {run_id}")
 
 
-def group_comparison(conn: sqlite3.Connection, run_id: str, case_id: str,
+def group_comparison(conn: Any, run_id: str, case_id: str,
                      repeat: int) -> int | None:
     """The comparison holding the answers of (case, repeat) of a run, if one was saved."""
     row = conn.execute("SELECT id FROM comparisons WHERE suite_run = ? AND suite_case = ? "
@@ -252,17 +270,18 @@ def group_comparison(conn: sqlite3.Connection, run_id: str, case_id: str,
     return None if row is None else int(row[0])
 
 
-def create_group_comparison(conn: sqlite3.Connection, run_id: str, case_id: str, repeat: int,
-                            group: GroupInfo, created_at: float) -> int:
-    cursor = conn.execute(
+def create_group_comparison(conn: Any, run_id: str, case_id: str, repeat: int,
+                            group: GroupInfo, created_at: float, author: str = "") -> int:
+    return dialect_of(conn).insert_id(
+        conn,
         "INSERT INTO comparisons (created_at, source, prompt, system_prompt, conversation, "
-        "blind, rerun_of, suite_run, suite_case, suite_repeat) "
-        "VALUES (?, 'eval', ?, ?, '[]', 0, NULL, ?, ?, ?)",
-        (created_at, group.prompt, group.system_prompt, run_id, case_id, repeat))
-    return int(cursor.lastrowid or 0)
+        "blind, rerun_of, suite_run, suite_case, suite_repeat, author, uid) "
+        "VALUES (?, 'eval', ?, ?, '[]', 0, NULL, ?, ?, ?, ?, ?)",
+        (created_at, group.prompt, group.system_prompt, run_id, case_id, repeat, author,
+         uuid.uuid4().hex))
 
 
-def cell_place(conn: sqlite3.Connection, run_id: str,
+def cell_place(conn: Any, run_id: str,
                key: tuple[str, str, int]) -> tuple[int | None, int | None] | None:
     """(comparison id, pane number) a saved cell's answer is in; None: no such cell."""
     row = conn.execute("SELECT comparison_id, pane FROM suite_results WHERE run_id = ? "
@@ -271,7 +290,7 @@ def cell_place(conn: sqlite3.Connection, run_id: str,
     return None if row is None else (row[0], row[1])
 
 
-def put_result(conn: sqlite3.Connection, run_id: str, cell: dict[str, Any], *,
+def put_result(conn: Any, run_id: str, cell: dict[str, Any], *,
                key: tuple[str, str, int], status: str, passed: bool | None,
                comparison_id: int | None, pane: int | None, finished_at: float) -> None:
     """Insert or replace one cell's row; a replaced cell keeps its place in the run's order
@@ -287,12 +306,12 @@ def put_result(conn: sqlite3.Connection, run_id: str, cell: dict[str, Any], *,
          _json_text(data, "cell"), comparison_id, pane, finished_at))
 
 
-def delete_result(conn: sqlite3.Connection, run_id: str, key: tuple[str, str, int]) -> None:
+def delete_result(conn: Any, run_id: str, key: tuple[str, str, int]) -> None:
     conn.execute("DELETE FROM suite_results WHERE run_id = ? AND case_id = ? AND model = ? "
                  "AND repeat = ?", (run_id, *key))
 
 
-def matching_run_id(conn: sqlite3.Connection, given: str) -> str | None:
+def matching_run_id(conn: Any, given: str) -> str | None:
     """The run id `given` names: itself, else the one id it is a prefix of (as short git
     ids are). Raises `AmbiguousRunId` when it starts several."""
     if not given:
@@ -330,7 +349,7 @@ def _models(text: str | None) -> list[str]:
     return [str(m) for m in value] if isinstance(value, list) else []
 
 
-def read_run(conn: sqlite3.Connection, run_id: str,
+def read_run(conn: Any, run_id: str,
              convert: Callable[[dict[str, Any]], Any] | None = None) -> StoredRun | None:
     row = conn.execute("SELECT * FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
@@ -345,7 +364,7 @@ def read_run(conn: sqlite3.Connection, run_id: str,
         unreadable=unreadable, pairs=read_pairs(conn, run_id))
 
 
-def read_results(conn: sqlite3.Connection, run_id: str,
+def read_results(conn: Any, run_id: str,
                  convert: Callable[[dict[str, Any]], Any] | None = None
                  ) -> tuple[list[Any], tuple[tuple[str, str, int], ...]]:
     """Every saved cell's JSON, or with `convert` what it makes of each as it is read (so
@@ -379,17 +398,20 @@ def read_results(conn: sqlite3.Connection, run_id: str,
     return results, tuple(unreadable)
 
 
-def list_runs(conn: sqlite3.Connection, limit: int) -> list[RunListing]:
+def list_runs(conn: Any, limit: int) -> list[RunListing]:
     """Newest first, each with its counts tallied by SQLite (from `suite_results_tally`)."""
     marks = ", ".join("?" for _ in NOT_FAILED)
     rows = conn.execute(
         "SELECT r.run_id, r.name, r.created_at, r.models, r.cells, r.finished, r.stopped, "
-        "COUNT(s.run_id) AS results, COALESCE(SUM(s.pass = 1), 0) AS passed, "
-        f"COALESCE(SUM(s.status NOT IN ({marks})), 0) AS failed, "
+        "COUNT(s.run_id) AS results, "
+        "COALESCE(SUM(CASE WHEN s.pass = 1 THEN 1 ELSE 0 END), 0) AS passed, "
+        f"COALESCE(SUM(CASE WHEN s.status NOT IN ({marks}) THEN 1 ELSE 0 END), 0) AS failed, "
         "COUNT(s.pass) AS judged "
         "FROM (SELECT *, rowid AS seq FROM suite_runs ORDER BY created_at DESC, rowid DESC "
         "LIMIT ?) r LEFT JOIN suite_results s ON s.run_id = r.run_id "
-        "GROUP BY r.run_id ORDER BY r.created_at DESC, r.seq DESC",
+        # (every column named: PostgreSQL groups a subquery's rows by what is listed)
+        "GROUP BY r.run_id, r.name, r.created_at, r.models, r.cells, r.finished, r.stopped, "
+        "r.seq ORDER BY r.created_at DESC, r.seq DESC",
         (*NOT_FAILED, limit)).fetchall()
     return [RunListing(run_id=row["run_id"], name=row["name"], created_at=row["created_at"],
                        models=_models(row["models"]), cells=row["cells"],

@@ -1,4 +1,5 @@
-"""The history: every comparison turn in a local SQLite file, searchable, safe to share.
+"""The history: every comparison turn in a local SQLite file or a team's PostgreSQL
+database, searchable, safe to share.
 
 One file under the user's data directory (`default_path()`), in WAL mode so a
 reader never waits for a writer, each save one short `BEGIN IMMEDIATE`
@@ -9,6 +10,13 @@ only what was never committed: the next open finds a clean database.
 Suite runs (`anoman-tui eval`) are kept here too, each cell saved as it finishes with
 its answer as a pane of its (case, repeat)'s comparison; `runs.py` holds their tables
 and queries, this class their transactions.
+
+A PostgreSQL history (`HistoryStore.open("postgresql://...")`, the `history_url`
+setting) is the same store with the same semantics: one set of queries, the few
+expressions spelled differently in `engines.py`; each write takes a transaction-level
+advisory lock, as SQLite's BEGIN IMMEDIATE takes the file's, so concurrent writers
+queue rather than interleave. Its schema is created whole at the current version
+(`PG_MIGRATIONS`) and versioned in its `anoman_meta` table.
 
 The schema is versioned with `PRAGMA user_version` and migrated forward on open.
 A database this code cannot use (corrupt, a newer schema, locked, read-only, disk
@@ -26,6 +34,7 @@ import sqlite3
 import stat
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -33,6 +42,17 @@ from typing import Any
 
 from anoman_tui import locations
 from anoman_tui.history import runs as suite_runs
+from anoman_tui.history.engines import (
+    POSTGRESQL,
+    SQLITE,
+    WRITE_LOCK_KEY,
+    PgConnection,
+    db_errors,
+    describe_url,
+    is_url,
+    pg_reason,
+    pg_tsquery,
+)
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import (
     ComparisonRecord,
@@ -61,11 +81,19 @@ class VoteRefused(Exception):
 
 
 class HistoryUnavailable(Exception):
-    """The history cannot be used; `reason` is one sentence a user can act on."""
+    """The history cannot be used; `reason` is one sentence a user can act on.
+    `transient`: the history's server cannot be reached now (it may come back: a save
+    can wait for it, `pending.PendingSaves`)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.transient = transient
+
+
+def new_uid() -> str:
+    """A fresh comparison uid (`_add_uids`)."""
+    return uuid.uuid4().hex
 
 
 def default_path() -> Path:
@@ -197,6 +225,27 @@ def _cost_as_value(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE panes DROP COLUMN cost_text")
 
 
+def _add_authors(conn: Any) -> None:
+    # Who ran each comparison and suite run and who cast each vote (the `user` setting):
+    # a shared history is many people's. `author`, as `user` is a keyword in PostgreSQL;
+    # "" for what was saved before.
+    for table in ("comparisons", "votes", "suite_runs"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN author TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE INDEX comparisons_by_author ON comparisons (author, id)")
+    conn.execute("CREATE INDEX votes_by_author ON votes (author)")
+
+
+def _add_uids(conn: Any) -> None:
+    # A comparison's id for ever, wherever it is copied (ids are per database): copying a
+    # history into another (`history migrate`) twice recognises what it copied before.
+    conn.execute("ALTER TABLE comparisons ADD COLUMN uid TEXT")
+    if isinstance(conn, PgConnection):
+        conn.execute("UPDATE comparisons SET uid = md5(random()::text || id::text)")
+    else:
+        conn.execute("UPDATE comparisons SET uid = lower(hex(randomblob(16)))")
+    conn.execute("CREATE UNIQUE INDEX comparisons_by_uid ON comparisons (uid)")
+
+
 def _add_round_judgements(conn: sqlite3.Connection) -> None:
     # One verdict per round (a later one replaces it); `best` and `outcome` are columns
     # so the scoreboard groups by them in SQL, the pairs' details stay JSON.
@@ -225,8 +274,158 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     suite_runs.add_suite_runs,  # 8 -> 9: suite runs and their results (history/runs.py)
     suite_runs.add_suite_pairs,  # 9 -> 10: a judge's pairwise verdicts of a suite run
     _add_round_judgements,  # 10 -> 11: the arena judge's verdict on a voted blind round
+    _add_authors,  # 11 -> 12: who ran each comparison and suite run, who cast each vote
+    _add_uids,  # 12 -> 13: each comparison's id across copies of the history
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _pg_create_schema(conn: PgConnection) -> None:
+    """A PostgreSQL history, created whole at schema 11 (SQLite's after its eleven steps).
+
+    The same tables, columns and indexes as SQLite's, with PostgreSQL's types. The tables
+    the store reads in insertion order (suite runs, results, pairs) get a `rowid` column
+    of their own (SQLite has one implicitly), so the queries that order by it are shared;
+    the full-text index is a table keyed by `rowid` too, as FTS5's is.
+    """
+    for statement in (
+        """CREATE TABLE comparisons (
+            id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            created_at DOUBLE PRECISION NOT NULL,
+            source TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            system_prompt TEXT NOT NULL DEFAULT '',
+            conversation TEXT NOT NULL DEFAULT '[]',
+            blind INTEGER NOT NULL DEFAULT 0,
+            rerun_of BIGINT,
+            suite_run TEXT,
+            suite_case TEXT,
+            suite_repeat INTEGER
+        )""",
+        "CREATE UNIQUE INDEX comparisons_by_suite_cell ON comparisons "
+        "(suite_run, suite_case, suite_repeat) WHERE suite_run IS NOT NULL",
+        """CREATE TABLE panes (
+            comparison_id BIGINT NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+            pane INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            temperature DOUBLE PRECISION,
+            max_tokens BIGINT,
+            scenario TEXT NOT NULL,
+            status TEXT NOT NULL,
+            committed INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            reasoning TEXT NOT NULL,
+            finish_reason TEXT,
+            failure TEXT,
+            usage TEXT,
+            anoman TEXT,
+            metrics TEXT NOT NULL,
+            rate_series TEXT NOT NULL DEFAULT '[]',
+            conversation TEXT,
+            target TEXT NOT NULL DEFAULT '',
+            label TEXT NOT NULL DEFAULT '',
+            ttft_s DOUBLE PRECISION,
+            tokens_per_s DOUBLE PRECISION,
+            cost_usd DOUBLE PRECISION,
+            failure_kind TEXT,
+            cost_decimal TEXT,
+            cost_source TEXT NOT NULL DEFAULT 'unknown',
+            provider_cost TEXT,
+            simulated INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (comparison_id, pane)
+        )""",
+        "CREATE INDEX panes_by_model ON panes (model, status, failure_kind, ttft_s, "
+        "tokens_per_s, cost_usd)",
+        """CREATE TABLE votes (
+            comparison_id BIGINT PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
+            blind INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            winner_pane INTEGER,
+            voted_at DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE recordings (
+            comparison_id BIGINT NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+            pane INTEGER NOT NULL,
+            body_bytes BIGINT NOT NULL,
+            data BYTEA NOT NULL,
+            PRIMARY KEY (comparison_id, pane)
+        )""",
+        """CREATE TABLE round_judgements (
+            comparison_id BIGINT PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
+            judge TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            best TEXT,
+            data TEXT NOT NULL,
+            judged_at DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE suite_runs (
+            rowid BIGINT GENERATED ALWAYS AS IDENTITY,
+            run_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            suite TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            models TEXT NOT NULL,
+            cells INTEGER NOT NULL,
+            finished INTEGER NOT NULL DEFAULT 0,
+            stopped TEXT,
+            updated_at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX suite_runs_by_time ON suite_runs (created_at)",
+        """CREATE TABLE suite_results (
+            rowid BIGINT GENERATED ALWAYS AS IDENTITY,
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            case_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            repeat INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            pass INTEGER,
+            data TEXT NOT NULL,
+            comparison_id BIGINT REFERENCES comparisons(id) ON DELETE SET NULL,
+            pane INTEGER,
+            finished_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (run_id, case_id, model, repeat)
+        )""",
+        "CREATE INDEX suite_results_tally ON suite_results (run_id, status, pass)",
+        """CREATE TABLE suite_pairs (
+            rowid BIGINT GENERATED ALWAYS AS IDENTITY,
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            case_id TEXT NOT NULL,
+            repeat INTEGER NOT NULL,
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (run_id, case_id, repeat, a, b)
+        )""",
+        # PostgreSQL's own text search: the 'simple' configuration (lower-cased words, no
+        # stemming), queried by prefix (`engines.pg_tsquery`). Punctuation becomes space
+        # first, so words split as FTS5's default tokenizer splits them: PostgreSQL's
+        # parser alone reads `model-5` as `model` and the number -5.
+        """CREATE TABLE comparisons_fts (
+            rowid BIGINT PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
+            prompt TEXT NOT NULL,
+            models TEXT NOT NULL,
+            document tsvector GENERATED ALWAYS AS (to_tsvector('simple', regexp_replace(
+                prompt || ' ' || models, '[[:punct:][:space:]]+', ' ', 'g'))) STORED
+        )""",
+        "CREATE INDEX comparisons_fts_document ON comparisons_fts USING GIN (document)",
+    ):
+        conn.execute(statement)
+
+
+PG_BASE_VERSION = 11
+"""The schema a new PostgreSQL history is created at (by `_pg_create_schema`)."""
+PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = (
+    _add_authors,  # 11 -> 12 (the same statements as SQLite's)
+    _add_uids,  # 12 -> 13
+)
+"""PG_MIGRATIONS[n] takes a PostgreSQL history at PG_BASE_VERSION + n one version on;
+each SQLite migration after schema 11 gets its PostgreSQL counterpart here."""
+assert PG_BASE_VERSION + len(PG_MIGRATIONS) == SCHEMA_VERSION
+_PG_TABLES = ("comparisons", "panes", "votes", "recordings", "round_judgements",
+              "suite_runs", "suite_results", "suite_pairs", "comparisons_fts", "anoman_meta")
 
 
 def _fts5_available(conn: sqlite3.Connection) -> bool:
@@ -299,7 +498,7 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
     )
 
 
-def _put_panes(conn: sqlite3.Connection, comparison_id: int,
+def _put_panes(conn: Any, comparison_id: int,
                panes: Sequence[PaneRecord]) -> None:
     """Insert panes of a comparison and the recordings of those that have one."""
     conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p) for p in panes])
@@ -309,7 +508,7 @@ def _put_panes(conn: sqlite3.Connection, comparison_id: int,
          for p in panes if p.recording is not None])
 
 
-def _drop_pane(conn: sqlite3.Connection, comparison_id: int, pane: int) -> None:
+def _drop_pane(conn: Any, comparison_id: int, pane: int) -> None:
     conn.execute("DELETE FROM recordings WHERE comparison_id = ? AND pane = ?",
                  (comparison_id, pane))
     conn.execute("DELETE FROM panes WHERE comparison_id = ? AND pane = ?",
@@ -346,7 +545,7 @@ def _turns(text: str | None) -> tuple[tuple[str, str], ...] | None:
     return tuple((str(role), str(content)) for role, content in json.loads(text))
 
 
-def _pane_from_row(row: sqlite3.Row) -> PaneRecord:
+def _pane_from_row(row: Any) -> PaneRecord:
     return PaneRecord(
         pane=row["pane"],
         model=row["model"],
@@ -410,12 +609,48 @@ class HistoryStore:
     at a time, so one thread's transaction never interleaves with another's.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, *, fts: bool) -> None:
+    def __init__(self, conn: Any, path: Path | None, *, fts: bool,
+                 location: str | None = None) -> None:
+        self.user = ""
+        """Who saves and votes through this store when a record or call names no one
+        (the opener sets it from the `user` setting)."""
         self._conn = conn
         self._lock = threading.Lock()
+        self._dialect = POSTGRESQL if isinstance(conn, PgConnection) else SQLITE
+        self._errors = db_errors(conn)
         self.path = path
+        """The SQLite file; None for a PostgreSQL history."""
+        self.location = location if location is not None else str(path)
+        """Where the history is, as it may be shown: the file, or the database's URL
+        without its password."""
         self.fts = fts
         """Whether search uses the full-text index (else LIKE over the tables)."""
+
+    @property
+    def engine(self) -> str:
+        """`sqlite` or `postgresql`."""
+        return self._dialect.name
+
+    def _reason(self, exc: BaseException) -> str:
+        if isinstance(self._conn, PgConnection):
+            return pg_reason(exc, self._conn.url)
+        assert self.path is not None and isinstance(exc, sqlite3.Error)
+        return _reason(exc, self.path)
+
+    def _unavailable(self, exc: BaseException) -> HistoryUnavailable:
+        # A PostgreSQL session that is gone (server down, restarting, network) may come
+        # back; anything else (a refused statement, a full disk) will not by waiting.
+        conn = self._conn
+        transient = isinstance(conn, PgConnection) and (
+            conn.broken or "cannot be reached" in self._reason(exc))
+        return HistoryUnavailable(self._reason(exc), transient=transient)
+
+    def _reconnect_if_lost(self) -> None:
+        """A PostgreSQL session lost (the server restarted) is opened again before the
+        next read or write; if the server is still away, that read or write refuses."""
+        conn = self._conn
+        if isinstance(conn, PgConnection) and conn.broken:
+            conn.reconnect()
 
     # -- opening ---------------------------------------------------------------
 
@@ -424,8 +659,14 @@ class HistoryStore:
              timeout: float = BUSY_TIMEOUT_S) -> HistoryStore:
         """Open (creating if absent) and migrate the history at `path`.
 
+        `path` may be a PostgreSQL URL (`postgresql://user@host:port/db`): the shared
+        history there, its schema created or migrated as a file's is.
+
         Raises `HistoryUnavailable` for a file it cannot use, without writing to it.
         """
+        if is_url(path):
+            assert isinstance(path, str)
+            return cls._open_postgresql(path, timeout)
         path = Path(path) if path is not None else default_path()
         existed = path.exists()
         if existed:
@@ -492,6 +733,72 @@ class HistoryStore:
         ).fetchone() is not None
         return cls(conn, path, fts=fts)
 
+    @classmethod
+    def _open_postgresql(cls, url: str, timeout: float) -> HistoryStore:
+        try:
+            import psycopg
+        except ImportError:
+            raise HistoryUnavailable(
+                "a PostgreSQL history needs its driver: pip install 'anoman-tui[postgresql]'"
+            ) from None
+        shown = describe_url(url)
+        try:
+            conn = PgConnection(url, connect_timeout=timeout)
+        except psycopg.Error as exc:
+            raise HistoryUnavailable(pg_reason(exc, url)) from None
+        try:
+            cls._prepare_postgresql(conn, shown)
+        except HistoryUnavailable:
+            conn.close()
+            raise
+        except psycopg.Error as exc:
+            conn.close()
+            raise HistoryUnavailable(pg_reason(exc, url)) from None
+        return cls(conn, None, fts=True, location=shown)
+
+    @staticmethod
+    def _prepare_postgresql(conn: PgConnection, shown: str) -> None:
+        """Create or migrate the schema, or refuse (a newer one, another program's
+        tables) without changing anything. Under the write lock: two processes opening
+        a new database at once create its tables once."""
+        conn.execute("BEGIN")
+        try:
+            conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+            present = {row[0] for row in conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()")}
+            version = 0
+            if "anoman_meta" in present:
+                row = conn.execute("SELECT value FROM anoman_meta "
+                                   "WHERE key = 'schema_version'").fetchone()
+                version = int(row[0]) if row is not None else 0
+            elif present & set(_PG_TABLES):
+                raise HistoryUnavailable(
+                    f"{shown} holds other data, not an anoman-tui history (use a database "
+                    "of its own)")
+            if version > SCHEMA_VERSION:
+                raise HistoryUnavailable(
+                    f"{shown} was written by a newer anoman-tui (schema {version}, "
+                    f"this one reads up to {SCHEMA_VERSION})")
+            if version == 0:
+                conn.execute("CREATE TABLE anoman_meta (key TEXT PRIMARY KEY, "
+                             "value TEXT NOT NULL)")
+                _pg_create_schema(conn)
+                version = PG_BASE_VERSION
+            elif version < PG_BASE_VERSION:
+                raise HistoryUnavailable(f"{shown} has an unknown schema {version}")
+            for step in range(version - PG_BASE_VERSION, len(PG_MIGRATIONS)):
+                PG_MIGRATIONS[step](conn)
+            conn.execute(
+                "INSERT INTO anoman_meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction and not conn.broken:
+                conn.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -504,19 +811,23 @@ class HistoryStore:
 
     # -- writing ---------------------------------------------------------------
 
-    def save(self, record: ComparisonRecord) -> int:
-        """Store one comparison turn in one short transaction; returns its id."""
+    def save(self, record: ComparisonRecord, *, uid: str | None = None) -> int:
+        """Store one comparison turn in one short transaction; returns its id. `uid`:
+        the id it had in another history (an import), else a fresh one; a uid the
+        history holds already is refused (`HistoryUnavailable`): look it up first
+        (`find_uid`)."""
         created = record.created_at or time.time()
         with self._writing() as conn:
-            cursor = conn.execute(
+            comparison_id = self._dialect.insert_id(
+                conn,
                 "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat, "
+                "author, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (created, record.source, record.prompt, record.system_prompt,
                  _turns_json(record.conversation), int(record.blind), record.rerun_of,
-                 record.suite_run, record.suite_case, record.suite_repeat),
+                 record.suite_run, record.suite_case, record.suite_repeat,
+                 record.user or self.user, uid or new_uid()),
             )
-            comparison_id = int(cursor.lastrowid or 0)
             _put_panes(conn, comparison_id, record.panes)
             if self.fts:
                 conn.execute(
@@ -531,22 +842,32 @@ class HistoryStore:
     # -- reading ---------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        """One read, under the lock; what SQLite raises becomes `HistoryUnavailable`
-        (an FTS5 query error goes up as it is: the caller falls back to LIKE)."""
+    def _reading(self) -> Iterator[Any]:
+        """One read, under the lock; what the database raises becomes
+        `HistoryUnavailable` (an FTS5 query error goes up as it is: the caller falls
+        back to LIKE)."""
         try:
             with self._lock:
+                self._reconnect_if_lost()
                 yield self._conn
-        except sqlite3.DatabaseError as exc:
+        except self._errors as exc:
             if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
                 raise
-            raise HistoryUnavailable(_reason(exc, self.path)) from None
+            if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.DatabaseError):
+                raise
+            raise self._unavailable(exc) from None
 
     def get(self, comparison_id: int) -> ComparisonRecord | None:
         found = self._load(
             "SELECT * FROM comparisons WHERE id = ?", (comparison_id,)
         )
         return found[0] if found else None
+
+    def find_uid(self, uid: str) -> int | None:
+        """The id of the comparison with this uid (`ComparisonRecord.uid`), if held."""
+        with self._reading() as conn:
+            row = conn.execute("SELECT id FROM comparisons WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else int(row[0])
 
     def recordings(self, comparison_id: int) -> dict[int, StreamRecording]:
         """Pane number -> its recorded stream, for the panes that were recorded.
@@ -574,56 +895,72 @@ class HistoryStore:
                 (comparison_id,))}
 
     def recent(self, limit: int = 50, search: str | None = None, *,
-               before: int | None = None) -> list[ComparisonRecord]:
-        """Newest first; `search` keeps those whose prompt or a model matches every word.
+               before: int | None = None, user: str | None = None) -> list[ComparisonRecord]:
+        """Newest first; `search` keeps those whose prompt or a model matches every word,
+        `user` those that person ran (None: everyone's).
 
         `before` (an id) gives the next page: those older than the last one shown.
         """
-        return self._matching(limit, search, before, "c.*", self._load)
+        return self._matching(limit, search, before, "c.*", self._load, user)
 
     def listing(self, limit: int = 50, search: str | None = None, *,
-                before: int | None = None) -> list[ListedComparison]:
+                before: int | None = None, user: str | None = None
+                ) -> list[ListedComparison]:
         """As `recent`, but only what a list shows (no answers): cheap to read while
         typing a filter. `get` reads one whole."""
         return self._matching(
             limit, search, before,
             "c.id, c.created_at, c.prompt, c.conversation != '[]' AS follow_up, c.blind, "
             "EXISTS (SELECT 1 FROM recordings r WHERE r.comparison_id = c.id) AS recorded, "
-            "c.suite_run, c.suite_case, c.suite_repeat",
-            self._list)
+            "c.suite_run, c.suite_case, c.suite_repeat, c.author",
+            self._list, user)
 
     def _matching(self, limit: int, search: str | None, before: int | None, columns: str,
-                  load: Callable[[str, Iterable[Any]], list[Any]]) -> list[Any]:
+                  load: Callable[[str, Iterable[Any]], list[Any]],
+                  user: str | None = None) -> list[Any]:
         words = (search or "").split()
         below = (1 << 62) if before is None else before
+        # One person's (`user`), as one more condition on every form of the query.
+        by = "" if user is None else " AND c.author = ?"
+        who: tuple[Any, ...] = () if user is None else (user,)
         if not words:
-            return load(f"SELECT {columns} FROM comparisons c WHERE c.id < ? "
-                        "ORDER BY c.id DESC LIMIT ?", (below, limit))
-        if self.fts:
+            return load(f"SELECT {columns} FROM comparisons c WHERE c.id < ?{by} "
+                        "ORDER BY c.id DESC LIMIT ?", (below, *who, limit))
+        if self.fts and self._dialect is POSTGRESQL:
+            query = pg_tsquery(search or "")
+            if query is not None:
+                return load(
+                    f"SELECT {columns} FROM comparisons c JOIN comparisons_fts f "
+                    "ON f.rowid = c.id WHERE f.document @@ to_tsquery('simple', ?) "
+                    f"AND f.rowid < ?{by} ORDER BY f.rowid DESC LIMIT ?",
+                    (query, below, *who, limit),
+                )
+        elif self.fts:
             try:
                 return load(
                     f"SELECT {columns} FROM comparisons c JOIN comparisons_fts f "
-                    "ON f.rowid = c.id WHERE comparisons_fts MATCH ? AND f.rowid < ? "
+                    f"ON f.rowid = c.id WHERE comparisons_fts MATCH ? AND f.rowid < ?{by} "
                     "ORDER BY f.rowid DESC LIMIT ?",
-                    (_fts_query(search or ""), below, limit),
+                    (_fts_query(search or ""), below, *who, limit),
                 )
             except sqlite3.OperationalError:
                 pass  # a query FTS5 cannot parse: the plain match below still answers
+        like = self._dialect.like
         clauses = []
         params: list[Any] = []
         for word in words:
             clauses.append(
-                "(c.prompt LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM panes p "
-                "WHERE p.comparison_id = c.id AND p.model LIKE ? ESCAPE '\\' "
+                f"(c.prompt {like} ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM panes p "
+                f"WHERE p.comparison_id = c.id AND p.model {like} ? ESCAPE '\\' "
                 # (not by a model's name in a blind round before its vote)
                 "AND (c.blind = 0 OR EXISTS (SELECT 1 FROM votes v "
                 "WHERE v.comparison_id = c.id))))"
             )
             params += [_like(word), _like(word)]
         return load(
-            f"SELECT {columns} FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ? "
-            "ORDER BY c.id DESC LIMIT ?",
-            (*params, below, limit),
+            f"SELECT {columns} FROM comparisons c WHERE {' AND '.join(clauses)} AND c.id < ?"
+            f"{by} ORDER BY c.id DESC LIMIT ?",
+            (*params, below, *who, limit),
         )
 
     def _list(self, sql: str, params: Iterable[Any]) -> list[ListedComparison]:
@@ -654,13 +991,14 @@ class HistoryStore:
                                  blind=bool(row["blind"]), hidden=row["id"] in hidden,
                                  recorded=bool(row["recorded"]), suite_run=row["suite_run"],
                                  suite_case=row["suite_case"],
-                                 suite_repeat=row["suite_repeat"])
+                                 suite_repeat=row["suite_repeat"], user=row["author"])
                 for row in rows]
 
     def _voted(self, ids: list[int], marks: str) -> dict[int, VoteRecord]:
         return {
             row["comparison_id"]: VoteRecord(bool(row["blind"]), row["outcome"],
-                                             row["winner_pane"], row["voted_at"])
+                                             row["winner_pane"], row["voted_at"],
+                                             row["author"])
             for row in self._conn.execute(
                 f"SELECT * FROM votes WHERE comparison_id IN ({marks})", ids)
         }
@@ -698,30 +1036,35 @@ class HistoryStore:
                 suite_run=row["suite_run"],
                 suite_case=row["suite_case"],
                 suite_repeat=row["suite_repeat"],
+                user=row["author"],
+                uid=row["uid"],
             )
             for row in rows
         ]
 
     # -- votes -----------------------------------------------------------------
 
-    def voted_rounds(self, *, include_sighted: bool = False) -> list[VotedRound]:
+    def voted_rounds(self, *, include_sighted: bool = False,
+                     user: str | None = None) -> list[VotedRound]:
         """Every distinct kind of voted round with how many there were: its models,
         which failed, the outcome and the winner's model. Blind votes only unless
-        `include_sighted`. Grouped by SQLite, so 100,000 votes come back as the few
-        thousand patterns a scoreboard needs."""
-        where = "" if include_sighted else "WHERE v.blind = 1"
+        `include_sighted`; `user`: only that person's votes. Grouped by the database,
+        so 100,000 votes come back as the few thousand patterns a scoreboard needs."""
+        conditions = ([] if include_sighted else ["v.blind = 1"]) + (
+            [] if user is None else ["v.author = ?"])
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._reading() as conn:
             rows = conn.execute(
                 "SELECT p.pattern, v.blind, v.outcome, v.winner_pane, "
                 "j.outcome AS j_outcome, j.best AS j_best, COUNT(*) AS n "
-                "FROM votes v JOIN (SELECT comparison_id, group_concat(pane || char(31) "
-                "|| model || char(31) || status, char(30)) AS pattern FROM panes "
+                "FROM votes v JOIN (SELECT comparison_id, "
+                f"{self._pattern()} AS pattern FROM panes "
                 "WHERE comparison_id IN (SELECT comparison_id FROM votes) "
                 "GROUP BY comparison_id) p ON p.comparison_id = v.comparison_id "
                 "LEFT JOIN round_judgements j ON j.comparison_id = v.comparison_id "
                 "AND j.outcome IN ('win', 'tie') "
                 f"{where} GROUP BY p.pattern, v.blind, v.outcome, v.winner_pane, "
-                "j.outcome, j.best"
+                "j.outcome, j.best", () if user is None else (user,)
             ).fetchall()
         counts: dict[VotedRound, int] = {}
         for row in rows:
@@ -738,6 +1081,19 @@ class HistoryStore:
             counts[key] = counts.get(key, 0) + row["n"]
         return [dataclasses.replace(key, count=n) for key, n in counts.items()]
 
+    def _pattern(self) -> str:
+        d = self._dialect
+        return d.string_agg(f"pane || {d.char(31)} || model || {d.char(31)} || status",
+                            d.char(30))
+
+    def votes_by_user(self, *, include_sighted: bool = False) -> dict[str, int]:
+        """How many votes each person cast (blind ones unless `include_sighted`); votes
+        cast before authors were kept count under ""."""
+        where = "" if include_sighted else "WHERE blind = 1"
+        with self._reading() as conn:
+            return {row[0]: int(row[1]) for row in conn.execute(
+                f"SELECT author, COUNT(*) FROM votes {where} GROUP BY author ORDER BY author")}
+
     def simulated_models(self) -> frozenset[str]:
         """The models any of whose saved answers came from a simulated model (the local
         gateway's): every view that names them says so."""
@@ -748,7 +1104,7 @@ class HistoryStore:
     def model_numbers(self) -> dict[str, ModelNumbers]:
         """What the history knows of each model, over every pane it answered: its TTFTs
         and tokens/s (sorted), mean cost shown, and how each answer ended. Aggregated by
-        SQLite over columns kept for it (schema 6), not JSON read in Python."""
+        the database over columns kept for it (schema 6), not JSON read in Python."""
         numbers: dict[str, ModelNumbers] = {}
         with self._reading() as conn:
             for row in conn.execute(
@@ -762,12 +1118,27 @@ class HistoryStore:
                     "WHERE status = 'failed' GROUP BY model, failure_kind"):
                 kind = row["failure_kind"] or "failed"
                 numbers[row["model"]].failures[kind] = row["n"]
+            if self._dialect is POSTGRESQL:
+                # PostgreSQL computes them: percentile_cont is the same interpolation
+                # between the two nearest ranks as `_percentile`; sending 600,000
+                # values as text to split here took 2 s for 100,000 rounds.
+                for row in conn.execute(
+                        "SELECT model, percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP "
+                        "(ORDER BY ttft_s) AS t, percentile_cont(ARRAY[0.5, 0.95]) WITHIN "
+                        "GROUP (ORDER BY tokens_per_s) AS r FROM panes GROUP BY model"):
+                    found = numbers[row["model"]].percentiles
+                    for column, pair in (("ttft_s", row["t"]), ("tokens_per_s", row["r"])):
+                        for q, value in zip((50.0, 95.0), pair or (None, None), strict=True):
+                            if value is not None:
+                                found[(column, q)] = float(value)
+                return numbers
             # Each model's values as one string from SQLite, split in C: a Python
             # loop over 300,000 rows took half a second.
             values: dict[str, tuple[list[float], list[float]]] = {}
+            agg, comma = self._dialect.string_agg, "','"
             for row in conn.execute(
-                    "SELECT model, group_concat(ttft_s) AS t, "
-                    "group_concat(tokens_per_s) AS r FROM panes GROUP BY model"):
+                    f"SELECT model, {agg('ttft_s', comma)} AS t, "
+                    f"{agg('tokens_per_s', comma)} AS r FROM panes GROUP BY model"):
                 values[row["model"]] = (
                     list(map(float, row["t"].split(","))) if row["t"] else [],
                     list(map(float, row["r"].split(","))) if row["r"] else [])
@@ -781,41 +1152,34 @@ class HistoryStore:
         return numbers
 
     def cast_vote(self, comparison_id: int, outcome: str, winner_pane: int | None, *,
-                  blind: bool, voted_at: float | None = None) -> None:
-        """Record the one vote a comparison gets; raises `VoteRefused` (already voted,
-        no such comparison) or `HistoryUnavailable`. A blind round becomes searchable
-        by its models once voted on."""
+                  blind: bool, voted_at: float | None = None, user: str | None = None) -> None:
+        """Record the one vote a comparison gets (by `user`, else the store's `user`);
+        raises `VoteRefused` (already voted: the first vote stays, and the refusal says
+        who cast it; no such comparison) or `HistoryUnavailable`. A blind round becomes
+        searchable by its models once voted on."""
         if outcome not in ("win", "tie", "bad") or (outcome == "win") != (winner_pane is not None):
             raise ValueError(f"not a vote: {outcome} {winner_pane}")
-        with self._lock:
-            conn = self._conn
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    if conn.execute("SELECT 1 FROM comparisons WHERE id = ?",
-                                    (comparison_id,)).fetchone() is None:
-                        raise VoteRefused(f"there is no comparison {comparison_id}")
-                    if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
-                                    (comparison_id,)).fetchone() is not None:
-                        raise VoteRefused(f"comparison {comparison_id} was already voted on")
-                    conn.execute(
-                        "INSERT INTO votes (comparison_id, blind, outcome, winner_pane, "
-                        "voted_at) VALUES (?, ?, ?, ?, ?)",
-                        (comparison_id, int(blind), outcome, winner_pane,
-                         voted_at if voted_at is not None else time.time()))
-                    if self.fts:
-                        models = " ".join(r[0] for r in conn.execute(
-                            "SELECT model FROM panes WHERE comparison_id = ? ORDER BY pane",
-                            (comparison_id,)))
-                        conn.execute("UPDATE comparisons_fts SET models = ? WHERE rowid = ?",
-                                     (models, comparison_id))
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
-                raise HistoryUnavailable(_reason(exc, self.path)) from None
+        with self._writing() as conn:
+            if conn.execute("SELECT 1 FROM comparisons WHERE id = ?",
+                            (comparison_id,)).fetchone() is None:
+                raise VoteRefused(f"there is no comparison {comparison_id}")
+            first = conn.execute("SELECT author FROM votes WHERE comparison_id = ?",
+                                 (comparison_id,)).fetchone()
+            if first is not None:
+                by = f" by {first[0]}" if first[0] else ""
+                raise VoteRefused(f"comparison {comparison_id} was already voted on{by}")
+            conn.execute(
+                "INSERT INTO votes (comparison_id, blind, outcome, winner_pane, "
+                "voted_at, author) VALUES (?, ?, ?, ?, ?, ?)",
+                (comparison_id, int(blind), outcome, winner_pane,
+                 voted_at if voted_at is not None else time.time(),
+                 self.user if user is None else user))
+            if self.fts:
+                models = " ".join(r[0] for r in conn.execute(
+                    "SELECT model FROM panes WHERE comparison_id = ? ORDER BY pane",
+                    (comparison_id,)))
+                conn.execute("UPDATE comparisons_fts SET models = ? WHERE rowid = ?",
+                             (models, comparison_id))
 
     def save_round_judgement(self, comparison_id: int, judge: str, outcome: str,
                              best: str | None, data: dict[str, Any], *,
@@ -826,21 +1190,18 @@ class HistoryStore:
         if outcome not in ("win", "tie", "none") or (outcome == "win") != (best is not None):
             raise ValueError(f"not a verdict: {outcome} {best}")
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        with self._lock:
-            conn = self._conn
-            try:
-                if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
-                                (comparison_id,)).fetchone() is None:
-                    raise VoteRefused(f"round {comparison_id} has no vote: the judge "
-                                      "gives its verdict after the vote")
-                # One statement (the connection autocommits): a verdict is kept whole.
-                conn.execute(
-                    "INSERT OR REPLACE INTO round_judgements (comparison_id, judge, "
-                    "outcome, best, data, judged_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (comparison_id, judge, outcome, best, text,
-                     judged_at if judged_at is not None else time.time()))
-            except sqlite3.Error as exc:
-                raise HistoryUnavailable(_reason(exc, self.path)) from None
+        with self._writing() as conn:
+            if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
+                            (comparison_id,)).fetchone() is None:
+                raise VoteRefused(f"round {comparison_id} has no vote: the judge "
+                                  "gives its verdict after the vote")
+            conn.execute(
+                "INSERT INTO round_judgements (comparison_id, judge, outcome, best, data, "
+                "judged_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (comparison_id) DO UPDATE "
+                "SET judge = excluded.judge, outcome = excluded.outcome, "
+                "best = excluded.best, data = excluded.data, judged_at = excluded.judged_at",
+                (comparison_id, judge, outcome, best, text,
+                 judged_at if judged_at is not None else time.time()))
 
     def round_judgement(self, comparison_id: int) -> RoundJudgement | None:
         """The judge's verdict kept with a round, if any (an unreadable one: None)."""
@@ -862,26 +1223,28 @@ class HistoryStore:
     # -- suite runs (history/runs.py) --------------------------------------------
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One short write transaction, under the lock: committed whole or not at all;
-        what SQLite raises becomes `HistoryUnavailable`."""
+    def _writing(self) -> Iterator[Any]:
+        """One short write transaction, under the lock (and the database's write lock:
+        `Dialect.begin_write`): committed whole or not at all; what the database raises
+        becomes `HistoryUnavailable`."""
         with self._lock:
-            conn = self._conn
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                self._reconnect_if_lost()
+                conn = self._conn
+                self._dialect.begin_write(conn)
                 try:
                     yield conn
                     conn.execute("COMMIT")
                 except BaseException:
-                    if conn.in_transaction:
+                    if conn.in_transaction and not getattr(conn, "broken", False):
                         conn.execute("ROLLBACK")
                     raise
-            except sqlite3.Error as exc:
-                raise HistoryUnavailable(_reason(exc, self.path)) from None
+            except self._errors as exc:
+                raise self._unavailable(exc) from None
 
     def create_run(self, run_id: str, *, name: str, suite: dict[str, Any],
                    settings: dict[str, Any], models: list[str], cells: int,
-                   created_at: float | None = None) -> None:
+                   created_at: float | None = None, user: str | None = None) -> None:
         """Record a suite run about to start: its suite (`Suite.to_json()`) and settings
         kept whole for `--resume`. An id already held raises `RunExists` (never
         overwritten); JSON that cannot be stored raises ValueError."""
@@ -890,7 +1253,7 @@ class HistoryStore:
             suite_runs.insert_run(conn, run_id, name=name, suite=suite, settings=settings,
                                   models=models, cells=cells,
                                   created_at=created_at if created_at is not None else now,
-                                  now=now)
+                                  now=now, author=self.user if user is None else user)
 
     def save_cell(self, run_id: str, cell: dict[str, Any], *, case_id: str, model: str,
                   repeat: int, status: str, passed: bool | None,
@@ -921,7 +1284,8 @@ class HistoryStore:
                 if comparison_id is None:
                     comparison_id = suite_runs.create_group_comparison(
                         conn, run_id, case_id, repeat, group,
-                        group.created_at if group.created_at is not None else now)
+                        group.created_at if group.created_at is not None else now,
+                        author=suite_runs.run_author(conn, run_id))
                 _drop_pane(conn, comparison_id, pane.pane)
                 _put_panes(conn, comparison_id, (pane,))
                 self._index_models(conn, comparison_id, group.prompt if made else None)
@@ -991,7 +1355,7 @@ class HistoryStore:
         with self._reading() as conn:
             return suite_runs.group_comparison(conn, run_id, case_id, repeat)
 
-    def _index_models(self, conn: sqlite3.Connection, comparison_id: int,
+    def _index_models(self, conn: Any, comparison_id: int,
                       new_prompt: str | None) -> None:
         """Keep a grown comparison searchable by every model it now holds; `new_prompt`:
         it was just made, and gets its row in the index."""
@@ -1006,7 +1370,7 @@ class HistoryStore:
             conn.execute("UPDATE comparisons_fts SET models = ? WHERE rowid = ?",
                          (models, comparison_id))
 
-    def _drop_if_empty(self, conn: sqlite3.Connection, comparison_id: int) -> None:
+    def _drop_if_empty(self, conn: Any, comparison_id: int) -> None:
         """Delete a comparison that has lost its last pane (its index row with it); else
         index the models it still has."""
         if conn.execute("SELECT 1 FROM panes WHERE comparison_id = ? LIMIT 1",

@@ -10,6 +10,7 @@ adds only Textual's theme, keys and quit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -40,6 +41,7 @@ from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.history.pending import PendingSaves
     from anoman_tui.streaming.recording import StreamRecording
     from anoman_tui.suites.prepare import Prepared
 
@@ -177,6 +179,7 @@ class AnomanApp(App[None]):
         self._replay = replay
         self._connect_on_mount = connect and replay is None
         self.history: HistoryStore | None = None
+        self.pending_saves: PendingSaves | None = None
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
         self.history_problem = ""
         """Why the history could not be opened, in one sentence ("" if it could)."""
@@ -322,12 +325,19 @@ class AnomanApp(App[None]):
         self.connector.reconnect()
 
     async def _open_history(self) -> None:
+        # The team's shared history (history_url) or, unset, the SQLite file.
+        url = self.settings.history_url
+        location = url.get_secret_value() if url is not None else None
+        author = self.settings.author()
+
         def open_store() -> tuple[HistoryStore | None, str]:
             # Imported in the thread too: SQLite's import stays off the UI's thread.
             from anoman_tui.history import HistoryStore, HistoryUnavailable
 
             try:
-                return HistoryStore.open(), ""
+                store = HistoryStore.open(location)
+                store.user = author  # whose comparisons and votes these are
+                return store, ""
             except HistoryUnavailable as exc:
                 return None, exc.reason
 
@@ -336,16 +346,40 @@ class AnomanApp(App[None]):
         finally:
             self._history_settled.set()
         self.history_problem = reason
+        if self.history is not None:
+            from anoman_tui.history.pending import PendingSaves
+
+            self.pending_saves = PendingSaves(self.history, on_written=self._waited_save,
+                                              on_failed=self._waited_save_failed)
         if reason:
             log.warning("history unavailable: %s", reason)
             self.notify(f"Comparisons are not saved this session: {reason}.",
                         title="History unavailable", severity="warning", timeout=10)
+
+    def _waited_save(self, token: Any, new_id: int) -> None:
+        # (from the retrying thread) A save that waited for the server is written.
+        with contextlib.suppress(RuntimeError):  # the app is closing
+            self.call_from_thread(
+                self.notify, f"A comparison that waited for the history's server is saved "
+                f"(id {new_id}).", title="History", timeout=6)
+
+    def _waited_save_failed(self, token: Any, reason: str) -> None:
+        with contextlib.suppress(RuntimeError):
+            self.call_from_thread(
+                self.notify, f"A comparison that waited for the history's server could not "
+                f"be saved: {reason}.", title="History", severity="error", timeout=10)
 
     async def on_unmount(self) -> None:
         for pane in self.query(ComparePane):
             pane.abort()
         if self._collector is not None:
             self._collector.restore()
+        if self.pending_saves is not None:
+            pending, self.pending_saves = self.pending_saves, None
+            left = await asyncio.to_thread(pending.close)
+            if left:
+                log.warning("%d comparisons waiting for the history's server were not "
+                            "saved", left)
         if self.history is not None:
             # A save still running in its thread finishes first (the store's lock).
             store, self.history = self.history, None

@@ -18,6 +18,7 @@ from anoman_tui.ui.connection import Connector
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.history.pending import PendingSaves
 
 
 class AppServices(Protocol):
@@ -29,6 +30,9 @@ class AppServices(Protocol):
     """The history, once open; None while it opens, when off, or when unavailable."""
     history_problem: str
     """Why the history could not be opened ("" if it could, or has not been tried)."""
+    pending_saves: PendingSaves | None
+    """Saves through `history` that wait for its server when it cannot be reached (a
+    shared history); None when the history is not open."""
 
     async def history_settled(self) -> None:
         """Return once the history has opened or failed to (at once when it is off)."""

@@ -137,3 +137,36 @@ async def test_panes_ending_together_save_their_turn_once(make_app) -> None:
         await pilot.pause(0.5)
         await app.workers.wait_for_complete()
         assert [r.prompt for r in saved()] == ["history saved once"]
+
+
+async def test_a_shared_history_whose_server_goes_away_keeps_the_turn_until_it_is_back(
+        make_app, fast_answers, postgres_server) -> None:
+    from tests.postgres import PASSWORD
+
+    url = postgres_server.new_database()
+    app = make_app(history_url=url, user="ann")
+
+    def said() -> str:
+        return " ".join(str(n.message) for n in app._notifications)
+
+    try:
+        async with app.run_test(size=(200, 50), notifications=True) as pilot:
+            await ready(pilot)
+            await until(pilot, lambda: app.history is not None)
+            assert app.history is not None and app.history.engine == "postgresql"
+            postgres_server.stop()
+            await type_and_send(pilot, "kept while the server is away")
+            await until(pilot, lambda: settled(app) and "kept and saved when it is back"
+                        in said(), timeout=30)
+            assert app.pending_saves is not None and app.pending_saves.waiting == 1
+            postgres_server.start()
+            app.pending_saves.retry_now()
+            await until(pilot, lambda: "waited for the history's server is saved" in said(),
+                        timeout=60)
+            assert PASSWORD not in said()
+    finally:
+        if not postgres_server.running():
+            postgres_server.start()
+    with HistoryStore.open(url) as store:
+        [record] = store.recent()
+        assert record.prompt == "kept while the server is away" and record.user == "ann"

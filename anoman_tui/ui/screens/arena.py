@@ -283,7 +283,7 @@ class ArenaScreen(CompareScreen):
                         timeout=6)
             return
         self._saved = {self.last_prompt or "": dataclasses.replace(
-            saved, vote=VoteRecord(True, outcome, winner, time.time()))}
+            saved, vote=VoteRecord(True, outcome, winner, time.time(), store.user))}
         self.voted = choice
         self.reveal()
 

@@ -693,14 +693,23 @@ class CompareScreen(Screen[None]):
             self.notify(f"This comparison was saved without its recording: {kept.dropped}.",
                         title="History", severity="warning", timeout=8)
 
+        pending = self.services.pending_saves
+
         async def save() -> None:
             from anoman_tui.history import HistoryUnavailable
 
             try:
-                saved_id = await asyncio.to_thread(store.save, record)
+                saved_id = await asyncio.to_thread(
+                    store.save if pending is None else pending.save, record)
             except HistoryUnavailable as exc:
                 self.notify(f"This comparison was not saved: {exc.reason}.",
                             title="History", severity="warning", timeout=6)
+                return
+            if saved_id is None:  # kept until the shared history's server is back
+                assert pending is not None
+                self.notify(f"The history cannot be reached ({pending.last_problem}): this "
+                            "comparison is kept and saved when it is back.",
+                            title="History", severity="warning", timeout=8)
                 return
             self._saved = {prompt: dataclasses.replace(record, id=saved_id)}
 
