@@ -20,8 +20,11 @@ its models paced at 100 tok/s (`X-Anoman-Simulate: rate=100,tokens=200`). The su
         them: key -> the matrix's cursor action run (handled) and -> the next frame
         drawn;
      c. `--opens` times: Enter on a case whose three cells have streamed for 0.3-0.6 s
-        -> every live pane of the case screen has text (`pane.answer.text`), and -> the
-        next frame (with a timeline of the steps between); then three CPU windows of 1 s
+        -> every live pane of the case screen has text (`pane.answer.text`), and ->
+        drawn: the end of the first frame of the case screen after which each pane has
+        taken into the lines it draws at least the text its stream had read at Enter
+        ("its panes' text so far"; checked as each frame ends), with a timeline of the
+        steps between; then three CPU windows of 1 s
         each: the case open, from its text shown (its streams' ends fall in it); Esc, the
         matrix; a blank screen pushed over the matrix (nothing drawn; the run and the
         screen's polls go on). One live pane's CPU = (case open - blank) / its live
@@ -75,6 +78,7 @@ from textual.screen import Screen
 
 from anoman_tui.config import Settings
 from anoman_tui.locations import stylesheet
+from anoman_tui.streaming.events import TextDelta
 from anoman_tui.suites.engine import RunOptions
 from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
 from anoman_tui.ui.app import AnomanApp
@@ -106,6 +110,7 @@ MOUNTS: list[tuple[float, float]] = []
 STAMPS: dict[str, list[float]] = {}
 """Moments (perf_counter) along opening a case or a finished run, by name."""
 _frame_waiters: list[Any] = []
+_frame_conditions: list[tuple[Callable[..., bool], Any]] = []
 
 
 def stamp(name: str) -> None:
@@ -198,6 +203,12 @@ def instrument() -> None:
     def timed_refresh(self: Screen[Any]) -> None:
         refresh(self)
         end = time.perf_counter()
+        for condition, waiter in list(_frame_conditions):
+            if waiter.done():
+                _frame_conditions.remove((condition, waiter))
+            elif condition(self):
+                waiter.set_result(end)
+                _frame_conditions.remove((condition, waiter))
         while _frame_waiters:
             waiter = _frame_waiters.pop()
             if not waiter.done():
@@ -225,6 +236,31 @@ async def next_frame(timeout: float = 2.0) -> float:
     waiter = asyncio.get_running_loop().create_future()
     _frame_waiters.append(waiter)
     return await asyncio.wait_for(waiter, timeout)
+
+
+def frame_when(condition: Callable[..., bool]) -> Any:
+    """A future: perf_counter at the end of the first screen refresh after which
+    `condition(the screen refreshed)` holds (checked as each refresh ends, so the frame
+    that drew it)."""
+    waiter = asyncio.get_running_loop().create_future()
+    _frame_conditions.append((condition, waiter))
+    return waiter
+
+
+def text_so_far(stream: Any) -> int:
+    """Characters of answer text a running cell's stream had read (0: none yet)."""
+    if stream is None:
+        return 0
+    return sum(len(e.text) for e in list(stream.events or ()) if type(e) is TextDelta)
+
+
+def shows_so_far(case: Screen[Any], so_far: list[int]) -> bool:
+    """The screen just drawn is the case screen, and each of its panes has taken in
+    (into the lines it draws) at least the text its stream had at Enter."""
+    if not isinstance(case, CaseScreen) or case is not case.app.screen:
+        return False
+    return all(len(case.pane(index).answer.text) >= chars
+               for index, chars in enumerate(so_far, start=1) if chars)
 
 
 def thread_cpu() -> dict[str, float]:
@@ -451,6 +487,12 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             await next_frame()
             STAMPS.clear()
             profile = profiled(args.profile and not opens)
+            # The text each of the case's streams had read when Enter was pressed: what
+            # the case must show ("its panes' text so far").
+            so_far = [text_so_far(run.live.get((case_id, prepared.slots[i].spec, 1)))
+                      for i in screen.case_slots]
+            assert any(so_far), "the case's streams have no text yet"
+            drawn_waiter = frame_when(lambda drawn, so_far=so_far: shows_so_far(drawn, so_far))
             sent = time.perf_counter()
             app.post_message(events.Key("enter", None))
 
@@ -461,17 +503,8 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
                 return all(case.pane(i).answer.text for i in case.streams)
 
             text_at = await until(shown, 5)
-
-            def flushed() -> bool:  # the text taken into the views' lines, to be drawn
-                case = app.screen
-                assert isinstance(case, CaseScreen)
-                return not any(case.pane(i).answer._inbox for i in case.streams)
-
-            await until(flushed, 5)
             print_profile(profile, "Enter on a running case -> its text")
-            # The end of the next frame: at most a frame late (a flush and its frame run in
-            # one tick of the frame clock, which this loop cannot see between).
-            drawn_at = await next_frame()
+            drawn_at = await asyncio.wait_for(drawn_waiter, 5)
             case = app.screen
             assert isinstance(case, CaseScreen)
             live = [case.pane(i) for i in case.streams]

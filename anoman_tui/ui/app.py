@@ -308,16 +308,22 @@ class AnomanApp(App[None]):
         gc.freeze()
         self.warmed_up = True
 
+    keys_of: Screen[Any] | None = None
+    """The screen whose key bar is asking which app keys to show (`KeyBar` sets it while
+    it reads the bindings), when that screen is not the one shown: the suite's case
+    screen is built out of sight, and its keys must be its own."""
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        screen = self.keys_of or self.screen
         if action == "reconnect":
             # In the footer only while it is useful; the palette entry always works.
             compare = getattr(self, "compare", None)
             return compare is not None and compare.unavailable
         if action == "history":
             # Not from a comparison reopened from the history: Esc goes back to it.
-            return not isinstance(self.screen, RecordScreen | ArenaScreen)
-        if action == "usage" and isinstance(self.screen, ArenaScreen):
-            return not self.screen.hidden  # the ledger names each request's model
+            return not isinstance(screen, RecordScreen | ArenaScreen)
+        if action == "usage" and isinstance(screen, ArenaScreen):
+            return not screen.hidden  # the ledger names each request's model
         # `anoman-tui replay` runs offline: there is no gateway whose ledger to show.
         return not (action == "usage" and self._replay is not None)
 

@@ -60,6 +60,13 @@ The internals used (Textual 8.2.8):
   Textual's repaints its whole height on every flush, which cost as much frame time as
   the answers themselves: frame p50 17 -> 10 ms at 3 x 300 tok/s). Benchmarks:
   `benchmarks/app_display_lag.py` and `benchmarks/answer_view_lag.py`.
+* `FooterKey._disabled` (the flag its mouse handler reads; the `-disabled` class dims
+  it): `set_footer_key_enabled()` enables or dims a key of the key bar in place, where
+  Textual rebuilds the whole bar when any key's enabled state changes. Opening a suite's
+  running case after an ended one rebuilt its keys (mounting, styling and laying out
+  ~15 widgets) in the case screen's first frame. Benchmark: `benchmarks/suite_screen.py`
+  (a running case's text drawn after Enter); pinned by
+  tests/ui/test_textual_internals.py::test_footer_key_internals.
 * `textual.drivers._writer_thread` (a private module): Textual's output thread stops at
   its first failed write and its queue holds `MAX_QUEUED_WRITES` writes, so once the
   terminal has gone, the app's exit (which restores the terminal through it) can block
@@ -116,6 +123,7 @@ __all__ = [
     "end_process_if_exit_blocks",
     "is_batching",
     "made_vertical_scrollbar",
+    "set_footer_key_enabled",
     "styles_cache",
     "update_scrollbars",
     "use_row_styles_cache",
@@ -144,6 +152,14 @@ def composite_screen_now(screen: Screen[Any]) -> None:
             widget._repaint_required = False
             dirty.add(widget)
     screen._on_timer_update()
+
+
+# -- the key bar (KeyBar) ------------------------------------------------------------------
+def set_footer_key_enabled(key: Widget, enabled: bool) -> None:
+    """Enable or dim one of a footer's keys in place, as `FooterKey(disabled=...)` builds
+    it: the flag its mouse handler reads and the class that dims it."""
+    key._disabled = not enabled  # type: ignore[attr-defined]
+    key.set_class(not enabled, "-disabled")
 
 
 # -- partial screen updates (CompareScreen) ------------------------------------------------

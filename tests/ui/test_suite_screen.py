@@ -182,10 +182,15 @@ async def test_a_running_case_opens_live_and_an_aborted_pane_is_its_cells_result
             await pilot.pause(0.5)
             assert all(screen.cells[("steps", m)].live for m in others)
             assert not any(screen.cells[("steps", m)].results for m in others)
-            # Opened again: the same case screen, loaded afresh, the text so far at once.
+            keys = list(case.query("FooterKey"))
+            assert "app.history" not in {k.action for k in keys}  # type: ignore[attr-defined]
+            # Opened again: the same case screen, loaded afresh, the text so far at once
+            # (nothing rebuilt, its keys neither).
             await pilot.press("enter")
             await until(pilot, lambda: app.screen is case)
             assert len(case.pane(1).answer.text) > 0 and case.pane(1).status == "streaming"
+            await pilot.pause(0.2)
+            assert list(case.query("FooterKey")) == keys
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is screen)
             assert all(screen.cells[("steps", m)].live for m in others)

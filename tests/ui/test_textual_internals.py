@@ -428,6 +428,19 @@ def test_output_thread_internals() -> None:
     shape("WriterThread.run() (stops at a failed write)", "except" not in run)
 
 
+def test_footer_key_internals() -> None:
+    # set_footer_key_enabled(): FooterKey keeps its disabled state in `_disabled` (read by
+    # its mouse handler) and dims through the `-disabled` class, as its __init__ sets them.
+    from textual.widgets._footer import FooterKey
+
+    init = inspect.getsource(FooterKey.__init__)
+    shape("FooterKey.__init__ sets _disabled and -disabled",
+          "self._disabled = disabled" in init and "-disabled" in init)
+    shape("FooterKey.on_mouse_down() reads _disabled",
+          "self._disabled" in inspect.getsource(FooterKey.on_mouse_down))
+    shape("FooterKey's CSS dims -disabled", "&.-disabled" in FooterKey.DEFAULT_CSS)
+
+
 def test_offstage_screen_internals() -> None:
     # mount_offstage(): push_screen's own first step, which mounts a screen not yet shown.
     shape("App._get_screen()", parameters(App._get_screen) == ["self", "screen"])

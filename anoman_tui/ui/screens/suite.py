@@ -62,6 +62,7 @@ from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
+    from anoman_tui.history import ComparisonRecord
     from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
     from anoman_tui.suites.model import Case, RunSummary
     from anoman_tui.suites.prepare import Prepared
@@ -852,8 +853,11 @@ class SuiteScreen(Screen[None]):
         views = [self.cells[(case_id, slot.spec)] for slot in slots]
         live_repeat = next((r for v in views for r in sorted(v.live)), None)
         if live_repeat is not None and run is not None and self.runner.loop is not None:
-            self.run_worker(self._open_live(case_id, live_repeat), exclusive=True,
-                            group="open-case")
+            if all(run.live.get((case_id, slot.spec, live_repeat)) for slot in slots):
+                self._show_live(case_id, live_repeat, None)  # nothing to read first
+            else:
+                self.run_worker(self._open_live(case_id, live_repeat), exclusive=True,
+                                group="open-case")
             return
         if store is None:
             self.notify("This run saves nothing (no history): its answers cannot be "
@@ -892,15 +896,11 @@ class SuiteScreen(Screen[None]):
         await self.app.push_screen(RecordScreen(record, compare))
 
     async def _open_live(self, case_id: str, repeat: int) -> None:
-        """The case's (case, repeat) on three panes: live where its cells stream."""
-        from anoman_tui.history import ComparisonRecord
-        from anoman_tui.ui.screens.suite_case import CaseScreen, LiveStream, waiting_pane
-
-        run, loop, store = self.runner.run, self.runner.loop, self.prepared.store
-        compare = getattr(self.app, "compare", None)
-        if run is None or loop is None or compare is None:
+        """The case's (case, repeat) on three panes: live where its cells stream, what was
+        saved for the others (read from the history first)."""
+        run, store = self.runner.run, self.prepared.store
+        if run is None:
             return
-        case = self._case(case_id)
         saved_record = None
         chosen = [self.prepared.slots[i] for i in self.case_slots]
         # Only the panes not streaming show what was saved (none: no history to read).
@@ -910,6 +910,22 @@ class SuiteScreen(Screen[None]):
                 store.run_comparison, self.prepared.run_id, case_id, repeat)
             if comparison_id is not None:
                 saved_record = await asyncio.to_thread(store.get, comparison_id)
+        self._show_live(case_id, repeat, saved_record)
+
+    def _show_live(self, case_id: str, repeat: int,
+                   saved_record: ComparisonRecord | None) -> None:
+        """Load the case into the case screen and show it, all on this turn of the
+        loop: when every cell shown streams, Enter comes here directly, and the screen's
+        first frame is the next one (benchmarks/suite_screen.py)."""
+        from anoman_tui.history import ComparisonRecord
+        from anoman_tui.ui.screens.suite_case import CaseScreen, LiveStream, waiting_pane
+
+        run, loop = self.runner.run, self.runner.loop
+        compare = getattr(self.app, "compare", None)
+        if run is None or loop is None or compare is None:
+            return
+        case = self._case(case_id)
+        chosen = [self.prepared.slots[i] for i in self.case_slots]
         saved = {p.pane: p for p in saved_record.panes} if saved_record else {}
         panes, streams = [], {}
         for index, slot in enumerate(chosen, start=1):
@@ -936,7 +952,7 @@ class SuiteScreen(Screen[None]):
             self.app.install_screen(case_screen, self._case_screen_name)
         else:
             case_screen.load(record, streams, title)
-        await self.app.push_screen(case_screen)
+        self.app.push_screen(case_screen)
 
     @property
     def _case_screen_name(self) -> str:

@@ -8,12 +8,15 @@ not named there (Quit, Usage) and the palette key always stay. A hidden key stil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
+
+from anoman_tui.ui.textual_internals import set_footer_key_enabled
 
 
 def _action_name(widget: Widget) -> str | None:
@@ -41,13 +44,40 @@ class KeyBar(Footer):
 
     _composed: tuple[object, ...] | None = None
     """What the keys were last built from (`_signature`)."""
+    _stale = False
+    """The bindings changed while the bar's screen was not shown."""
+
+    def on_mount(self) -> None:  # (Footer's own on_mount runs too: one per class)
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
+
+    def _screen_changed(self, screen: Screen[object]) -> None:
+        if self._stale and screen is self.screen:
+            self._stale = False
+            self.bindings_changed(screen)
+
+    @contextmanager
+    def _as_own_screen(self) -> Iterator[None]:
+        """While the bindings are read: the app's keys checked for this bar's screen
+        (`AnomanApp.keys_of`), which need not be the one shown."""
+        app = self.app
+        if not hasattr(app, "keys_of"):
+            yield
+            return
+        earlier = app.keys_of
+        app.keys_of = self.screen
+        try:
+            yield
+        finally:
+            app.keys_of = earlier
 
     def _signature(self) -> tuple[object, ...]:
         """Everything the bar's keys are built from: the shown bindings and our labels."""
+        with self._as_own_screen():
+            active = self.screen.active_bindings
         keys = tuple(
             (binding.key, binding.action, binding.description, binding.group, enabled,
              tooltip, self.app.get_key_display(binding))
-            for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
+            for (_, binding, enabled, tooltip) in active.values()
             if binding.show
         )
         return keys, self.labels() if self.labels is not None else None, self.compact
@@ -55,11 +85,46 @@ class KeyBar(Footer):
     def bindings_changed(self, screen: Screen[object]) -> None:
         # Textual rebuilds the keys (a layout of the whole screen: 40-60 ms measured at
         # the start of a comparison) whenever anything asks to refresh the bindings,
-        # e.g. on every focus change; rebuild only when the keys would differ.
-        if (self._composed is not None and self.is_attached and screen is self.screen
-                and self._signature() == self._composed):
-            return
+        # e.g. on every focus change; rebuild only when the keys would differ, and not
+        # when only whether they are enabled does (a pane starting or ending its stream).
+        # Not while its screen is out of sight either: some keys are shown or not by
+        # what the current screen is (F6 History is off on a suite's case screen), so
+        # the keys worked out then would be another screen's; they are worked out when
+        # the screen is shown again.
+        if self._composed is not None and self.is_attached and screen is self.screen:
+            if not screen.is_current:
+                self._stale = True
+                return
+            if self._refreshed_in_place():
+                return
         super().bindings_changed(screen)
+
+    @staticmethod
+    def _without_enabled(signature: tuple[object, ...]) -> tuple[object, ...]:
+        keys, labels, compact = signature
+        return tuple(k[:4] + k[5:] for k in keys), labels, compact  # type: ignore[index]
+
+    def _refreshed_in_place(self) -> bool:
+        """True if the keys shown already are the keys to show, each key's enabled state
+        brought up to date in place (dimmed or not) rather than by rebuilding the bar:
+        opening a suite's running case after an ended one rebuilt its ~15 keys, a third
+        of the case screen's first frame (benchmarks/suite_screen.py)."""
+        signature = self._signature()
+        composed = self._composed
+        if signature == composed:
+            return True
+        if composed is None or self._without_enabled(signature) != self._without_enabled(
+                composed):
+            return False
+        enabled = {(key, action): on for key, action, _, _, on, *_ in signature[0]}  # type: ignore[misc]
+        for widget in self.query("FooterKey"):  # by its CSS type: the class is private
+            on = enabled.get((getattr(widget, "key", None), getattr(widget, "action", None)))
+            if on is None:
+                continue
+            if widget.has_class("-disabled") == on:
+                set_footer_key_enabled(widget, on)
+        self._composed = signature
+        return True
 
     def compose(self) -> ComposeResult:
         # What the keys are built from, taken as Footer.compose reads the bindings (the
@@ -67,16 +132,18 @@ class KeyBar(Footer):
         # once it builds keys (it builds none until the screen's bindings are ready).
         signature = self._signature() if self.is_attached else None
         built = False
-        for widget in super().compose():
+        widgets = iter(super().compose())
+        with self._as_own_screen():  # Footer reads the bindings before its first key
+            first = next(widgets, None)
+        if first is not None:
             built = True
-            yield widget
+            yield first
+            yield from widgets
         if built and signature is not None:
             self._composed = signature
 
     async def recompose(self) -> None:
-        if self._composed is not None and self.is_attached and (
-            self._signature() == self._composed
-        ):
+        if self._composed is not None and self.is_attached and self._refreshed_in_place():
             # A rebuild asked for earlier (Textual runs it after the next refresh) whose
             # keys are already there: measured, one came with the first prompt sent
             # after start-up, and its layout delayed the first answer text.
