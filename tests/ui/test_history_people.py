@@ -112,6 +112,9 @@ async def test_mine_or_everyones_and_a_user_word(make_app, size) -> None:  # typ
         screen.query_one(Input).value = "user:carol"
         await shown(pilot, screen, "History · carol's comparisons", 0)
         assert status(screen).startswith("No comparisons by carol yet.")
+        screen.query_one(Input).value = "user:[b]x[/b] [red]"  # shown as typed, not markup
+        await shown(pilot, screen, "History · [b]x[/b]'s comparisons", 0)
+        assert status(screen).startswith("Nothing by [b]x[/b] matches “[red]”")
         screen.query_one(Input).value = "kafka"
         listed = await shown(pilot, screen, "History · everyone's comparisons", 2)
         assert "by ann" in listed[0] and "by bob" in listed[1]

@@ -153,7 +153,7 @@ class HistoryScreen(Screen[None]):
         # Shown only while the highlighted comparison is recorded (check_action). Not a
         # letter: typing goes to the filter box.
         Binding("ctrl+r", "replay", "Replay", id="history.replay", priority=True),
-        # Not a letter either; Ctrl+U would be the Input's delete-to-start.
+        # Not a letter either (typing goes to the filter box).
         Binding("ctrl+o", "toggle_mine", "Mine / everyone", id="history.mine",
                 priority=True),
         # From the filter box, the arrows move through the list.
@@ -211,13 +211,14 @@ class HistoryScreen(Screen[None]):
         words, named = split_filter(self.search)
         return words, named if named is not None else self.store.user if self.mine else None
 
-    def _title(self, user: str | None) -> str:
+    def _title(self, user: str | None) -> Text:
+        """Whose comparisons are shown (as Text: a name is never read as markup)."""
         if user is None:
-            return "History · everyone's comparisons"
+            return Text("History · everyone's comparisons")
         name = " ".join(user.split()) or "unknown"
         if self.mine and user == self.store.user:
-            return f"History · mine ({name})"
-        return f"History · {name}'s comparisons"
+            return Text(f"History · mine ({name})")
+        return Text(f"History · {name}'s comparisons")
 
     def action_toggle_mine(self) -> None:
         self.mine = not self.mine
@@ -298,7 +299,9 @@ class HistoryScreen(Screen[None]):
             self._say("No comparisons yet: each one is saved here when its last pane ends.")
 
     def _say(self, text: str | Text) -> None:
-        self.query_one("#history-status", Label).update(text)
+        # As Text: what was typed in the filter, or a name, is never read as markup.
+        self.query_one("#history-status", Label).update(
+            Text(text) if isinstance(text, str) else text)
 
     def _highlighted_listing(self) -> ListedComparison | None:
         options = self.query_one(OptionList)
