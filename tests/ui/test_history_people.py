@@ -161,3 +161,17 @@ async def test_a_later_page_with_another_author_names_every_rows_author(  # type
         listed = rows(screen)
         assert all("by ann" in row for row in listed[:-1]) and "by bob" in listed[-1]
         assert screen.query_one(OptionList).highlighted == PAGE - 1
+
+
+async def test_the_key_can_be_rebound_by_its_id(make_app) -> None:  # type: ignore[no-untyped-def]
+    _write("bob", ["explain raft"])
+    app: AnomanApp = make_app(user="ann", keymap={"history.mine": "ctrl+y"})
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        screen = await open_history(pilot)
+        await shown(pilot, screen, "History · everyone's comparisons", 1)
+        assert "^y Mine / everyone" in screen_text(app).splitlines()[-1]
+        await pilot.press("ctrl+y")
+        await shown(pilot, screen, "History · mine (ann)", 0)
+        assert status(screen).startswith("No comparisons by ann yet.")
