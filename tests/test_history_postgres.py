@@ -1,14 +1,18 @@
 """What only a PostgreSQL history does: its schema's version in `anoman_meta`, refusals
 in one sentence that name the host and database (never the password), many processes
-voting at once, and a server that goes away mid-session and comes back."""
+voting at once, a server that goes away mid-session and comes back, and two people
+working on one history from their own machines."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +25,8 @@ from anoman_tui.history import (
 )
 from anoman_tui.history.engines import pg_tsquery, scrub_url
 from anoman_tui.history.store import SCHEMA_VERSION
+from tests.cli.helpers import FAST, KEY
+from tests.helpers import LocalGateways
 from tests.postgres import PASSWORD, PostgresServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -268,3 +274,103 @@ def test_a_lasting_refusal_is_not_kept_waiting(tmp_path: Path) -> None:
     finally:
         pending.close()
         store.close()
+
+
+class Person:
+    """One person at their own machine: the real `anoman-tui` command (the console
+    script, this checkout first on the path) with their own `ANOMAN_USER`, data
+    directory and config file, pointed at the team's PostgreSQL history and at the local
+    gateway."""
+
+    def __init__(self, name: str, home: Path, url: str, base_url: str) -> None:
+        self.name = name
+        self.base_url = base_url
+        home.mkdir()
+        config = home / "config.toml"
+        config.write_text("")
+        self.env = {**os.environ, "PYTHONPATH": str(ROOT), "ANOMAN_USER": name,
+                    "ANOMAN_HISTORY_URL": url, "ANOMAN_API_KEY": KEY,
+                    "XDG_DATA_HOME": str(home / "data"), "ANOMAN_CONFIG": str(config),
+                    "COLUMNS": "200"}
+        self.outputs: list[str] = []
+
+    def run(self, *args: str) -> Any:
+        """`anoman-tui ARGS`; what it printed as JSON (one document, or a list of its
+        lines for `history --json`)."""
+        command = Path(sys.executable).with_name("anoman-tui")
+        done = subprocess.run([str(command), *args], capture_output=True, text=True,
+                              env=self.env, cwd=ROOT, timeout=180)
+        self.outputs.append(done.stdout + done.stderr)
+        assert done.returncode == 0, f"{self.name}: anoman-tui {args[0]}: {done.stderr}"
+        if args[0] == "history":
+            return [json.loads(line) for line in done.stdout.splitlines()]
+        return json.loads(done.stdout)
+
+    def work(self, suite: Path, into: dict[str, Any]) -> None:
+        """A blind round and a suite run, as this person would start them."""
+        into["round"] = self.run("compare", f"{self.name}'s question about WAL", "--blind",
+                                 "--json", "--base-url", self.base_url, "-m", "anoman-lite",
+                                 "-m", "claude-sonnet-4-6", "-H", FAST)
+        into["eval"] = self.run("eval", str(suite), "--json", "--base-url", self.base_url,
+                                "-H", FAST)
+
+
+def test_two_people_share_one_history_and_see_who_did_what(
+        clean_env: Path, tmp_path: Path, postgres_server: PostgresServer,
+        make_local_gateway: LocalGateways) -> None:
+    url = postgres_server.new_database()
+    gateway = make_local_gateway(api_key=KEY)
+    suite = tmp_path / "small.toml"
+    suite.write_text('name = "small"\nmodels = ["anoman-lite"]\n'
+                     '[[case]]\nprompt = "Say hello"\n')
+    ann = Person("ann", tmp_path / "ann", url, gateway.base_url)
+    bob = Person("bob", tmp_path / "bob", url, gateway.base_url)
+
+    # Both at work at the same time, each a blind round and a suite run.
+    did: dict[str, dict[str, Any]] = {"ann": {}, "bob": {}}
+    failures: list[BaseException] = []
+
+    def work(person: Person) -> None:
+        try:
+            person.work(suite, did[person.name])
+        except BaseException as exc:  # handed to the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in (ann, bob)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not failures, failures
+    assert did["ann"]["eval"]["user"] == "ann" and did["bob"]["eval"]["user"] == "bob"
+    rounds = {name: did[name]["round"]["id"] for name in did}
+    assert rounds["ann"] != rounds["bob"]
+
+    # Each votes on the other's round.
+    assert bob.run("vote", str(rounds["ann"]), "A", "--json")["id"] == rounds["ann"]
+    assert ann.run("vote", str(rounds["bob"]), "tie", "--json")["id"] == rounds["bob"]
+
+    runs = {did[name]["eval"]["run_id"]: name for name in did}
+    for person in (ann, bob):
+        listed = person.run("history", "--json")
+        by_id = {row["id"]: row for row in listed}
+        assert (by_id[rounds["ann"]]["user"], by_id[rounds["ann"]]["voted_by"]) == (
+            "ann", "bob")
+        assert (by_id[rounds["bob"]]["user"], by_id[rounds["bob"]]["voted_by"]) == (
+            "bob", "ann")
+        # The suite runs' comparisons are their starters'.
+        cases = {row["id"]: row["user"] for row in listed if row["id"] not in rounds.values()}
+        assert sorted(cases.values()) == ["ann", "bob"]
+        assert {row["user"] for row in listed} == {"ann", "bob"}
+        mine = person.run("history", "--json", "--user", person.name)
+        assert {row["user"] for row in mine} == {person.name} and len(mine) == 2
+
+        suite_runs = person.run("runs", "--json")
+        assert {run["run_id"]: run["user"] for run in suite_runs} == runs
+        board = person.run("scoreboard", "--json")
+        assert board["votes_by_user"] == {"ann": 1, "bob": 1}
+
+    # Nothing went to either machine's own SQLite file; no password was ever shown.
+    for person in (ann, bob):
+        assert not list((tmp_path / person.name).rglob("history.sqlite3*"))
+        assert not any(PASSWORD in text for text in person.outputs)

@@ -636,3 +636,27 @@ def test_a_schema_9_history_gains_the_pairwise_table(tmp_path: Path) -> None:
         assert stored is not None and len(stored.pairs) == 1
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 10
+
+
+def test_each_run_names_who_started_it_and_lists_filter_by_person(
+        history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
+        store.user = "ann"
+        anns = new_run(store, "run-ann", created_at=1_765_000_000.0)
+        save(store, anns, "refund", MODELS[0], 1)
+        bobs = "run-bob"
+        store.create_run(bobs, name="support answers", suite=SUITE, settings=SETTINGS,
+                         models=MODELS, cells=6, created_at=1_765_000_100.0, user="bob")
+        # A resume by someone else: the run stays its starter's, and so do its cells.
+        store.user = "bob"
+        save(store, anns, "refund", MODELS[1], 1)
+        everyone = store.runs()
+        assert [(r.run_id, r.user, r.results) for r in everyone] == [
+            (bobs, "bob", 0), (anns, "ann", 2)]
+        assert [r.run_id for r in store.runs(user="ann")] == [anns]
+        assert [r.run_id for r in store.runs(user="bob")] == [bobs]
+        assert store.runs(user="carol") == []
+        assert [r.run_id for r in store.runs(1, user="ann")] == [anns]  # limit after filter
+        stored = store.run(anns)
+        assert stored is not None and stored.user == "ann"
+        assert {r.user for r in store.recent(user="ann")} == {"ann"}

@@ -243,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
                   "min_pass_rate": min_pass_rate, "record": record,
                   "idle_timeout": idle_timeout, "headers": [list(h) for h in headers],
                   "allow_self_judge": allow_self_judge},
+        user=settings.author(),
     )
     if args.tui:
         return _run_on_screen(request, settings)

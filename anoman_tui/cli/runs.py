@@ -146,13 +146,14 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
     if as_json:
         print(json.dumps(run_json(run_id=stored.run_id, suite=suite, results=results,
                                   summary=summary, finished=stored.finished,
-                                  stopped=stored.stopped, skipped=suite.skipped),
+                                  stopped=stored.stopped, skipped=suite.skipped,
+                                  user=stored.user),
                          ensure_ascii=False))
         return 0
     console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
     print_summary(console, suite=suite, results=results, summary=summary,
                   run_id=stored.run_id, finished=stored.finished, stopped=stored.stopped,
-                  skipped=suite.skipped)
+                  skipped=suite.skipped, user=stored.user)
     return 0
 
 

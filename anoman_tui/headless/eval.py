@@ -182,7 +182,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
     results, summary = prepared.finish(run, outcome)
     finished = outcome.stopped is None
     _report(request, results, summary, run_id, prepared.created_at, finished, outcome.stopped,
-            console, out)
+            console, out, prepared.user)
     if outcome.stopped == "interrupted":
         done = sum(1 for r in results if r.status != NOT_RUN)
         if store is not None:
@@ -203,7 +203,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,
             created_at: float, finished: bool, stopped: str | None, console: Console,
-            out: IO[str]) -> None:
+            out: IO[str], user: str) -> None:
     from anoman_tui.report.suite_json import run_json
     from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.model import RunSummary
@@ -216,9 +216,10 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
     write_files(request, results, summary, run_id, created_at, finished, stopped)
     if request.as_json:
         document = run_json(run_id=run_id, suite=suite, results=results, summary=summary,
-                            finished=finished, stopped=stopped, skipped=suite.skipped)
+                            finished=finished, stopped=stopped, skipped=suite.skipped,
+                            user=user)
         out.write(json.dumps(document, ensure_ascii=False) + "\n")
         out.flush()
     else:
         print_summary(console, suite=suite, results=results, summary=summary, run_id=run_id,
-                      finished=finished, stopped=stopped, skipped=suite.skipped)
+                      finished=finished, stopped=stopped, skipped=suite.skipped, user=user)

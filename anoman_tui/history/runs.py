@@ -103,6 +103,8 @@ class StoredRun:
     """The judge's pairwise verdicts (`PairJudgement.to_json()`), one per (case, repeat,
     a, b), in the order saved; one whose JSON cannot be read is left out (and judged
     again by a resume)."""
+    user: str = ""
+    """Who started it (the `user` setting); "" for a run saved before authors were kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,8 @@ class RunListing:
     """Cells with a verdict (pass true or false)."""
     finished: bool
     stopped: str | None
+    user: str = ""
+    """Who started it (`StoredRun.user`)."""
 
 
 def add_suite_runs(conn: sqlite3.Connection) -> None:
@@ -361,7 +365,7 @@ def read_run(conn: Any, run_id: str,
         settings=_object(row["settings"], "settings", run_id),
         models=_models(row["models"]), cells=row["cells"], finished=bool(row["finished"]),
         stopped=row["stopped"], updated_at=row["updated_at"], results=results,
-        unreadable=unreadable, pairs=read_pairs(conn, run_id))
+        unreadable=unreadable, pairs=read_pairs(conn, run_id), user=row["author"])
 
 
 def read_results(conn: Any, run_id: str,
@@ -398,26 +402,30 @@ def read_results(conn: Any, run_id: str,
     return results, tuple(unreadable)
 
 
-def list_runs(conn: Any, limit: int) -> list[RunListing]:
-    """Newest first, each with its counts tallied by SQLite (from `suite_results_tally`)."""
+def list_runs(conn: Any, limit: int, user: str | None = None) -> list[RunListing]:
+    """Newest first, each with its counts tallied by SQLite (from `suite_results_tally`);
+    `user`: only the runs that person started (None: everyone's)."""
     marks = ", ".join("?" for _ in NOT_FAILED)
+    by = "" if user is None else "WHERE author = ? "
+    who: tuple[str, ...] = () if user is None else (user,)
     rows = conn.execute(
         "SELECT r.run_id, r.name, r.created_at, r.models, r.cells, r.finished, r.stopped, "
+        "r.author, "
         "COUNT(s.run_id) AS results, "
         "COALESCE(SUM(CASE WHEN s.pass = 1 THEN 1 ELSE 0 END), 0) AS passed, "
         f"COALESCE(SUM(CASE WHEN s.status NOT IN ({marks}) THEN 1 ELSE 0 END), 0) AS failed, "
         "COUNT(s.pass) AS judged "
-        "FROM (SELECT *, rowid AS seq FROM suite_runs ORDER BY created_at DESC, rowid DESC "
-        "LIMIT ?) r LEFT JOIN suite_results s ON s.run_id = r.run_id "
+        f"FROM (SELECT *, rowid AS seq FROM suite_runs {by}ORDER BY created_at DESC, "
+        "rowid DESC LIMIT ?) r LEFT JOIN suite_results s ON s.run_id = r.run_id "
         # (every column named: PostgreSQL groups a subquery's rows by what is listed)
         "GROUP BY r.run_id, r.name, r.created_at, r.models, r.cells, r.finished, r.stopped, "
-        "r.seq ORDER BY r.created_at DESC, r.seq DESC",
-        (*NOT_FAILED, limit)).fetchall()
+        "r.author, r.seq ORDER BY r.created_at DESC, r.seq DESC",
+        (*NOT_FAILED, *who, limit)).fetchall()
     return [RunListing(run_id=row["run_id"], name=row["name"], created_at=row["created_at"],
                        models=_models(row["models"]), cells=row["cells"],
                        results=row["results"], passed=row["passed"], failed=row["failed"],
                        judged=row["judged"], finished=bool(row["finished"]),
-                       stopped=row["stopped"])
+                       stopped=row["stopped"], user=row["author"])
             for row in rows]
 
 

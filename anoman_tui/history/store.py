@@ -1345,10 +1345,11 @@ class HistoryStore:
             found = suite_runs.matching_run_id(conn, run_id)
             return None if found is None else suite_runs.read_run(conn, found, convert)
 
-    def runs(self, limit: int = 50) -> list[RunListing]:
-        """The latest suite runs, newest first, with their cells counted (not read)."""
+    def runs(self, limit: int = 50, *, user: str | None = None) -> list[RunListing]:
+        """The latest suite runs, newest first, with their cells counted (not read);
+        `user`: those that person started (None: everyone's)."""
         with self._reading() as conn:
-            return suite_runs.list_runs(conn, limit)
+            return suite_runs.list_runs(conn, limit, user)
 
     def run_comparison(self, run_id: str, case_id: str, repeat: int) -> int | None:
         """The comparison holding the answers of (case, repeat) of a run, if saved."""

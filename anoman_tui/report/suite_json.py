@@ -40,12 +40,13 @@ def simulated_models(suite: Suite, results: Sequence[CellResult],
 
 def run_json(*, run_id: str, suite: Suite, results: Sequence[CellResult],
              summary: RunSummary, finished: bool, stopped: str | None,
-             skipped: Sequence[str] = ()) -> dict[str, Any]:
-    """The `eval --json` document: the run, one result per (case, model, repeat), the
-    per-model `summary` and the `pairs`."""
+             skipped: Sequence[str] = (), user: str = "") -> dict[str, Any]:
+    """The `eval --json` document: the run, who started it (`user`), one result per
+    (case, model, repeat), the per-model `summary` and the `pairs`."""
     figures = summary.to_json()
     return {
         "run_id": run_id,
+        "user": user,
         "suite": suite.name,
         "path": suite.path,
         "models": list(suite.models),
@@ -77,6 +78,7 @@ def runs_json(listings: Sequence[RunListingLike]) -> list[dict[str, Any]]:
             "judged": run.judged,
             "finished": run.finished,
             "stopped": run.stopped,
+            "user": run.user,
         }
         for run in listings
     ]

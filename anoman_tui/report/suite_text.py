@@ -61,6 +61,8 @@ class RunListingLike(Protocol):
     def finished(self) -> bool: ...
     @property
     def stopped(self) -> str | None: ...
+    @property
+    def user(self) -> str: ...
 
 
 # --- formatters shared with suite_html -------------------------------------------------
@@ -235,8 +237,9 @@ def _simulated_models(summary: RunSummary, results: Iterable[CellResult]) -> lis
 
 def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResult],
                   summary: RunSummary, run_id: str, finished: bool, stopped: str | None,
-                  skipped: Sequence[str] = ()) -> None:
-    """What `eval` prints at its end on a terminal, and `runs show` prints again."""
+                  skipped: Sequence[str] = (), user: str = "") -> None:
+    """What `eval` prints at its end on a terminal, and `runs show` prints again; `user`:
+    who started the run (named on its last line; "" when not known)."""
     cases = len(suite.cases)
     console.print(Text(f"Suite {one_line(suite.name, 120)}: {cases} case"
                        f"{'' if cases == 1 else 's'} × {len(suite.models)} model"
@@ -275,13 +278,14 @@ def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResul
     if every_skip:
         console.print(Text(f"skipped (unsupported): {one_line('; '.join(every_skip), 500)}",
                            style="yellow"))
+    by = f" by {one_line(user, 64)}" if user else ""
     if finished:
-        console.print(Text(f"run {run_id}: finished. Reopen it with `anoman-tui runs show "
+        console.print(Text(f"run {run_id}{by}: finished. Reopen it with `anoman-tui runs show "
                            f"{run_id}`."))
     else:
         why = f" ({one_line(stopped, 120)})" if stopped else ""
-        console.print(Text(f"run {run_id}: stopped{why}. Continue it with `anoman-tui eval "
-                           f"--resume {run_id}`.", style="yellow"))
+        console.print(Text(f"run {run_id}{by}: stopped{why}. Continue it with `anoman-tui "
+                           f"eval --resume {run_id}`.", style="yellow"))
 
 
 def judge_line(judge: JudgeSummary, results: Sequence[CellResult]) -> str:
@@ -339,8 +343,8 @@ def print_runs(console: Console, listings: Sequence[RunListingLike]) -> None:
         console.print(Text("No suite runs yet: start one with `anoman-tui eval SUITE`."))
         return
     table = Table(title="Suite runs", title_justify="left", expand=False)
-    for column, justify in (("run", "left"), ("created (UTC)", "left"), ("suite", "left"),
-                            ("models", "left"), ("results", "right"),
+    for column, justify in (("run", "left"), ("created (UTC)", "left"), ("by", "left"),
+                            ("suite", "left"), ("models", "left"), ("results", "right"),
                             ("passed/judged", "right"), ("state", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     table.columns[0].no_wrap = True
@@ -350,7 +354,8 @@ def print_runs(console: Console, listings: Sequence[RunListingLike]) -> None:
             state += f" ({one_line(run.stopped, 60)})"
         table.add_row(
             Text(str(run.run_id)), created_iso(run.created_at).replace("T", " "),
-            Text(one_line(run.name, 60)), Text(one_line(", ".join(run.models), 120)),
+            Text(one_line(run.user, 40) or DASH), Text(one_line(run.name, 60)),
+            Text(one_line(", ".join(run.models), 120)),
             str(run.results), f"{run.passed}/{run.judged}" if run.judged else "not judged",
             Text(state, style="" if run.finished else "yellow"))
     console.print(table, soft_wrap=False)

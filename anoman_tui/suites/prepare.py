@@ -74,6 +74,8 @@ class EvalRequest:
     allow_self_judge: bool = False
     settings: dict[str, object] = field(default_factory=dict)
     """Stored with a new run, so a resume runs as it did."""
+    user: str = ""
+    """Who runs it (the `user` setting), for a run not kept in a history."""
 
 
 @dataclass
@@ -129,7 +131,7 @@ def plain_request(settings: Settings, suite: Suite, *, run_id: str | None = None
     return EvalRequest(
         suite=suite, targets=targets, default_target=settings.default_target,
         endpoint=settings.endpoint, options=options, run_id=run_id,
-        allow_self_judge=allow_self_judge,
+        allow_self_judge=allow_self_judge, user=settings.author(),
         settings={"concurrency": concurrency, "retries": retries,
                   "max_cost": None if max_cost is None else str(max_cost),
                   "min_pass_rate": None, "record": record, "idle_timeout": idle_timeout,
@@ -260,6 +262,9 @@ class Prepared:
     saved: tuple[list[CellResult], list[dict[str, object]]] | None = None
     """A resumed run's results (not_run ones too) and pairwise verdicts as read when it
     was taken up: its whole record when nothing is left to do."""
+    user: str = ""
+    """Who started the run: as the history keeps it (a resumed run stays its starter's),
+    else the request's."""
 
     @property
     def total(self) -> int:
@@ -346,6 +351,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
         run_id = request.run_id or new_run_id()
         created_at = time.time()
         warnings = []
+        user = request.user
         if store is not None:
             try:
                 if request.run_id is not None:
@@ -353,7 +359,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
                     assert stored is not None  # the command line checked it
                     saved, created_at = list(stored.results), stored.created_at
                     saved_pairs = list(stored.pairs)
-                    run_id = stored.run_id
+                    run_id, user = stored.run_id, stored.user
                     if request.retry_errors:
                         failed = missing_cells(all_cells, saved, failed_only=True)
                         store.delete_cells(run_id, [c.key for c in failed])
@@ -369,6 +375,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
                                                    judge_slot and judge_slot.simulated)},
                                      models=list(suite.models),
                                      cells=len(all_cells), created_at=created_at)
+                    user = store.user
             except HistoryUnavailable as exc:
                 warnings.append(f"results not saved to the history: {exc.reason}")
                 store = None
@@ -382,6 +389,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
     return Prepared(request=request, store=store, slots=slots, judge_slot=judge_slot,
                     all_cells=all_cells, todo=todo, before=before, run_id=run_id,
                     created_at=created_at, gateway=resolved.gateway, warnings=warnings,
+                    user=user,
                     saved=None if saved_pairs is None or store is None
                     else (every_saved, saved_pairs))
 

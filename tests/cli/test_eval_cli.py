@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 
 import junitparser
@@ -265,3 +266,41 @@ def test_the_example_suite_and_the_promptfoo_example_run(
     assert doc["finished"] is True and len(doc["models"]) == 3
     assert all(r["status"] == "completed" for r in doc["results"])
     assert any(r["pass"] for r in doc["results"])
+
+
+def test_runs_and_eval_name_who_started_each_run(gateway: EmbeddedGateway, data_home: Path,
+                                                 tmp_path: Path) -> None:
+    suite = write(tmp_path, 'name = "small"\nmodels = ["anoman-lite"]\n'
+                            '[[case]]\nprompt = "Say hello"\n')
+
+    def eval_as(user: str, *args: str) -> subprocess.CompletedProcess[str]:
+        done = cli(data_home, "eval", *args, "--base-url", gateway.base_url, "-H", FAST,
+                   env={"ANOMAN_API_KEY": KEY, "ANOMAN_USER": user})
+        assert done.returncode == 0, done.stderr
+        return done
+
+    anns = json.loads(eval_as("ann", str(suite), "--json").stdout)
+    assert anns["user"] == "ann"
+    bobs = eval_as("bob", str(suite)).stdout
+    bob_run = next(line for line in bobs.splitlines() if line.startswith("run run-"))
+    assert " by bob: finished." in bob_run
+    # Taken up again by bob, ann's run stays hers.
+    again = json.loads(eval_as("bob", "--resume", anns["run_id"], "--json").stdout)
+    assert again["run_id"] == anns["run_id"] and again["user"] == "ann"
+    # Not kept in a history: the `user` setting still says who ran it.
+    unsaved = json.loads(eval_as("carol", str(suite), "--json", "--no-history").stdout)
+    assert unsaved["user"] == "carol"
+
+    listed = json.loads(cli(data_home, "runs", "--json").stdout)
+    assert [(r["run_id"] == anns["run_id"], r["user"]) for r in listed] == [
+        (False, "bob"), (True, "ann")]
+    table = cli(data_home, "runs").stdout.splitlines()
+    header = next(line for line in table if "created (UTC)" in line)
+    assert [cell.strip() for cell in header.split("┃")][1:4] == ["run", "created (UTC)", "by"]
+    ann_row = next(line for line in table if anns["run_id"] in line)
+    assert [cell.strip() for cell in ann_row.split("│")][3] == "ann"
+    shown = cli(data_home, "runs", "show", anns["run_id"])
+    assert shown.returncode == 0
+    assert f"run {anns['run_id']} by ann: finished." in shown.stdout
+    shown_json = json.loads(cli(data_home, "runs", "show", anns["run_id"], "--json").stdout)
+    assert shown_json["user"] == "ann"

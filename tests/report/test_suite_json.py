@@ -64,6 +64,9 @@ def test_the_document_has_every_key_issue_27_names() -> None:
     assert doc["finished"] is False and doc["stopped"] == "cost_limit"
     assert doc["skipped"] == ["python assert in t1", "transform in t2"]
     assert doc["simulated"] == ["sim-b"]
+    assert doc["user"] == ""  # not given: not known
+    assert run_json(run_id="r1", suite=SUITE, results=cells, summary=_summary(),
+                    finished=True, stopped=None, user="ann")["user"] == "ann"
     assert len(doc["results"]) == len(cells)
     for result in doc["results"]:
         for key in ("case", "model", "repeat", "status", "pass", "assertions", "metrics",
@@ -106,7 +109,7 @@ def test_the_document_survives_json_unchanged() -> None:
 
 def test_runs_json_lists_each_run_with_its_keys() -> None:
     runs = [RunListing("r2", "support", 1_764_554_726.0, ["m-a", "sim-b"], 12, 10, 7, 2, 9,
-                    False, "interrupted"),
+                    False, "interrupted", user="ann"),
             RunListing("r1", HOSTILE, 0.0, ["m-a"], 3, 3, 3, 0, 3, True, None)]
     doc = runs_json(runs)
     assert json.loads(json.dumps(doc)) == doc
@@ -116,5 +119,6 @@ def test_runs_json_lists_each_run_with_its_keys() -> None:
     assert first["models"] == ["m-a", "sim-b"] and first["results"] == 10
     assert first["passed"] == 7 and first["finished"] is False
     assert first["stopped"] == "interrupted"
+    assert first["user"] == "ann" and doc[1]["user"] == ""
     assert doc[1]["suite"] == HOSTILE and doc[1]["finished"] is True
     assert runs_json([]) == []

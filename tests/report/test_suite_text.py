@@ -99,6 +99,13 @@ def test_a_stopped_run_says_how_to_continue() -> None:
            "--resume r7`." in text
 
 
+def test_the_last_line_names_who_started_the_run() -> None:
+    assert "run r7 by ann: finished. Reopen it with `anoman-tui runs show r7`." in \
+        _printed(user="ann")
+    assert f"run r7 by {MARKUP}: stopped (interrupted)." in _printed(
+        user=MARKUP, finished=False, stopped="interrupted")
+
+
 def test_cell_line_for_each_outcome() -> None:
     cells = _cells()
     assert cell_line(cells[0]) == "PASS   refund  m-a  #1  ttft 0.41 s  $0.0012"
@@ -126,20 +133,26 @@ class Listing:
     judged: int
     finished: bool
     stopped: str | None
+    user: str = ""
 
 
 def test_print_runs_lists_each_run() -> None:
     out = io.StringIO()
     console = Console(file=out, width=200, color_system=None)
     print_runs(console, [Listing("r2", MARKUP, 1_764_554_726.0, ("m-a", "sim-b"), 10, 7, 9,
-                                 False, "interrupted"),
+                                 False, "interrupted", f"ann{MARKUP}"),
                          Listing("r1", "plain", 0.0, ("m-a",), 3, 0, 0, True, None)])
     text = out.getvalue()
-    row = next(line for line in text.splitlines() if "r2" in line)
-    for part in ("2025-12-01 02:05:26", MARKUP, "m-a, sim-b", "10", "7/9",
+    lines = text.splitlines()
+    assert [cell.strip() for cell in lines[2].split("┃")][1:4] == ["run", "created (UTC)",
+                                                                   "by"]
+    row = next(line for line in lines if "r2" in line)
+    for part in ("2025-12-01 02:05:26", f"ann{MARKUP}", MARKUP, "m-a, sim-b", "10", "7/9",
                  "stopped (interrupted)"):
         assert part in row, part
-    assert "not judged" in next(line for line in text.splitlines() if "r1" in line)
+    old = next(line for line in lines if "r1" in line)
+    assert "not judged" in old
+    assert [cell.strip() for cell in old.split("│")][3] == "—"  # no author kept
     empty = io.StringIO()
     print_runs(Console(file=empty, width=100), [])
     assert "No suite runs yet" in empty.getvalue()

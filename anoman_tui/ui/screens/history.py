@@ -7,6 +7,11 @@ Enter reopens a comparison read-only (`RecordScreen`); Ctrl+S exports the highli
 Ctrl+R replays a recorded one (marked ⏺). The newest suite runs are listed first,
 marked SUITE (found by the suite's name or run id too); Enter reopens one on the suite
 screen.
+
+A shared history holds many people's work: Ctrl+O shows only one's own (the `user`
+setting, the history's `store.user`) or everyone's, and a `user:NAME` word in the filter
+shows NAME's. The title says whose are shown; while the list holds more than one
+person's, each row names its author.
 """
 
 from __future__ import annotations
@@ -61,13 +66,22 @@ def pane_summary(pane: ListedPane, simulated: bool | None = None) -> Text:
     return text
 
 
-def record_option(record: ListedComparison, width: int = 200) -> Option:
-    """Id, time and the prompt on one line; the panes' summaries on the next, or one line
-    each when they do not fit in `width` together."""
+def author_text(user: str) -> Text:
+    """`by ann` (`by unknown` for one saved before authors were kept)."""
+    return Text.assemble(("by ", "dim"), (" ".join(user.split()) or "unknown", "italic"),
+                         "  ")
+
+
+def record_option(record: ListedComparison, width: int = 200, *,
+                  author: bool = False) -> Option:
+    """Id, time (and with `author`, who ran it) and the prompt on one line; the panes'
+    summaries on the next, or one line each when they do not fit in `width` together."""
     prompt = " ".join(record.prompt.split())
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(f"#{record.id}", style="bold")
     head.append(f"  {when(record.created_at)}  ", style="dim")
+    if author:
+        head.append_text(author_text(record.user))
     if record.recorded:
         head.append("⏺ ", style="dim")  # recorded: it can be replayed
     if record.follow_up:
@@ -90,12 +104,16 @@ RUNS_LISTED = 20
 """Suite runs listed above the comparisons (the newest; `anoman-tui runs` lists them all)."""
 
 
-def run_option(run: RunListing, width: int = 200) -> Option:
-    """A suite run, marked as one: `SUITE name · run id · time`, then its counts."""
+def run_option(run: RunListing, width: int = 200, *, author: bool = False) -> Option:
+    """A suite run, marked as one: `SUITE name · run id · time` (and with `author`, who
+    started it), then its counts."""
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append("SUITE ", style="bold reverse")
     head.append(f" {run.name}", style="bold")
-    head.append(f"  {run.run_id}  {when(run.created_at)}", style="dim")
+    head.append(f"  {run.run_id}  {when(run.created_at)}  ", style="dim")
+    if author:
+        head.append_text(author_text(run.user))
+    head.rstrip()
     state = "finished" if run.finished else (run.stopped or "not finished")
     counts = Text(f"   {run.results}/{run.cells} cells · {len(run.models)} models · "
                   f"passed {run.passed} of {run.judged} judged · failed streams "
@@ -109,6 +127,22 @@ def run_matches(run: RunListing, search: str) -> bool:
     return all(word in haystack for word in search.lower().split())
 
 
+USER_TOKEN = "user:"
+
+
+def split_filter(text: str) -> tuple[str, str | None]:
+    """The filter box's text as (the words searched, the person named by a `user:NAME`
+    word, else None); of several `user:` words the last counts, and a bare `user:` (one
+    still being typed) names no one."""
+    words, user = [], None
+    for word in text.split():
+        if word.lower().startswith(USER_TOKEN):
+            user = word[len(USER_TOKEN):] or user
+        else:
+            words.append(word)
+    return " ".join(words), user
+
+
 class HistoryScreen(Screen[None]):
     """The saved comparisons. Enter opens one, Ctrl+S exports it, Esc goes back."""
 
@@ -119,6 +153,9 @@ class HistoryScreen(Screen[None]):
         # Shown only while the highlighted comparison is recorded (check_action). Not a
         # letter: typing goes to the filter box.
         Binding("ctrl+r", "replay", "Replay", id="history.replay", priority=True),
+        # Not a letter either (typing goes to the filter box).
+        Binding("ctrl+o", "toggle_mine", "Mine / everyone", id="history.mine",
+                priority=True),
         # From the filter box, the arrows move through the list.
         Binding("down", "move(1)", "Down", show=False),
         Binding("up", "move(-1)", "Up", show=False),
@@ -132,19 +169,24 @@ class HistoryScreen(Screen[None]):
         self.live = live
         """The app's compare screen: where re-run and continue take a comparison."""
         self.search = ""
+        """The filter box's text as typed (a `user:NAME` word included)."""
+        self.mine = False
+        """Ctrl+O: only the comparisons of the history's user (`store.user`)."""
         self._records: dict[int, ListedComparison] = {}  # those listed, in order
         self._runs: list[RunListing] = []  # suite runs, listed first
         self._oldest: int | None = None  # id of the last one listed: the next page is older
         self._more = False
         self._loading_more = False
         self._drawn_width = 0
+        self._drawn_authors = False  # whether the rows drawn name their authors
         self.shown_at: float | None = None
         """perf_counter when the latest query's results were shown (for the benchmark)."""
 
     def compose(self) -> ComposeResult:
-        yield Label("History", classes="screen-title")
-        yield Input(placeholder="Filter by prompt or model (each word a prefix) · "
-                                "↑↓ choose · Enter open · Esc back", id="history-filter")
+        yield Label(self._title(None), classes="screen-title", id="history-title")
+        yield Input(placeholder="Filter by prompt or model (each word a prefix; user:NAME "
+                                "one person's) · ↑↓ choose · Enter open · Esc back",
+                    id="history-filter")
         yield Label("reading the history…", id="history-status", classes="usage-status")
         yield OptionList(id="history-list")
         yield KeyBar(shed=())
@@ -161,19 +203,40 @@ class HistoryScreen(Screen[None]):
 
     def _query(self, search: str) -> None:
         self.search = search
-        self._load(search)
+        self._load(*self._view())
+
+    def _view(self) -> tuple[str, str | None]:
+        """What the list shows now: (the words searched, whose comparisons: None for
+        everyone's). A `user:NAME` word wins over Ctrl+O's "mine"."""
+        words, named = split_filter(self.search)
+        return words, named if named is not None else self.store.user if self.mine else None
+
+    def _title(self, user: str | None) -> Text:
+        """Whose comparisons are shown (as Text: a name is never read as markup)."""
+        if user is None:
+            return Text("History · everyone's comparisons")
+        name = " ".join(user.split()) or "unknown"
+        if self.mine and user == self.store.user:
+            return Text(f"History · mine ({name})")
+        return Text(f"History · {name}'s comparisons")
+
+    def action_toggle_mine(self) -> None:
+        self.mine = not self.mine
+        self._load(*self._view())
 
     @work(exclusive=True, group="history-query", exit_on_error=False)
-    async def _load(self, search: str) -> None:
+    async def _load(self, search: str, user: str | None) -> None:
         from anoman_tui.history import HistoryUnavailable
 
+        self.query_one("#history-title", Label).update(self._title(user))
         try:
-            records = await asyncio.to_thread(self.store.listing, PAGE, search or None)
-            runs = await asyncio.to_thread(self.store.runs, RUNS_LISTED)
+            records = await asyncio.to_thread(self.store.listing, PAGE, search or None,
+                                              user=user)
+            runs = await asyncio.to_thread(self.store.runs, RUNS_LISTED, user=user)
         except HistoryUnavailable as exc:
             self._say(Text(f"Could not read the history: {exc.reason}", style="bold"))
             return
-        if search != self.search:
+        if (search, user) != self._view():
             return  # typed on while this ran: the newer query shows its own results
         self._records = {r.id: r for r in records}
         self._runs = [r for r in runs if run_matches(r, search)]
@@ -188,13 +251,20 @@ class HistoryScreen(Screen[None]):
         options = self.query_one(OptionList)
         return max(20, options.scrollable_content_region.width - 2)
 
+    def _authors(self) -> bool:
+        """Whether the rows name their authors: the list holds more than one person's."""
+        authors = {r.user for r in self._runs} | {r.user for r in self._records.values()}
+        return len(authors) > 1
+
     def _fill(self, highlighted: int | None) -> None:
         """(Re)draw the list from the records read, drawn for the list's width."""
         options = self.query_one(OptionList)
         width = self._width()
         self._drawn_width = width
-        options.set_options([*(run_option(r, width) for r in self._runs),
-                             *(record_option(r, width) for r in self._records.values())])
+        author = self._drawn_authors = self._authors()
+        options.set_options([*(run_option(r, width, author=author) for r in self._runs),
+                             *(record_option(r, width, author=author)
+                               for r in self._records.values())])
         if options.option_count and highlighted is not None:
             options.highlighted = min(highlighted, options.option_count - 1)
 
@@ -205,25 +275,33 @@ class HistoryScreen(Screen[None]):
     def _show_count(self) -> None:
         count = len(self._records)
         more = "+" if self._more else ""
+        search, user = self._view()
+        matching = f" matching “{search}”" if search else ""
+        by = "" if user is None else f" by {' '.join(user.split()) or 'unknown'}"
+        toggle = " · Ctrl+O everyone's" if self.mine else " · Ctrl+O mine"
         if self._runs and not count:
             self._say(f"{len(self._runs)} suite run{'s' if len(self._runs) != 1 else ''}"
-                      f"{f' matching “{self.search}”' if self.search else ''} · Enter "
-                      "opens one on the suite screen")
+                      f"{by}{matching} · Enter opens one on the suite screen{toggle}")
         elif count:
             what = f"{count}{more} comparison{'s' if count != 1 or more else ''}"
             replay = " · ⏺ recorded: Ctrl+R replay" if any(
                 r.recorded for r in self._records.values()) else ""
             runs = f"{len(self._runs)} suite run{'s' if len(self._runs) != 1 else ''} and " \
                 if self._runs else ""
-            self._say(f"{runs}{what}{f' matching “{self.search}”' if self.search else ''}, "
-                      f"newest first · Enter open · Ctrl+S export{replay}")
-        elif self.search:
-            self._say(f"Nothing matches “{self.search}” (a prompt's words or a model's name).")
+            self._say(f"{runs}{what}{by}{matching}, newest first · Enter open · Ctrl+S "
+                      f"export{replay}{toggle}")
+        elif search:
+            self._say(f"Nothing{by} matches “{search}” (a prompt's words or a model's "
+                      f"name).{toggle}")
+        elif user is not None:
+            self._say(f"No comparisons{by} yet.{toggle}")
         else:
             self._say("No comparisons yet: each one is saved here when its last pane ends.")
 
     def _say(self, text: str | Text) -> None:
-        self.query_one("#history-status", Label).update(text)
+        # As Text: what was typed in the filter, or a name, is never read as markup.
+        self.query_one("#history-status", Label).update(
+            Text(text) if isinstance(text, str) else text)
 
     def _highlighted_listing(self) -> ListedComparison | None:
         options = self.query_one(OptionList)
@@ -255,23 +333,28 @@ class HistoryScreen(Screen[None]):
         if (self._more and not self._loading_more and event.option_index is not None
                 and event.option_index >= options.option_count - PAGE_AHEAD):
             self._loading_more = True
-            self._load_more(self.search, self._oldest)
+            self._load_more(*self._view(), self._oldest)
 
     @work(group="history-more", exit_on_error=False)
-    async def _load_more(self, search: str, before: int | None) -> None:
+    async def _load_more(self, search: str, user: str | None, before: int | None) -> None:
         from anoman_tui.history import HistoryUnavailable
 
         try:
             records = await asyncio.to_thread(self.store.listing, PAGE, search or None,
-                                              before=before)
+                                              before=before, user=user)
         except HistoryUnavailable:
             self._loading_more = False
             return
-        if search != self.search or before != self._oldest:
+        if (search, user) != self._view() or before != self._oldest:
             return  # the list was replaced meanwhile
         self._records.update({r.id: r for r in records})
-        width = self._width()
-        self.query_one(OptionList).add_options([record_option(r, width) for r in records])
+        if self._authors() != self._drawn_authors:
+            # The page brought a second author: every row now names its own.
+            self._fill(self.query_one(OptionList).highlighted)
+        else:
+            width = self._width()
+            self.query_one(OptionList).add_options(
+                [record_option(r, width, author=self._drawn_authors) for r in records])
         self._oldest = records[-1].id if records else self._oldest
         self._more = len(records) == PAGE
         self._loading_more = False

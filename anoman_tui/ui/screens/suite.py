@@ -703,7 +703,8 @@ class SuiteScreen(Screen[None]):
                 return json.dumps(run_json(
                     run_id=prepared.run_id, suite=request.suite, results=results,
                     summary=summary, finished=finished, stopped=stopped,
-                    skipped=request.suite.skipped), ensure_ascii=False).encode()
+                    skipped=request.suite.skipped, user=prepared.user),
+                    ensure_ascii=False).encode()
             if fmt == "junit":
                 from anoman_tui.report.suite_junit import junit_xml
 
