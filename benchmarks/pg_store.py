@@ -3,6 +3,7 @@ first page.
 
     python benchmarks/pg_store.py                 # a throw-away server (initdb + pg_ctl)
     python benchmarks/pg_store.py --server postgresql://user@host:5432/postgres
+    python benchmarks/pg_store.py --only scoreboard   # one part: saves|voters|scoreboard
 
 Starts a throw-away PostgreSQL server on loopback (tests/postgres.py: initdb and pg_ctl
 in a temporary directory, fsync off) unless `--server` names one where it may create
@@ -234,6 +235,8 @@ def main() -> int:
                         "a throw-away server)")
     parser.add_argument("--comparisons", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--only", choices=("saves", "voters", "scoreboard"), default=None,
+                        help="run one part alone (saves: the saves and the first page)")
     args = parser.parse_args()
     print_header("shared history on PostgreSQL")
     server = None
@@ -249,9 +252,12 @@ def main() -> int:
         server.start()
         url = server.url("postgres")
     try:
-        saves_and_first_page(url, args.comparisons, args.rounds)
-        voters(url)
-        scoreboard(url)
+        if args.only in (None, "saves"):
+            saves_and_first_page(url, args.comparisons, args.rounds)
+        if args.only in (None, "voters"):
+            voters(url)
+        if args.only in (None, "scoreboard"):
+            scoreboard(url)
     finally:
         if server is not None:
             server.destroy()
