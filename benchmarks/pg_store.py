@@ -46,6 +46,7 @@ from _common import median, percentile, print_header, verdict
 from history_store import comparison
 
 from anoman_tui.history import HistoryStore
+from anoman_tui.history.store import vote_pattern
 from anoman_tui.streaming.recording import StreamRecording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,6 +142,7 @@ INSERT INTO votes (comparison_id, blind, outcome, winner_pane, voted_at, author)
                CASE WHEN g % 10 = 0 THEN 'tie' WHEN g % 25 = 0 THEN 'bad'
                     WHEN (g + 1 + (g * 13 % 3)) % 50 = 0 THEN 'tie' ELSE 'win' END AS o
         FROM generate_series(1, {n}) g) s;
+UPDATE votes SET pattern = {pattern};
 ANALYZE;
 """
 
@@ -149,7 +151,9 @@ def _fill(url: str, rounds: int, *, votes: bool) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        for statement in (_FILL + (_VOTES if votes else "")).format(n=rounds).split(";"):
+        # (each vote's pattern as the app writes it with the vote: `vote_pattern`)
+        sql = (_FILL + (_VOTES if votes else "")).format(n=rounds, pattern=vote_pattern(True))
+        for statement in sql.split(";"):
             if statement.strip():
                 conn.execute(statement)
 

@@ -97,6 +97,7 @@ def whole_scoreboard(votes: list[Vote], runs: int) -> list[float]:
     import tempfile
 
     from anoman_tui.history import HistoryStore
+    from anoman_tui.history.store import vote_pattern
     from anoman_tui.report.scoreboard import build
 
     rng = random.Random(2)
@@ -127,6 +128,8 @@ def whole_scoreboard(votes: list[Vote], runs: int) -> list[float]:
             conn.execute("INSERT INTO votes (comparison_id, blind, outcome, winner_pane, "
                          "voted_at, author) VALUES (?, 1, ?, ?, ?, 'user')",
                          (n, vote.outcome, winner, float(n)))
+        # (each vote's pattern, as the app writes it with the vote)
+        conn.execute(f"UPDATE votes SET pattern = {vote_pattern(postgres=False)}")
         conn.execute("COMMIT")
         conn.close()
         print(f"   the whole `anoman-tui scoreboard` over a history of {len(votes):,} voted "
