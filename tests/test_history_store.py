@@ -600,6 +600,25 @@ def test_the_scoreboard_counts_each_round_as_its_panes_say_on_both_engines(
             numbers = store.model_numbers()
             assert build(stored, numbers, seed=3) == build(computed, numbers, seed=3)
         assert numbers["m-e"].simulated_answers == numbers["m-e"].answers > 0
+        # Each model's percentiles, computed here from every answer's metrics.
+        metrics: dict[str, dict[str, list[float]]] = {}
+        for listed in store.listing(10_000):
+            got = store.get(listed.id)
+            assert got is not None
+            for p in got.panes:
+                for column, key in (("ttft_s", "ttft_s"),
+                                    ("tokens_per_s", "output_tokens_per_s")):
+                    metrics.setdefault(p.model, {}).setdefault(column, []).append(
+                        p.metrics[key])
+        for model, series in metrics.items():
+            for column, values in series.items():
+                ordered = sorted(values)
+                for q in (50.0, 95.0):
+                    rank = q / 100 * (len(ordered) - 1)
+                    low, high = ordered[int(rank)], ordered[min(int(rank) + 1,
+                                                                len(ordered) - 1)]
+                    assert numbers[model].percentiles[(column, q)] == pytest.approx(
+                        low + (high - low) * (rank - int(rank)), rel=1e-12, abs=0)
         assert all(numbers[m].simulated_answers == 0 for m in ("m-a", "m-b", "m-c", "m-d"))
 
 
@@ -642,7 +661,8 @@ def test_votes_of_a_schema_13_history_get_their_patterns_on_both_engines(
         before = sorted(map(repr, store.voted_rounds(include_sighted=True)))
         numbers = store.model_numbers()
     # Back to schema 13: no pattern kept with the votes, no index of simulated panes.
-    undo = ["ALTER TABLE votes DROP COLUMN pattern", "DROP INDEX panes_simulated"]
+    undo = ["ALTER TABLE votes DROP COLUMN pattern", "DROP INDEX panes_simulated",
+            "DROP INDEX panes_by_ttft", "DROP INDEX panes_by_rate"]
     if isinstance(history_location, Path):
         with sqlite3.connect(history_location) as conn:
             for statement in undo:
