@@ -27,7 +27,6 @@ as it was found: nothing is written to it before it has been read and judged.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import sqlite3
@@ -1099,20 +1098,29 @@ class HistoryStore:
                 f"WHERE {' AND '.join(conditions)} GROUP BY v.pattern, v.blind, v.outcome, "
                 "v.winner_pane, j.outcome, j.best", () if user is None else (user,)
             ).fetchall()
-        counts: dict[VotedRound, int] = {}
-        for row in rows:
-            # (concatenation order is the engine's: sorted here, so equal rounds merge)
-            panes = sorted((int(n), model, status) for n, model, status in
-                           (part.split("\x1f") for part in row["pattern"].split("\x1e")))
-            winner = next((m for n, m, _ in panes if n == row["winner_pane"]), None)
-            key = VotedRound(
-                tuple(m for _, m, _ in panes),
-                frozenset(m for _, m, status in panes if status != "completed"),
-                row["outcome"], winner, bool(row["blind"]),
-                judge_outcome=row["j_outcome"],
-                judge_winner=row["j_best"] if row["j_outcome"] == "win" else None)
-            counts[key] = counts.get(key, 0) + row["n"]
-        return [dataclasses.replace(key, count=n) for key, n in counts.items()]
+        # A round's fields as a tuple while counting, each pattern parsed once: the same
+        # pattern comes back with each outcome and winner (12,566 rows in 0.15 s of
+        # Python for 100,000 votes over 12 models, half of it building dataclasses).
+        parsed: dict[str, tuple[tuple[str, ...], frozenset[str], dict[int, str]]] = {}
+        counts: dict[tuple[Any, ...], int] = {}
+        for pattern, blind, outcome, winner_pane, j_outcome, j_best, n in rows:
+            found = parsed.get(pattern)
+            if found is None:
+                # (concatenation order is the engine's: sorted here, so equal rounds merge)
+                panes = sorted((int(number), model, status) for number, model, status in
+                               (part.split("\x1f") for part in pattern.split("\x1e")))
+                found = parsed[pattern] = (
+                    tuple(m for _, m, _ in panes),
+                    frozenset(m for _, m, status in panes if status != "completed"),
+                    {number: m for number, m, _ in panes})
+            models, failed, by_pane = found
+            key = (models, failed, outcome, by_pane.get(winner_pane), bool(blind), j_outcome,
+                   j_best if j_outcome == "win" else None)
+            counts[key] = counts.get(key, 0) + n
+        return [VotedRound(models, failed, outcome, winner, blind, judge_outcome=j_outcome,
+                           judge_winner=j_winner, count=n)
+                for (models, failed, outcome, winner, blind, j_outcome, j_winner), n
+                in counts.items()]
 
     def votes_by_user(self, *, include_sighted: bool = False) -> dict[str, int]:
         """How many votes each person cast (blind ones unless `include_sighted`); votes
