@@ -679,3 +679,36 @@ def test_votes_of_a_schema_13_history_get_their_patterns_on_both_engines(
         assert sorted(map(repr, store.voted_rounds(include_sighted=True))) == before
         assert before == sorted(map(repr, _rounds_from_records(store, include_sighted=True)))
         assert store.model_numbers() == numbers
+
+
+def test_a_refused_save_leaves_nothing_and_the_next_save_goes_through_on_both_engines(
+        history_location: Path | str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # On PostgreSQL a save's statements are pipelined: an error must still roll the whole
+    # transaction back and leave the connection ready for the next one, with nothing
+    # logged beside the one-line refusal (psycopg warns of a pipeline left aborted).
+    import logging
+
+    import anoman_tui.history.store as store_module
+
+    caplog.set_level(logging.WARNING)
+
+    with HistoryStore.open(history_location) as store:
+        first = store.save(record("first"), uid="a" * 32)
+        with pytest.raises(HistoryUnavailable) as refused:
+            store.save(record("the same uid"), uid="a" * 32)
+        assert refused.value.reason.count("\n") == 0
+        with monkeypatch.context() as patched:
+            def fail(*_args: Any) -> None:
+                raise RuntimeError("a fault half way through the save")
+
+            patched.setattr(store_module, "_put_panes", fail)
+            with pytest.raises(RuntimeError):
+                store.save(record("half saved"), uid="b" * 32)
+        assert store.find_uid("b" * 32) is None
+        second = store.save(record("second"), uid="c" * 32)
+        assert [c.id for c in store.listing(10)] == [second, first]
+        got = store.get(second)
+        assert got is not None and len(got.panes) == 3
+        assert store.recent(10, "same") == [] and store.recent(10, "half") == []
+    assert [r.getMessage() for r in caplog.records] == []

@@ -853,7 +853,10 @@ class HistoryStore:
         history holds already is refused (`HistoryUnavailable`): look it up first
         (`find_uid`)."""
         created = record.created_at or time.time()
-        with self._writing() as conn:
+        # Pipelined: ~11 round trips become 2 (the new id, then the commit); the app saves
+        # a turn on a thread while its panes stream, and after each wait that thread must
+        # win the GIL back from the UI's (benchmarks/history_save_lag.py --postgres).
+        with self._writing(pipelined=True) as conn:
             comparison_id = self._dialect.insert_id(
                 conn,
                 "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
@@ -1263,19 +1266,24 @@ class HistoryStore:
     # -- suite runs (history/runs.py) --------------------------------------------
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[Any]:
+    def _writing(self, *, pipelined: bool = False) -> Iterator[Any]:
         """One short write transaction, under the lock (and the database's write lock:
         `Dialect.begin_write`): committed whole or not at all; what the database raises
-        becomes `HistoryUnavailable`."""
+        becomes `HistoryUnavailable`. `pipelined` (PostgreSQL): its statements are sent
+        without waiting for each answer, for a transaction that reads little back."""
         with self._lock:
             try:
                 self._reconnect_if_lost()
                 conn = self._conn
-                self._dialect.begin_write(conn)
+                batch = (conn.pipeline() if pipelined and isinstance(conn, PgConnection)
+                         else contextlib.nullcontext())
                 try:
-                    yield conn
-                    conn.execute("COMMIT")
+                    with batch:
+                        self._dialect.begin_write(conn)
+                        yield conn
+                        conn.execute("COMMIT")
                 except BaseException:
+                    # (out of the pipeline: rolled back whatever the batch had reached)
                     if conn.in_transaction and not getattr(conn, "broken", False):
                         conn.execute("ROLLBACK")
                     raise
