@@ -3,6 +3,7 @@ first page.
 
     python benchmarks/pg_store.py                 # a throw-away server (initdb + pg_ctl)
     python benchmarks/pg_store.py --server postgresql://user@host:5432/postgres
+    python benchmarks/pg_store.py --only scoreboard   # one part: saves|voters|scoreboard
 
 Starts a throw-away PostgreSQL server on loopback (tests/postgres.py: initdb and pg_ctl
 in a temporary directory, fsync off) unless `--server` names one where it may create
@@ -45,6 +46,7 @@ from _common import median, percentile, print_header, verdict
 from history_store import comparison
 
 from anoman_tui.history import HistoryStore
+from anoman_tui.history.store import vote_pattern
 from anoman_tui.streaming.recording import StreamRecording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,6 +142,7 @@ INSERT INTO votes (comparison_id, blind, outcome, winner_pane, voted_at, author)
                CASE WHEN g % 10 = 0 THEN 'tie' WHEN g % 25 = 0 THEN 'bad'
                     WHEN (g + 1 + (g * 13 % 3)) % 50 = 0 THEN 'tie' ELSE 'win' END AS o
         FROM generate_series(1, {n}) g) s;
+UPDATE votes SET pattern = {pattern};
 ANALYZE;
 """
 
@@ -148,7 +151,9 @@ def _fill(url: str, rounds: int, *, votes: bool) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        for statement in (_FILL + (_VOTES if votes else "")).format(n=rounds).split(";"):
+        # (each vote's pattern as the app writes it with the vote: `vote_pattern`)
+        sql = (_FILL + (_VOTES if votes else "")).format(n=rounds, pattern=vote_pattern(True))
+        for statement in sql.split(";"):
             if statement.strip():
                 conn.execute(statement)
 
@@ -234,6 +239,8 @@ def main() -> int:
                         "a throw-away server)")
     parser.add_argument("--comparisons", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--only", choices=("saves", "voters", "scoreboard"), default=None,
+                        help="run one part alone (saves: the saves and the first page)")
     args = parser.parse_args()
     print_header("shared history on PostgreSQL")
     server = None
@@ -249,9 +256,12 @@ def main() -> int:
         server.start()
         url = server.url("postgres")
     try:
-        saves_and_first_page(url, args.comparisons, args.rounds)
-        voters(url)
-        scoreboard(url)
+        if args.only in (None, "saves"):
+            saves_and_first_page(url, args.comparisons, args.rounds)
+        if args.only in (None, "voters"):
+            voters(url)
+        if args.only in (None, "scoreboard"):
+            scoreboard(url)
     finally:
         if server is not None:
             server.destroy()

@@ -97,6 +97,7 @@ def whole_scoreboard(votes: list[Vote], runs: int) -> list[float]:
     import tempfile
 
     from anoman_tui.history import HistoryStore
+    from anoman_tui.history.store import vote_pattern
     from anoman_tui.report.scoreboard import build
 
     rng = random.Random(2)
@@ -106,25 +107,29 @@ def whole_scoreboard(votes: list[Vote], runs: int) -> list[float]:
         conn = sqlite3.connect(path)
         conn.execute("BEGIN")
         for n, vote in enumerate(votes, start=1):
-            conn.execute("INSERT INTO comparisons (id, created_at, source, prompt, blind) "
-                         "VALUES (?, ?, 'compare', 'p', 1)", (n, float(n)))
+            conn.execute("INSERT INTO comparisons (id, created_at, source, prompt, blind, "
+                         "author, uid) VALUES (?, ?, 'compare', 'p', 1, 'user', ?)",
+                         (n, float(n), f"{n:032x}"))
             for pane, model in enumerate(vote.models, start=1):
                 failed = model in vote.failed
                 ttft, rate = rng.uniform(0.1, 2.0), rng.uniform(20, 200)
                 conn.execute(
                     "INSERT INTO panes (comparison_id, pane, model, base_url, endpoint, "
-                    "scenario, status, committed, text, reasoning, metrics, cost_text, "
-                    "label, ttft_s, tokens_per_s, cost_usd, failure_kind, failure) VALUES "
-                    "(?, ?, ?, '', 'openai', 'none', ?, ?, 'answer', '', ?, ?, ?, ?, ?, ?, "
-                    "?, ?)",
+                    "scenario, status, committed, text, reasoning, metrics, cost_decimal, "
+                    "cost_source, label, ttft_s, tokens_per_s, cost_usd, failure_kind, "
+                    "failure) VALUES (?, ?, ?, '', 'openai', 'none', ?, ?, 'answer', '', ?, "
+                    "'0.0004', 'gateway', ?, ?, ?, ?, ?, ?)",
                     (n, pane, model, "failed" if failed else "completed", int(not failed),
                      json.dumps({"ttft_s": ttft, "output_tokens_per_s": rate}),
-                     "$0.000400", "ABC"[pane - 1], ttft, rate, 0.0004,
+                     "ABC"[pane - 1], ttft, rate, 0.0004,
                      "truncated" if failed else None,
                      '{"kind": "truncated"}' if failed else None))
             winner = vote.models.index(vote.winner) + 1 if vote.winner else None
-            conn.execute("INSERT INTO votes VALUES (?, 1, ?, ?, ?)",
+            conn.execute("INSERT INTO votes (comparison_id, blind, outcome, winner_pane, "
+                         "voted_at, author) VALUES (?, 1, ?, ?, ?, 'user')",
                          (n, vote.outcome, winner, float(n)))
+        # (each vote's pattern, as the app writes it with the vote)
+        conn.execute(f"UPDATE votes SET pattern = {vote_pattern(postgres=False)}")
         conn.execute("COMMIT")
         conn.close()
         print(f"   the whole `anoman-tui scoreboard` over a history of {len(votes):,} voted "

@@ -12,6 +12,7 @@ import textwrap
 import time
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -535,3 +536,179 @@ def test_who_ran_and_who_voted_are_kept_and_filter_on_both_engines(
                                pane=record().panes[0], group=GroupInfo("suite prompt"))
         saved = store.get(cell or 0)
         assert saved is not None and saved.user == "carol"
+
+
+# -- the scoreboard's reads: each vote's stored pattern ----------------------------------
+
+def _rounds_from_records(store: HistoryStore, *, include_sighted: bool = False) -> list[Any]:
+    """The voted rounds computed here from every comparison's panes and vote (`get`),
+    not from the pattern the store keeps with each vote."""
+    from collections import Counter
+
+    from anoman_tui.history import VotedRound
+
+    counts: Counter[Any] = Counter()
+    for listed in store.listing(10_000):
+        got = store.get(listed.id)
+        assert got is not None
+        if got.vote is None or not got.panes or not (include_sighted or got.vote.blind):
+            continue
+        panes = sorted(got.panes, key=lambda p: p.pane)
+        winner = next((p.model for p in panes if p.pane == got.vote.winner_pane), None)
+        counts[VotedRound(tuple(p.model for p in panes),
+                          frozenset(p.model for p in panes if p.status != "completed"),
+                          got.vote.outcome, winner, got.vote.blind)] += 1
+    return [dataclasses.replace(key, count=n) for key, n in counts.items()]
+
+
+def _voted_history(store: HistoryStore, rounds: int = 80) -> None:
+    import random
+
+    rng = random.Random(7)
+    models = ["m-a", "m-b", "m-c", "m-d", "m-e"]
+    for n in range(rounds):
+        drawn = rng.sample(models, rng.choice((2, 3, 4)))
+        failed = {m for m in drawn if rng.random() < 0.15}
+        base = record(f"round {n}", tuple(drawn))
+        panes = tuple(dataclasses.replace(
+            p, status="failed" if p.model in failed else "completed",
+            committed=p.model not in failed, simulated=p.model == "m-e",
+            metrics={**p.metrics, "ttft_s": rng.uniform(0.05, 2.0),
+                     "output_tokens_per_s": rng.uniform(10, 200)})
+            for p in base.panes)
+        cid = store.save(dataclasses.replace(base, panes=panes, blind=n % 7 != 0))
+        if n % 9 == 0:
+            continue  # not voted on
+        standing = [p.pane for p in panes if p.status == "completed"]
+        draw = rng.random()
+        if draw < 0.15 or not standing:
+            store.cast_vote(cid, "tie" if draw < 0.1 else "bad", None, blind=n % 7 != 0)
+        else:
+            store.cast_vote(cid, "win", rng.choice(standing), blind=n % 7 != 0)
+
+
+def test_the_scoreboard_counts_each_round_as_its_panes_say_on_both_engines(
+        history_location: Path | str) -> None:
+    from anoman_tui.report.scoreboard import build
+
+    with HistoryStore.open(history_location) as store:
+        _voted_history(store)
+        for sighted in (False, True):
+            stored = store.voted_rounds(include_sighted=sighted)
+            computed = _rounds_from_records(store, include_sighted=sighted)
+            assert sorted(map(repr, stored)) == sorted(map(repr, computed))
+            numbers = store.model_numbers()
+            assert build(stored, numbers, seed=3) == build(computed, numbers, seed=3)
+        assert numbers["m-e"].simulated_answers == numbers["m-e"].answers > 0
+        # Each model's percentiles, computed here from every answer's metrics.
+        metrics: dict[str, dict[str, list[float]]] = {}
+        for listed in store.listing(10_000):
+            got = store.get(listed.id)
+            assert got is not None
+            for p in got.panes:
+                for column, key in (("ttft_s", "ttft_s"),
+                                    ("tokens_per_s", "output_tokens_per_s")):
+                    metrics.setdefault(p.model, {}).setdefault(column, []).append(
+                        p.metrics[key])
+        for model, series in metrics.items():
+            for column, values in series.items():
+                ordered = sorted(values)
+                for q in (50.0, 95.0):
+                    rank = q / 100 * (len(ordered) - 1)
+                    low, high = ordered[int(rank)], ordered[min(int(rank) + 1,
+                                                                len(ordered) - 1)]
+                    assert numbers[model].percentiles[(column, q)] == pytest.approx(
+                        low + (high - low) * (rank - int(rank)), rel=1e-12, abs=0)
+        assert all(numbers[m].simulated_answers == 0 for m in ("m-a", "m-b", "m-c", "m-d"))
+
+
+def test_a_voted_suite_comparison_whose_panes_change_counts_its_panes_as_they_are(
+        history_location: Path | str) -> None:
+    from anoman_tui.history import GroupInfo
+
+    def cell_pane(number: int, model: str, status: str = "completed") -> PaneRecord:
+        return dataclasses.replace(record().panes[0], pane=number, model=model, status=status,
+                                   committed=status == "completed")
+
+    def save_cell(store: HistoryStore, model: str, number: int,
+                  status: str = "completed") -> int | None:
+        return store.save_cell("run-1", {"case": "c"}, case_id="c", model=model, repeat=1,
+                               status=status, passed=True, pane=cell_pane(number, model, status),
+                               group=GroupInfo(prompt="a question"))
+
+    with HistoryStore.open(history_location) as store:
+        store.create_run("run-1", name="s", suite={}, settings={}, models=["x", "y", "z"],
+                         cells=3)
+        cid = save_cell(store, "x", 1)
+        save_cell(store, "y", 2)
+        assert cid is not None
+        store.cast_vote(cid, "win", 2, blind=False)
+        assert store.voted_rounds(include_sighted=True) == _rounds_from_records(
+            store, include_sighted=True)
+        save_cell(store, "z", 3)  # a pane added after the vote
+        save_cell(store, "x", 1, status="failed")  # a pane saved again, failed
+        rounds = store.voted_rounds(include_sighted=True)
+        assert rounds == _rounds_from_records(store, include_sighted=True)
+        assert rounds[0].models == ("x", "y", "z") and rounds[0].failed == {"x"}
+        store.delete_cells("run-1", [("c", "z", 1)])
+        assert store.voted_rounds(include_sighted=True)[0].models == ("x", "y")
+
+
+def test_votes_of_a_schema_13_history_get_their_patterns_on_both_engines(
+        history_location: Path | str) -> None:
+    with HistoryStore.open(history_location) as store:
+        _voted_history(store, rounds=40)
+        before = sorted(map(repr, store.voted_rounds(include_sighted=True)))
+        numbers = store.model_numbers()
+    # Back to schema 13: no pattern kept with the votes, no index of simulated panes.
+    undo = ["ALTER TABLE votes DROP COLUMN pattern", "DROP INDEX panes_simulated",
+            "DROP INDEX panes_by_ttft", "DROP INDEX panes_by_rate"]
+    if isinstance(history_location, Path):
+        with sqlite3.connect(history_location) as conn:
+            for statement in undo:
+                conn.execute(statement)
+            conn.execute("PRAGMA user_version = 13")
+    else:
+        import psycopg
+
+        with psycopg.connect(history_location, autocommit=True) as pg:
+            for statement in undo:
+                pg.execute(statement)
+            pg.execute("UPDATE anoman_meta SET value = '13' WHERE key = 'schema_version'")
+    with HistoryStore.open(history_location) as store:
+        assert sorted(map(repr, store.voted_rounds(include_sighted=True))) == before
+        assert before == sorted(map(repr, _rounds_from_records(store, include_sighted=True)))
+        assert store.model_numbers() == numbers
+
+
+def test_a_refused_save_leaves_nothing_and_the_next_save_goes_through_on_both_engines(
+        history_location: Path | str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # On PostgreSQL a save's statements are pipelined: an error must still roll the whole
+    # transaction back and leave the connection ready for the next one, with nothing
+    # logged beside the one-line refusal (psycopg warns of a pipeline left aborted).
+    import logging
+
+    import anoman_tui.history.store as store_module
+
+    caplog.set_level(logging.WARNING)
+
+    with HistoryStore.open(history_location) as store:
+        first = store.save(record("first"), uid="a" * 32)
+        with pytest.raises(HistoryUnavailable) as refused:
+            store.save(record("the same uid"), uid="a" * 32)
+        assert refused.value.reason.count("\n") == 0
+        with monkeypatch.context() as patched:
+            def fail(*_args: Any) -> None:
+                raise RuntimeError("a fault half way through the save")
+
+            patched.setattr(store_module, "_put_panes", fail)
+            with pytest.raises(RuntimeError):
+                store.save(record("half saved"), uid="b" * 32)
+        assert store.find_uid("b" * 32) is None
+        second = store.save(record("second"), uid="c" * 32)
+        assert [c.id for c in store.listing(10)] == [second, first]
+        got = store.get(second)
+        assert got is not None and len(got.panes) == 3
+        assert store.recent(10, "same") == [] and store.recent(10, "half") == []
+    assert [r.getMessage() for r in caplog.records] == []

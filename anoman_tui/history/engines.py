@@ -26,7 +26,7 @@ import contextlib
 import re
 import sqlite3
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,6 +197,14 @@ class PgConnection:
         if rows:
             with self._conn.cursor() as cursor:
                 cursor.executemany(_translate(sql), rows)
+
+    @contextlib.contextmanager
+    def pipeline(self) -> Iterator[None]:
+        """Statements sent without waiting for each one's answer (psycopg's pipeline
+        mode): the connection waits only where a result is read, and at the end. After
+        an error, roll back once out of it: inside, the aborted pipeline ignores it."""
+        with self._conn.pipeline():
+            yield
 
     @property
     def in_transaction(self) -> bool:

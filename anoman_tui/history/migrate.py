@@ -20,7 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from anoman_tui.history.store import _PANE_COLUMNS, HistoryStore, new_uid
+from anoman_tui.history.engines import POSTGRESQL
+from anoman_tui.history.store import (
+    _PANE_COLUMNS,
+    HistoryStore,
+    new_uid,
+    refresh_vote_patterns,
+)
 
 BATCH = 200
 """Comparisons per read and per target transaction."""
@@ -119,6 +125,7 @@ def migrate(source: HistoryStore, target: HistoryStore,
                                          "voted_at", "author"), "votes"),
                                 (new_id, vote["blind"], vote["outcome"], vote["winner_pane"],
                                  vote["voted_at"], vote["author"]))
+                    refresh_vote_patterns(out, target._dialect is POSTGRESQL, (new_id,))
                     counts.votes += 1
                 verdict = verdicts.get(row["id"])
                 if verdict is not None:
