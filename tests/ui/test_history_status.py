@@ -169,3 +169,40 @@ async def test_a_spool_that_cannot_be_read_is_reported_and_kept(
         await until(pilot, lambda: "left as it is" in said(app))
         assert app.history is not None and str(path) in said(app)
     assert path.read_text() == "this is not a spool\n"
+
+
+async def test_the_suite_screens_cells_wait_for_the_server_and_its_line_says_so(
+        tmp_path: Path, ui_gateway, postgres_server: PostgresServer) -> None:
+    from anoman_tui.history.pending import PendingSaves
+    from anoman_tui.ui.screens.suite import SuiteScreen
+    from tests.ui.test_suite_screen import app_for, prepared
+
+    url = postgres_server.new_database()
+    address = _address(postgres_server, url)
+    store = HistoryStore.open(url)
+    run = await prepared(tmp_path, ui_gateway, store, "ttft=0,rate=4000")
+    pending = run.pending = PendingSaves(store, retry_s=0.2, max_retry_s=0.5)
+    app = app_for(run, ui_gateway)
+    try:
+        postgres_server.stop()  # before the first cell is saved
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: screen.summary is not None, timeout=60)
+            # six cells and the run's end
+            await until(pilot, lambda: "history: 7 saves waiting" in screen.progress_line)
+            assert len(screen.results) == 6  # the summary has every cell, none saved yet
+            postgres_server.start()
+            pending.retry_now()
+            await until(pilot, lambda: f"history: {address}" in screen.progress_line,
+                        timeout=60)
+            await until(pilot, lambda: "A suite cell that waited" in said(app))
+        stored = store.run(run.run_id)
+        assert stored is not None and stored.finished and len(stored.results) == 6
+        assert len({(r["case"], r["model"]) for r in stored.results}) == 6
+    finally:
+        if not postgres_server.running():
+            postgres_server.start()
+        pending.close()
+        store.close()
