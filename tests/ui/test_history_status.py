@@ -173,16 +173,36 @@ async def test_a_spool_that_cannot_be_read_is_reported_and_kept(
 
 async def test_the_suite_screens_cells_wait_for_the_server_and_its_line_says_so(
         tmp_path: Path, ui_gateway, postgres_server: PostgresServer) -> None:
+    import asyncio
+
+    from anoman_tui.config import Settings
     from anoman_tui.history.pending import PendingSaves
+    from anoman_tui.suites.engine import RunOptions
+    from anoman_tui.suites.loader import load_suite
+    from anoman_tui.suites.prepare import EvalRequest, prepare
     from anoman_tui.ui.screens.suite import SuiteScreen
-    from tests.ui.test_suite_screen import app_for, prepared
+
+    class Shared:  # the fixtures' gateway, left running by the run
+        base_url, api_key = ui_gateway.base_url, ui_gateway.api_key
+
+        def stop(self) -> None:
+            pass
 
     url = postgres_server.new_database()
     address = _address(postgres_server, url)
     store = HistoryStore.open(url)
-    run = await prepared(tmp_path, ui_gateway, store, "ttft=0,rate=4000")
+    suite_file = tmp_path / "suite.toml"
+    suite_file.write_text('name = "waits"\nmodels = ["anoman-lite", "qwen3-coder"]\n' + "".join(
+        f'[[case]]\nid = "c{i}"\nprompt = "Say {i}."\n' for i in range(3)))
+    settings = Settings()
+    request = EvalRequest(
+        suite=load_suite(suite_file), targets=settings.all_targets(),
+        default_target=settings.default_target, endpoint=settings.endpoint,
+        options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", "ttft=0,rate=4000"),)))
+    run = await asyncio.to_thread(prepare, request, store, Shared)
     pending = run.pending = PendingSaves(store, retry_s=0.2, max_retry_s=0.5)
-    app = app_for(run, ui_gateway)
+    app = AnomanApp(Settings(theme="anoman-dark"), suite=run,  # type: ignore[call-arg]
+                    gateway_factory=lambda: ui_gateway)
     try:
         postgres_server.stop()  # before the first cell is saved
         async with app.run_test(size=(120, 40), notifications=True) as pilot:
