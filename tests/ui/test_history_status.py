@@ -226,3 +226,32 @@ async def test_the_suite_screens_cells_wait_for_the_server_and_its_line_says_so(
             postgres_server.start()
         pending.close()
         store.close()
+
+
+async def test_a_sighted_vote_on_a_comparison_still_waiting_waits_behind_it(
+        make_app, fast_answers, postgres_server: PostgresServer) -> None:
+    url = postgres_server.new_database()
+    app = make_app(history_url=url, user="ann")
+    try:
+        async with app.run_test(size=(200, 50), notifications=True) as pilot:
+            await ready(pilot)
+            await until(pilot, lambda: app.history is not None)
+            postgres_server.stop()
+            await submit(pilot, "voted on while the server is away")
+            await until(pilot, lambda: settled(app) and "history: 1 save waiting"
+                        in shown(app), timeout=30)
+            app.compare.sighted_vote(2)
+            await until(pilot, lambda: "history: 2 saves waiting" in shown(app))
+            assert "kept until the history's server is back" in said(app)
+            postgres_server.start()
+            assert app.pending_saves is not None
+            app.pending_saves.retry_now()
+            await until(pilot, lambda: "A vote that waited" in said(app), timeout=60)
+    finally:
+        if not postgres_server.running():
+            postgres_server.start()
+    with HistoryStore.open(url) as store:
+        [record] = store.recent()
+        assert record.vote is not None
+        assert (record.vote.blind, record.vote.winner_pane, record.vote.user) == (
+            False, 2, "ann")
