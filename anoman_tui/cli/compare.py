@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from anoman_tui.cli._history import command_history
+from anoman_tui.cli._history import add_save_wait, command_history, command_writes
 from anoman_tui.cli.arguments import header, positive_float, positive_int
 from anoman_tui.cli.common import (
     add_setting_arguments,
@@ -71,6 +71,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
         "--speed", type=positive_float, default=None, metavar="X",
         help="with --replay: play X times as fast as recorded (default 1)",
     )
+    add_save_wait(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,8 +153,9 @@ def run(args: argparse.Namespace) -> int:
     if not settings.history:
         return run_compare_with_target(spec, as_json=args.json)
     # A history that cannot be opened leaves the comparison unsaved, not undone.
-    with command_history(prog, create=True, required=False) as store:
-        return run_compare_with_target(spec, as_json=args.json, history=store)
+    with command_history(prog, create=True, required=False) as store, \
+            command_writes(prog, store, args.save_wait) as writes:
+        return run_compare_with_target(spec, as_json=args.json, history=writes)
 
 
 def load_saved(comparison_id: int, prog: str, *, recordings: bool

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anoman_tui.cli._history import command_history
+from anoman_tui.cli._history import add_save_wait, command_history, command_writes
 from anoman_tui.cli.arguments import header, non_negative_float, positive_float, positive_int
 from anoman_tui.cli.common import settings_from_args, warn_inline_keys
 from anoman_tui.cli.help import SUITES
@@ -126,6 +126,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
                         "without a byte (default 60)")
     parser.add_argument("--no-history", dest="history", action="store_const", const=False,
                         default=unset, help="save nothing (no --resume then)")
+    add_save_wait(parser)
     parser.add_argument("--no-record", dest="record", action="store_const", const=False,
                         default=unset, help="save answers without their recordings")
 
@@ -246,14 +247,15 @@ def run(args: argparse.Namespace) -> int:
         user=settings.author(),
     )
     if args.tui:
-        return _run_on_screen(request, settings)
+        return _run_on_screen(request, settings, args.save_wait)
     if not settings.history:
         return run_eval(request, None)
-    with command_history(PROG, create=True, required=False) as store:
-        return run_eval(request, store)
+    with command_history(PROG, create=True, required=False) as store, \
+            command_writes(PROG, store, args.save_wait) as writes:
+        return run_eval(request, store, pending=writes)
 
 
-def _run_on_screen(request: EvalRequest, settings: Settings) -> int:
+def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float) -> int:
     """`eval --tui`: the run prepared as the headless command prepares it, then watched
     on the suite screen; the exit status is the headless one for what was run."""
     from anoman_tui.headless.eval import start_embedded
@@ -263,16 +265,21 @@ def _run_on_screen(request: EvalRequest, settings: Settings) -> int:
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(command_history(PROG, create=True, required=False)) \
             if settings.history else None
+        writes = stack.enter_context(command_writes(PROG, store, save_wait))
         try:
             prepared = prepare(request, store, start_embedded)
         except EvalRefused as exc:
             print(f"{PROG}: {exc.reason}", file=sys.stderr)
             return EXIT_USAGE
+        if prepared.store is not None:
+            prepared.pending = writes
         stack.callback(prepared.stop)
         for line in prepared.warnings:
             print(f"{PROG}: {line}", file=sys.stderr)
         app = AnomanApp(settings, suite=prepared)
         app.run()
+        if app.closing_message:
+            print(f"{PROG}: {app.closing_message}", file=sys.stderr)
         screen_results = getattr(app, "suite_results", None)
         if app.return_code:
             return app.return_code

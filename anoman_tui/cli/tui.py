@@ -60,4 +60,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     app = AnomanApp(settings, arena=args.arena)
     app.run()
+    if app.closing_message:  # saves kept for the next start: said once the screen is gone
+        print(f"anoman-tui: {app.closing_message}", file=sys.stderr)
     return app.return_code or 0

@@ -8,14 +8,15 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from anoman_tui.cli._history import command_history
+from anoman_tui.cli._history import add_save_wait, command_history, command_writes, settle
 from anoman_tui.cli.arguments import positive_int
 from anoman_tui.cli.help import ARENA
 
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.config import Settings
-    from anoman_tui.history import ComparisonRecord, HistoryStore
+    from anoman_tui.history import ComparisonRecord
+    from anoman_tui.history.pending import PendingSaves
     from anoman_tui.suites.round_judge import NoVerdict, RoundVerdict
 
 GROUP = ARENA
@@ -39,20 +40,22 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("choice", choices=("A", "B", "C", "tie", "bad"),
                       help="the best answer's label, tie, or bad (every answer bad)")
     parser.add_argument("--json", action="store_true", help="print the reveal as JSON")
+    add_save_wait(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.cli.common import settings_from_args
     from anoman_tui.history import VoteRefused
+    from anoman_tui.history.pending import vote_write
 
     prog = "anoman-tui vote"
     settings = settings_from_args(args, prog)
     if settings is None:
         return 2
     verdict: RoundVerdict | NoVerdict | None = None
-    with command_history(prog) as store:
-        if store is None:
+    with command_history(prog) as store, command_writes(prog, store, args.save_wait) as writes:
+        if store is None or writes is None:
             print(f"{prog}: no comparison {args.id}: the history "
                   f"({history_label(history_location(prog))}) is empty", file=sys.stderr)
             return 2
@@ -65,13 +68,17 @@ def run(args: argparse.Namespace) -> int:
         winner = next((p.pane for p in record.panes if p.label == args.choice), None)
         outcome = args.choice if args.choice in ("tie", "bad") else "win"
         try:
-            store.cast_vote(args.id, outcome, winner, blind=True)
+            written, _ = writes.write_and_wait(
+                vote_write(args.id, None, outcome, winner, blind=True, user=store.user),
+                "the vote", args.save_wait)
         except VoteRefused as exc:
             print(f"{prog}: {exc.reason}", file=sys.stderr)
             return 2
+        if not written:
+            settle(prog, writes, args.save_wait)  # kept for the next start; exits 1
         if settings.arena.judge:
             # After the vote, never before: the judge's verdict cannot sway it.
-            verdict = _judge(settings, record, store)
+            verdict = _judge(settings, record, writes)
     reveal: dict[str, dict[str, Any]] = {
         p.label: {"model": p.model, "target": p.target, "status": p.status,
                   "cost": p.cost_text, "metrics": dict(p.metrics)}
@@ -104,15 +111,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _judge(settings: Settings, record: ComparisonRecord,
-           store: HistoryStore) -> RoundVerdict | NoVerdict:
+           writes: PendingSaves) -> RoundVerdict | NoVerdict:
     from anoman_tui.headless.round_judge import judge_saved_round
-    from anoman_tui.suites.round_judge import NoVerdict, keep_verdict
+    from anoman_tui.history import HistoryUnavailable, VoteRefused
+    from anoman_tui.history.pending import verdict_write
+    from anoman_tui.suites.round_judge import NoVerdict
 
     verdict = judge_saved_round(settings, record)
     if isinstance(verdict, NoVerdict):
         return verdict
     assert record.id is not None
-    problem = keep_verdict(store, record.id, verdict)
+    problem = None
+    try:
+        # (still waiting when the command ends: kept in the spool, and exit status 1)
+        writes.write_and_wait(verdict_write(record.id, None, verdict.judge, verdict.outcome,
+                                            verdict.winner, verdict.to_json()),
+                              "the judge's verdict", writes.patience)
+    except (VoteRefused, HistoryUnavailable) as exc:
+        problem = exc.reason
     if problem is not None:
         print(f"anoman-tui vote: the judge's verdict was not kept: {problem}", file=sys.stderr)
     return verdict

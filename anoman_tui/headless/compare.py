@@ -26,6 +26,7 @@ from anoman_tui.headless.records import compare_json, comparison_record
 from anoman_tui.headless.run import CompareRun, save_to_history
 from anoman_tui.headless.spec import CompareSpec, PaneSpec
 from anoman_tui.history import HistoryStore
+from anoman_tui.history.pending import PendingSaves
 from anoman_tui.streaming import GatewayRequestError, ModelInfo, StreamClient
 from anoman_tui.targets import connect
 
@@ -36,7 +37,7 @@ async def run_compare(
     as_json: bool,
     out: IO[str] | None = None,
     model_info: dict[str, ModelInfo] | None = None,
-    history: HistoryStore | None = None,
+    history: HistoryStore | PendingSaves | None = None,
     target_info: dict[tuple[str, str], ModelInfo] | None = None,
 ) -> int:
     """Run the comparison and print it; returns the exit status (0: all completed).
@@ -87,7 +88,7 @@ async def run_compare(
 
 
 def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
-                            history: HistoryStore | None = None) -> int:
+                            history: HistoryStore | PendingSaves | None = None) -> int:
     """`compare` from the command line: against `spec.base_url`, or the local gateway.
 
     Without a base URL the local gateway starts in-process on a free loopback
@@ -121,7 +122,8 @@ def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
             gateway.stop()
 
 
-async def _compare_main(spec: CompareSpec, as_json: bool, store: HistoryStore | None) -> int:
+async def _compare_main(spec: CompareSpec, as_json: bool,
+                        store: HistoryStore | PendingSaves | None) -> int:
     # The model lists also carry prices: without an Anoman block, cost is estimated
     # from them (as on the compare screen). Needed only to pick models when none given.
     listed: list[ModelInfo] = []

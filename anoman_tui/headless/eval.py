@@ -26,6 +26,7 @@ from rich.live import Live
 from rich.text import Text
 
 from anoman_tui.history import HistoryStore
+from anoman_tui.history.pending import PendingSaves
 from anoman_tui.report.suite_files import write_files
 from anoman_tui.suites.engine import Progress, RunOutcome
 from anoman_tui.suites.model import NOT_RUN, CellResult
@@ -123,8 +124,9 @@ def start_embedded() -> LocalServer:
 
 
 def run_eval(request: EvalRequest, store: HistoryStore | None, *,
-             out: IO[str] | None = None) -> int:
-    """Run (or continue) the suite; print and write its reports; the exit status."""
+             out: IO[str] | None = None, pending: PendingSaves | None = None) -> int:
+    """Run (or continue) the suite; print and write its reports; the exit status.
+    `pending`: the writes through `store`, waiting for its server when it goes away."""
     out = out or sys.stdout
     prog = "anoman-tui eval"
     try:
@@ -132,6 +134,8 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
     except EvalRefused as exc:
         print(f"{prog}: {exc.reason}", file=sys.stderr)
         return EXIT_USAGE
+    if prepared.store is not None:
+        prepared.pending = pending
     try:
         for line in prepared.warnings:
             print(f"{prog}: {line}", file=sys.stderr)

@@ -18,6 +18,7 @@ import httpx
 from anoman_tui.headless.spec import BLIND_LABELS, REPLAY_BASE_URL, CompareSpec
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable
 from anoman_tui.history.builder import for_history
+from anoman_tui.history.pending import PendingSaves, comparison_write
 from anoman_tui.streaming import (
     ChatTurn,
     ModelInfo,
@@ -197,15 +198,21 @@ class CompareRun:
                 self._on_change(pane, "done")
 
 
-def save_to_history(history: HistoryStore, full: ComparisonRecord,
+def save_to_history(history: HistoryStore | PendingSaves, full: ComparisonRecord,
                     record_limit: int | None) -> int | None:
     """Save a finished run's record (`comparison_record`), its recordings dropped when
-    over `record_limit`; its id, or None when it could not be saved."""
+    over `record_limit`; its id, or None when it could not be saved. Through waiting
+    saves, a server that went away is waited for (`PendingSaves.patience`); None when
+    it did not come back (the record still waits, for the spool)."""
     kept = for_history(full, record_limit)
     if kept.dropped is not None:
         print(f"anoman-tui compare: saved without its recording: {kept.dropped}",
               file=sys.stderr)
     try:
+        if isinstance(history, PendingSaves):
+            written, new_id = history.write_and_wait(
+                comparison_write(kept.record), "the comparison", history.patience)
+            return new_id if written else None
         return history.save(kept.record)
     except HistoryUnavailable as exc:
         print(f"anoman-tui compare: not saved to history: {exc.reason}", file=sys.stderr)

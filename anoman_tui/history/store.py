@@ -51,6 +51,7 @@ from anoman_tui.history.engines import (
     is_url,
     pg_reason,
     pg_tsquery,
+    server_address,
 )
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import (
@@ -661,6 +662,9 @@ class HistoryStore:
         without its password."""
         self.fts = fts
         """Whether search uses the full-text index (else LIKE over the tables)."""
+        self.address: str | None = None
+        """A PostgreSQL history's `host:port/db` (what the status line and the spool name
+        it by, never with a user or password); None for a file."""
 
     @property
     def engine(self) -> str:
@@ -790,7 +794,9 @@ class HistoryStore:
         except psycopg.Error as exc:
             conn.close()
             raise HistoryUnavailable(pg_reason(exc, url)) from None
-        return cls(conn, None, fts=True, location=shown)
+        store = cls(conn, None, fts=True, location=shown)
+        store.address = str(server_address(url))
+        return store
 
     @staticmethod
     def _prepare_postgresql(conn: PgConnection, shown: str) -> None:

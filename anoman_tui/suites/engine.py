@@ -42,6 +42,7 @@ from typing import Any
 
 from anoman_tui.history import GroupInfo, HistoryStore, HistoryUnavailable
 from anoman_tui.history.builder import PaneTurn, comparison_record, for_history
+from anoman_tui.history.pending import PendingSaves, cell_write, pair_write
 from anoman_tui.judges.pairs import PairJudgement
 from anoman_tui.scenarios import simulate_header
 from anoman_tui.streaming import (
@@ -58,6 +59,9 @@ from anoman_tui.suites.assertions import Answer, case_verdict, check, rubric_res
 from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, Case, CellResult, Suite
 from anoman_tui.suites.slots import ModelSlot as ModelSlot
+
+QUEUED = object()
+"""What `PendingSaves.write` returns here for a write that waits for the server."""
 
 log = logging.getLogger(__name__)
 
@@ -248,13 +252,18 @@ class SuiteRun:
     def __init__(self, suite: Suite, slots: Sequence[ModelSlot], *, run_id: str,
                  options: RunOptions, store: HistoryStore | None = None,
                  on_cell: CellListener | None = None, spent: Decimal = Decimal(0),
-                 judge: Judge | None = None) -> None:
+                 judge: Judge | None = None, pending: PendingSaves | None = None) -> None:
         self.suite = suite
         self.judge = judge
         self.slots = list(slots)
         self.run_id = run_id
         self.options = options
         self.store = store
+        self.pending = pending
+        """Writes through `store` that wait for its server when it cannot be reached (a
+        shared history); None: straight to `store`."""
+        self._queued = False
+        """A write waits for the server: results are kept in hand from then on."""
         self._on_cell = on_cell or (lambda cell: None)
         self._limits: dict[str, TargetLimit] = {}
         for slot in self.slots:
@@ -328,7 +337,8 @@ class SuiteRun:
     @property
     def _keeping(self) -> bool:
         """Results are kept when asked, and once they can no longer be saved."""
-        return self.options.keep_results or self.store is None or self._unsaved is not None
+        return (self.options.keep_results or self.store is None or self._unsaved is not None
+                or self._queued)
 
     def _cost_reached(self) -> bool:
         limit = self.options.max_cost
@@ -575,7 +585,12 @@ class SuiteRun:
             return
         try:
             async with self._save_lock:
-                await asyncio.to_thread(store.save_pair, self.run_id, data)
+                pending = self.pending
+                if pending is None:
+                    await asyncio.to_thread(store.save_pair, self.run_id, data)
+                elif await asyncio.to_thread(pending.write, pair_write(self.run_id, data),
+                                             "A pairwise verdict", queued=QUEUED) is QUEUED:
+                    self._queued = True
         except HistoryUnavailable as exc:
             self._unsaved = exc.reason
             log.warning("suite run %s: results no longer saved: %s", self.run_id, exc.reason)
@@ -696,11 +711,22 @@ class SuiteRun:
                           created_at=time.time())
         try:
             async with self._save_lock:
-                comparison_id = await asyncio.to_thread(
-                    store.save_cell, self.run_id, cell_result.to_json(),
-                    case_id=cell.case.id, model=cell.slot.spec, repeat=cell.repeat,
-                    status=cell_result.status, passed=cell_result.passed, pane=pane,
-                    group=group)
+                pending = self.pending
+                if pending is None:
+                    comparison_id = await asyncio.to_thread(
+                        store.save_cell, self.run_id, cell_result.to_json(),
+                        case_id=cell.case.id, model=cell.slot.spec, repeat=cell.repeat,
+                        status=cell_result.status, passed=cell_result.passed, pane=pane,
+                        group=group)
+                else:
+                    write = cell_write(self.run_id, cell_result.to_json(),
+                                       case_id=cell.case.id, model=cell.slot.spec,
+                                       repeat=cell.repeat, status=cell_result.status,
+                                       passed=cell_result.passed, pane=pane, group=group)
+                    comparison_id = await asyncio.to_thread(pending.write, write,
+                                                            "A suite cell", queued=QUEUED)
+                    if comparison_id is QUEUED:  # kept in hand until it is written
+                        self._queued, comparison_id = True, None
         except HistoryUnavailable as exc:
             self._unsaved = exc.reason
             log.warning("suite run %s: results no longer saved: %s", self.run_id, exc.reason)

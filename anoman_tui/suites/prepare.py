@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from anoman_tui.history import HistoryStore, HistoryUnavailable
+from anoman_tui.history.pending import PendingSaves, finish_write
+from anoman_tui.history.runs import RunRefused
 
 if TYPE_CHECKING:
     from anoman_tui.config import Settings
@@ -265,6 +267,9 @@ class Prepared:
     user: str = ""
     """Who started the run: as the history keeps it (a resumed run stays its starter's),
     else the request's."""
+    pending: PendingSaves | None = None
+    """The run's writes to `store`, waiting for its server when it cannot be reached (a
+    shared history): given by whoever opened the store (`eval`, the suite screen)."""
 
     @property
     def total(self) -> int:
@@ -283,8 +288,10 @@ class Prepared:
         spent = sum((r.cost.usd for r in before if r.cost.usd is not None), Decimal(0))
         spent += sum((r.judge_cost_usd for r in before if r.judge_cost_usd is not None),
                      Decimal(0))
-        # With a history, the results are read back from it at the end (`results()`).
-        options = replace(request.options, keep_results=store is None,
+        # With a history, the results are read back from it at the end (`results()`);
+        # a shared one's server may be away by then: they are kept in hand too.
+        options = replace(request.options,
+                          keep_results=store is None or store.address is not None,
                           keep_events=keep_events)
         judge_slot = self.judge_slot
         judge = None if judge_slot is None else Judge(
@@ -292,7 +299,7 @@ class Prepared:
             idle_timeout=options.idle_timeout, headers=options.headers,
             rubric_template=suite.judge_prompt, pairwise_template=suite.pairwise_prompt)
         run = SuiteRun(suite, self.slots, run_id=self.run_id, options=options, store=store,
-                       on_cell=on_cell, spent=spent, judge=judge)
+                       on_cell=on_cell, spent=spent, judge=judge, pending=self.pending)
         if suite.pairwise and judge is not None and store is not None and request.run_id:
             with contextlib.suppress(HistoryUnavailable):
                 run.resume_pairs(*_saved_pair_state(store, self.run_id, self.slots, before))
@@ -313,8 +320,14 @@ class Prepared:
                                           outcome.results, run.pairs)
         finished = outcome.stopped is None
         if self.store is not None and not outcome.unsaved:
-            with contextlib.suppress(HistoryUnavailable):
-                self.store.finish_run(self.run_id, finished=finished, stopped=outcome.stopped)
+            with contextlib.suppress(HistoryUnavailable, RunRefused):
+                if self.pending is not None:
+                    self.pending.write(finish_write(self.run_id, finished=finished,
+                                                    stopped=outcome.stopped),
+                                       "A suite run's end")
+                else:
+                    self.store.finish_run(self.run_id, finished=finished,
+                                          stopped=outcome.stopped)
         suite = self.request.suite
         results = suite.in_order(results)
         judge_slot = self.judge_slot

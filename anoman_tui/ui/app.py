@@ -48,6 +48,29 @@ if TYPE_CHECKING:
     Replay = tuple[ComparisonRecord, dict[int, StreamRecording], float]
 
 log = logging.getLogger(__name__)
+
+HISTORY_STATUS_S = 1.0
+"""How often the status line's history field is checked (a count read: no drawing while
+it stays the same)."""
+
+
+def _saves(n: int) -> str:
+    return f"{n} save{'s' if n != 1 else ''}"
+
+
+def short_reason(reason: str) -> str:
+    """The reason the history is unavailable, in the few words the status line has."""
+    if "cannot be reached" in reason:
+        return "server not reachable"
+    if "refused the user or password" in reason:
+        return "wrong credentials"
+    if "has no database" in reason:
+        return "no such database"
+    if "no permission" in reason:
+        return "no permission"
+    if "locked" in reason:
+        return "file locked"
+    return "cannot be used"
 PANES = 3
 HANGUP_EXIT_CODE = 129  # 128 + SIGHUP, as a shell reports a hung-up job
 HANGUP_GRACE_S = 2.0  # then the process ends, as a hang-up signal would have ended it
@@ -183,6 +206,10 @@ class AnomanApp(App[None]):
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
         self.history_problem = ""
         """Why the history could not be opened, in one sentence ("" if it could)."""
+        self._history_status = ""
+        self.closing_message = ""
+        """One line for the terminal once the app has closed ("" for none): saves kept
+        in the spool for the next start."""
         self._history_settled = asyncio.Event()  # opened, failed to, or never to be opened
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
@@ -336,19 +363,21 @@ class AnomanApp(App[None]):
         location = url.get_secret_value() if url is not None else None
         author = self.settings.author()
 
-        def open_store() -> tuple[HistoryStore | None, str]:
+        def open_store() -> tuple[HistoryStore | None, str, Any]:
             # Imported in the thread too: SQLite's import stays off the UI's thread.
             from anoman_tui.history import HistoryStore, HistoryUnavailable
+            from anoman_tui.history.spool import replay
 
             try:
                 store = HistoryStore.open(location)
-                store.user = author  # whose comparisons and votes these are
-                return store, ""
             except HistoryUnavailable as exc:
-                return None, exc.reason
+                return None, exc.reason, None
+            store.user = author  # whose comparisons and votes these are
+            # What an earlier session left waiting for this server, before anything new.
+            return store, "", replay(store)
 
         try:
-            self.history, reason = await asyncio.to_thread(open_store)
+            self.history, reason, replayed = await asyncio.to_thread(open_store)
         finally:
             self._history_settled.set()
         self.history_problem = reason
@@ -361,18 +390,62 @@ class AnomanApp(App[None]):
             log.warning("history unavailable: %s", reason)
             self.notify(f"Comparisons are not saved this session: {reason}.",
                         title="History unavailable", severity="warning", timeout=10)
+        if replayed is not None:
+            for problem in replayed.problems:
+                log.warning("history spool: %s", problem)
+                self.notify(f"{problem}.", title="History", severity="warning", timeout=10)
+            if replayed.written:
+                self.notify(f"{_saves(replayed.written)} kept from an earlier session "
+                            f"{'was' if replayed.written == 1 else 'were'} written to the "
+                            "history.", title="History", timeout=6)
+        self.refresh_history_status()
+        self.set_interval(HISTORY_STATUS_S, self.refresh_history_status,
+                          name="history-status")
 
-    def _waited_save(self, token: Any, new_id: int) -> None:
-        # (from the retrying thread) A save that waited for the server is written.
+    def history_status(self) -> str:
+        """The status line's history field ("" when there is nothing to say: history off,
+        or the usual SQLite file working): the shared store's `host:port/db`, that it is
+        unavailable and why, or how many saves wait for its server."""
+        if not self.settings.history or self._replay is not None:
+            return ""
+        pending = self.pending_saves
+        if pending is not None and pending.waiting:
+            return f"{_saves(pending.waiting)} waiting"
+        if self.history is None:
+            if not self._history_settled.is_set():
+                return ""
+            return f"unavailable ({short_reason(self.history_problem)})"
+        return self.history.address or ""
+
+    def refresh_history_status(self) -> None:
+        """Redraw the status lines when the history's field changed (a cheap check, once
+        a second and after each save: no work while nothing changes)."""
+        text = self.history_status()
+        if text == self._history_status:
+            return
+        self._history_status = text
+        for screen in self.screen_stack:
+            update = getattr(screen, "update_status", None)
+            if update is not None and screen.is_mounted:
+                update()
+
+    def _waited_save(self, token: Any, result: Any) -> None:
+        # (from the retrying thread) A write that waited for the server is written.
+        what = token or "A save"
+        extra = f" (id {result})" if what == "A comparison" and result is not None else ""
         with contextlib.suppress(RuntimeError):  # the app is closing
-            self.call_from_thread(
-                self.notify, f"A comparison that waited for the history's server is saved "
-                f"(id {new_id}).", title="History", timeout=6)
+            self.call_from_thread(self._tell_written, f"{what} that waited for the "
+                                  f"history's server is saved{extra}.")
+
+    def _tell_written(self, message: str) -> None:
+        self.notify(message, title="History", timeout=6)
+        self.refresh_history_status()
 
     def _waited_save_failed(self, token: Any, reason: str) -> None:
+        what = token or "A save"
         with contextlib.suppress(RuntimeError):
             self.call_from_thread(
-                self.notify, f"A comparison that waited for the history's server could not "
+                self.notify, f"{what} that waited for the history's server could not "
                 f"be saved: {reason}.", title="History", severity="error", timeout=10)
 
     async def on_unmount(self) -> None:
@@ -382,15 +455,33 @@ class AnomanApp(App[None]):
             self._collector.restore()
         if self.pending_saves is not None:
             pending, self.pending_saves = self.pending_saves, None
-            left = await asyncio.to_thread(pending.close)
-            if left:
-                log.warning("%d comparisons waiting for the history's server were not "
-                            "saved", left)
+            await asyncio.to_thread(self._keep_what_waits, pending)
         if self.history is not None:
             # A save still running in its thread finishes first (the store's lock).
             store, self.history = self.history, None
             await asyncio.to_thread(store.close)
         await self.connector.close()
+
+    def _keep_what_waits(self, pending: PendingSaves) -> None:
+        """(a thread, at close) What still waits for the server goes to the spool, for
+        the next start; `closing_message` says so once the terminal is back."""
+        from anoman_tui.history.spool import spool, spool_path
+
+        if not pending.close():
+            return
+        writes, address = pending.take_left(), pending.store.address
+        if address is None:  # (a file's writes never wait)
+            return
+        try:
+            where = spool(spool_path(), address, writes)
+        except OSError as exc:
+            self.closing_message = (f"{_saves(len(writes))} waiting for the history's "
+                                    f"server could not be kept: {exc.strerror or exc}")
+        else:
+            self.closing_message = (f"{_saves(len(writes))} waiting for the history's "
+                                    f"server {'is' if len(writes) == 1 else 'are'} kept "
+                                    f"in {where} and written at the next start")
+        log.warning("%s", self.closing_message)
 
     def _theme_changed(self, theme: Any) -> None:
         if theme.name == self.settings.theme:

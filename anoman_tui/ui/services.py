@@ -34,6 +34,13 @@ class AppServices(Protocol):
     """Saves through `history` that wait for its server when it cannot be reached (a
     shared history); None when the history is not open."""
 
+    def history_status(self) -> str:
+        """The status line's history field ("" for none): `host:port/db` of a shared
+        history, `unavailable (why)`, or `N saves waiting`."""
+
+    def refresh_history_status(self) -> None:
+        """Redraw the status lines if the history's field changed."""
+
     async def history_settled(self) -> None:
         """Return once the history has opened or failed to (at once when it is off)."""
 

@@ -32,12 +32,14 @@ from textual.binding import Binding
 from anoman_tui.streaming import GatewayRequestError
 from anoman_tui.targets import Target, split_model
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
-from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, simulated_field
+from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, simulated_field, write_vote
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord
+    from anoman_tui.history.pending import PendingSaves
+    from anoman_tui.suites.round_judge import RoundVerdict
 
 LABELS = ("A", "B", "C")
 Phase = Literal["drawing", "ready", "streaming", "voting", "no_vote", "revealed"]
@@ -120,6 +122,9 @@ class ArenaScreen(CompareScreen):
         simulated = simulated_field(self.panes)
         if simulated is not None:
             fields.append(simulated)
+        history = self.services.history_status()
+        if history:
+            fields.append(("history:", history, False))
         self.show_status(fields)
 
     # -- rounds -------------------------------------------------------------------------
@@ -262,7 +267,7 @@ class ArenaScreen(CompareScreen):
                 return
         saved = self._saved.get(self.last_prompt or "")
         store = self.services.history
-        if saved is None or saved.id is None or store is None:
+        if saved is None or (saved.id is None and not saved.uid) or store is None:
             self.notify("The round is still being saved; vote again in a moment.", timeout=3)
             return
         outcome = choice if choice in ("tie", "bad") else "win"
@@ -275,13 +280,18 @@ class ArenaScreen(CompareScreen):
         from anoman_tui.history import HistoryUnavailable, VoteRecord, VoteRefused
 
         store = self.services.history
-        assert store is not None and saved.id is not None
+        assert store is not None
         try:
-            await asyncio.to_thread(store.cast_vote, saved.id, outcome, winner, blind=True)
+            queued = await asyncio.to_thread(write_vote, self.services, saved, outcome,
+                                             winner, blind=True)
         except (VoteRefused, HistoryUnavailable) as exc:
             self.notify(f"The vote was not recorded: {exc.reason}.", severity="error",
                         timeout=6)
             return
+        if queued:
+            self.services.refresh_history_status()
+            self.notify("The history cannot be reached: the vote is kept and saved when it "
+                        "is back.", title="History", severity="warning", timeout=6)
         self._saved = {self.last_prompt or "": dataclasses.replace(
             saved, vote=VoteRecord(True, outcome, winner, time.time(), store.user))}
         self.voted = choice
@@ -368,7 +378,11 @@ class ArenaScreen(CompareScreen):
                     said = f"judge: no verdict ({type(exc).__name__}: {exc})"
                 store = services.history
                 problem = None
-                if verdict is not None and store is not None and saved.id is not None:
+                pending = services.pending_saves
+                if verdict is not None and pending is not None:
+                    problem = await asyncio.to_thread(_keep_verdict, pending, saved, verdict)
+                    services.refresh_history_status()
+                elif verdict is not None and store is not None and saved.id is not None:
                     problem = await asyncio.to_thread(keep_verdict, store, saved.id, verdict)
                 if verdict is None:
                     pass
@@ -415,3 +429,20 @@ class ArenaScreen(CompareScreen):
             self.action_zoom()
             return
         self.dismiss()
+
+
+def _keep_verdict(pending: PendingSaves, saved: ComparisonRecord,
+                  verdict: RoundVerdict) -> str | None:
+    """(a thread) Keep the judge's verdict with its round through the waiting saves (the
+    round and its vote may be waiting for the server too); why it could not be, or
+    None."""
+    from anoman_tui.history import HistoryUnavailable, VoteRefused
+    from anoman_tui.history.pending import verdict_write
+
+    try:
+        pending.write(verdict_write(saved.id, saved.uid, verdict.judge, verdict.outcome,
+                                    verdict.winner, verdict.to_json()),
+                      "The arena judge's verdict")
+    except (VoteRefused, HistoryUnavailable) as exc:
+        return exc.reason
+    return None

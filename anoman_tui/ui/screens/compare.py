@@ -400,6 +400,9 @@ class CompareScreen(Screen[None]):
             fields.insert(2, simulated)
         if self._rerun_of is not None:  # beside where requests go, on the first line
             fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
+        history = self.services.history_status()
+        if history:
+            fields.append(("history:", history, False))
         self.show_status(fields)
 
     def show_status(self, fields: list[tuple[str, str, bool]]) -> None:
@@ -694,22 +697,31 @@ class CompareScreen(Screen[None]):
                         title="History", severity="warning", timeout=8)
 
         pending = self.services.pending_saves
+        if pending is not None:
+            from anoman_tui.history.pending import with_uid
+
+            record = with_uid(record)  # a vote on it can name it before it is written
 
         async def save() -> None:
             from anoman_tui.history import HistoryUnavailable
 
+            saved_id: int | None
             try:
-                saved_id = await asyncio.to_thread(
-                    store.save if pending is None else pending.save, record)
+                if pending is None:
+                    saved_id = await asyncio.to_thread(store.save, record)
+                else:
+                    saved_id = await asyncio.to_thread(pending.save, record, "A comparison")
             except HistoryUnavailable as exc:
                 self.notify(f"This comparison was not saved: {exc.reason}.",
                             title="History", severity="warning", timeout=6)
                 return
             if saved_id is None:  # kept until the shared history's server is back
                 assert pending is not None
+                self._saved = {prompt: record}  # (its uid names it meanwhile)
                 self.notify(f"The history cannot be reached ({pending.last_problem}): this "
                             "comparison is kept and saved when it is back.",
                             title="History", severity="warning", timeout=8)
+                self.services.refresh_history_status()
                 return
             self._saved = {prompt: dataclasses.replace(record, id=saved_id)}
 
@@ -825,7 +837,7 @@ class CompareScreen(Screen[None]):
         names were on screen), kept apart from the blind arena's."""
         saved = next(iter(self._saved.values()), None)
         store = self.services.history
-        if saved is None or saved.id is None or store is None:
+        if saved is None or (saved.id is None and not saved.uid) or store is None:
             self.notify("Only a saved comparison can be voted on (history on, turn ended).",
                         timeout=4)
             return
@@ -838,14 +850,17 @@ class CompareScreen(Screen[None]):
         async def cast() -> None:
             from anoman_tui.history import HistoryUnavailable, VoteRefused
 
-            assert store is not None and saved.id is not None
+            assert store is not None
             try:
-                await asyncio.to_thread(store.cast_vote, saved.id, "win", index, blind=False)
+                queued = await asyncio.to_thread(
+                    write_vote, self.services, saved, "win", index, blind=False)
             except (VoteRefused, HistoryUnavailable) as exc:
                 self.notify(f"Not recorded: {exc.reason}.", severity="warning", timeout=5)
                 return
+            self.services.refresh_history_status()
+            kept = (" It is kept until the history's server is back." if queued else "")
             self.notify(f"Pane {index} ({pane.model}) marked as the best answer: a sighted "
-                        "vote, counted apart from blind ones.", timeout=5)
+                        f"vote, counted apart from blind ones.{kept}", timeout=5)
 
         self.run_worker(cast(), group="vote", exit_on_error=False)
 
@@ -1402,3 +1417,22 @@ def _pane_list(indexes: list[int]) -> str:
     """"pane 2" or "panes 2, 3"."""
     names = ", ".join(str(i) for i in indexes)
     return f"pane {names}" if len(indexes) == 1 else f"panes {names}"
+
+
+def write_vote(services: AppServices, saved: ComparisonRecord, outcome: str,
+               winner: int | None, *, blind: bool) -> bool:
+    """(a thread) Cast a vote on `saved` through the waiting saves (its round may itself
+    still wait for the server: it is named by its uid then); whether the vote waits.
+    Raises `VoteRefused` and a lasting `HistoryUnavailable`."""
+    from anoman_tui.history.pending import vote_write
+
+    store, pending = services.history, services.pending_saves
+    assert store is not None
+    if pending is None:
+        assert saved.id is not None
+        store.cast_vote(saved.id, outcome, winner, blind=blind)
+        return False
+    marker = object()
+    result = pending.write(vote_write(saved.id, saved.uid, outcome, winner, blind=blind,
+                                      user=store.user), "A vote", queued=marker)
+    return result is marker

@@ -57,6 +57,7 @@ from anoman_tui.ui.render.charts import (
     percent,
     scatter_chart,
 )
+from anoman_tui.ui.services import app_services
 from anoman_tui.ui.widgets.case_matrix import CaseMatrix
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
@@ -392,6 +393,9 @@ class SuiteScreen(Screen[None]):
         self._layout(self.size.width)
         table.focus()
         self._ui_loop = asyncio.get_running_loop()
+        pending = self.prepared.pending
+        if pending is not None and pending.on_written is None:
+            pending.on_written = self._waited_write
         self.runner.start(self.prepared.todo)
         self.set_interval(POLL_S, self._poll, name="suite-poll")
         self._update_progress()
@@ -528,6 +532,29 @@ class SuiteScreen(Screen[None]):
             before is not None and before.status != NOT_RUN)
         view.results[result.repeat] = result
 
+    def history_status(self) -> str:
+        """The history's field of the progress line: the run's own writes (they go
+        through the command's store, `Prepared.pending`), else what the app says."""
+        prepared = self.prepared
+        pending = prepared.pending
+        if pending is not None and pending.waiting:
+            n = pending.waiting
+            return f"{n} save{'s' if n != 1 else ''} waiting"
+        if prepared.store is not None:
+            return prepared.store.address or ""
+        return app_services(self.app).history_status()
+
+    def update_status(self) -> None:
+        """(`AnomanApp.refresh_history_status`) The progress line, drawn again."""
+        self._update_progress()
+
+    def _waited_write(self, token: object, result: object) -> None:
+        # (from the retrying thread) A result that waited for the server is written.
+        with contextlib.suppress(RuntimeError):  # the app is closing
+            self.app.call_from_thread(
+                self.notify, f"{token or 'A save'} that waited for the history's server "
+                "is saved.", title="History", timeout=4)
+
     def _update_progress(self) -> None:
         run = self.runner.run
         total = self.prepared.total
@@ -558,6 +585,10 @@ class SuiteScreen(Screen[None]):
             line.append(" · showing failures only", style="italic")
         if self.filter_text:
             line.append(f" · filter: {self.filter_text}", style="italic")
+        history = self.history_status()
+        if history:
+            trouble = history.startswith("unavailable") or history.endswith("waiting")
+            line.append(f" · history: {history}", style="yellow" if trouble else "")
         if self.problem:
             line.append(f" · {self.problem}", style="bold red")
         self.progress_line = line.plain
