@@ -102,7 +102,8 @@ class KeyBar(Footer):
     @staticmethod
     def _without_enabled(signature: tuple[object, ...]) -> tuple[object, ...]:
         keys, labels, compact = signature
-        return tuple(k[:4] + k[5:] for k in keys), labels, compact  # type: ignore[index]
+        assert isinstance(keys, tuple)
+        return tuple(k[:4] + k[5:] for k in keys), labels, compact
 
     def _refreshed_in_place(self) -> bool:
         """True if the keys shown already are the keys to show, each key's enabled state
@@ -116,7 +117,9 @@ class KeyBar(Footer):
         if composed is None or self._without_enabled(signature) != self._without_enabled(
                 composed):
             return False
-        enabled = {(key, action): on for key, action, _, _, on, *_ in signature[0]}  # type: ignore[misc]
+        keys = signature[0]
+        assert isinstance(keys, tuple)
+        enabled = {(k[0], k[1]): k[4] for k in keys}
         for widget in self.query("FooterKey"):  # by its CSS type: the class is private
             on = enabled.get((getattr(widget, "key", None), getattr(widget, "action", None)))
             if on is None:
