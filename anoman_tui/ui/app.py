@@ -402,10 +402,11 @@ class AnomanApp(App[None]):
         self.set_interval(HISTORY_STATUS_S, self.refresh_history_status,
                           name="history-status")
 
-    def history_status(self) -> str:
+    def history_status(self, *, narrow: bool = False) -> str:
         """The status line's history field ("" when there is nothing to say: history off,
-        or the usual SQLite file working): the shared store's `host:port/db`, that it is
-        unavailable and why, or how many saves wait for its server."""
+        or the usual SQLite file working): the shared store's `host:port/db` (not on a
+        `narrow` line, where it would take a third row), that it is unavailable and why,
+        or how many saves wait for its server."""
         if not self.settings.history or self._replay is not None:
             return ""
         pending = self.pending_saves
@@ -415,7 +416,7 @@ class AnomanApp(App[None]):
             if not self._history_settled.is_set():
                 return ""
             return f"unavailable ({short_reason(self.history_problem)})"
-        return self.history.address or ""
+        return "" if narrow else self.history.address or ""
 
     def refresh_history_status(self) -> None:
         """Redraw the status lines when the history's field changed (a cheap check, once

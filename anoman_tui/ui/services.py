@@ -34,9 +34,9 @@ class AppServices(Protocol):
     """Saves through `history` that wait for its server when it cannot be reached (a
     shared history); None when the history is not open."""
 
-    def history_status(self) -> str:
+    def history_status(self, *, narrow: bool = False) -> str:
         """The status line's history field ("" for none): `host:port/db` of a shared
-        history, `unavailable (why)`, or `N saves waiting`."""
+        history (not when `narrow`), `unavailable (why)`, or `N saves waiting`."""
 
     def refresh_history_status(self) -> None:
         """Redraw the status lines if the history's field changed."""

@@ -122,7 +122,9 @@ class ArenaScreen(CompareScreen):
         simulated = simulated_field(self.panes)
         if simulated is not None:
             fields.append(simulated)
-        history = self.services.history_status()
+        # Below 100 columns the line is full: the shared store is named only when
+        # something is wrong with it (unavailable, saves waiting).
+        history = self.services.history_status(narrow=self.size.width < 100)
         if history:
             fields.append(("history:", history, False))
         self.show_status(fields)

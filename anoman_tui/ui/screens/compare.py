@@ -400,7 +400,9 @@ class CompareScreen(Screen[None]):
             fields.insert(2, simulated)
         if self._rerun_of is not None:  # beside where requests go, on the first line
             fields.insert(2, ("", f"rerun of #{self._rerun_of}", True))
-        history = self.services.history_status()
+        # Below 100 columns the line is full: the shared store is named only when
+        # something is wrong with it (unavailable, saves waiting).
+        history = self.services.history_status(narrow=self.size.width < 100)
         if history:
             fields.append(("history:", history, False))
         self.show_status(fields)
