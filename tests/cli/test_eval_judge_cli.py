@@ -76,7 +76,8 @@ def test_the_summary_and_runs_show_say_what_the_judge_did(
     assert "judge anoman-judge (simulated): 18 calls, 0 errors" in done.stdout
     assert "judge bias: position consistency 100%" in done.stdout
     assert "Judge ratings" in done.stdout
-    run_id = done.stdout.rsplit("run ", 1)[1].split(":", 1)[0].split(" by ", 1)[0]  # "run ID by NAME: ..."
+    # The last line: "run ID by NAME: finished."
+    run_id = done.stdout.rsplit("run ", 1)[1].split(":", 1)[0].split(" by ", 1)[0]
     shown = cli(data_home, "runs", "show", run_id, "--json")
     assert shown.returncode == 0, shown.stderr
     again = json.loads(shown.stdout)
