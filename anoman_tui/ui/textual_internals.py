@@ -455,7 +455,8 @@ class RowStylesCache(StylesCache):
         return strip
 
 
-async def mount_offstage(app: App[Any], screen: Screen[Any]) -> None:
+async def mount_offstage(app: App[Any], screen: Screen[Any],
+                         before_layout: Callable[[], None] | None = None) -> None:
     """Compose, mount and lay out an installed `screen` without showing it
     (`App._get_screen`, as `push_screen` does before it puts a screen on the stack; then
     `Screen._refresh_layout`, which draws nothing for a screen not shown), so a later push
@@ -463,8 +464,13 @@ async def mount_offstage(app: App[Any], screen: Screen[Any]) -> None:
     on Enter, its panes' text came 600-1,000 ms later (benchmarks/suite_screen.py)."""
     if not screen.is_running:
         await app._get_screen(screen)[1]
+    if before_layout is not None:
+        before_layout()  # e.g. lines whose height the screen will have when shown
     if screen.is_attached and not screen.is_current:
         screen._refresh_layout(app.size)
+        # Render it once, the result thrown away: its widgets keep their rendered lines,
+        # so the first time it is shown only what changed since is rendered again.
+        screen._compositor.render_update(full=True)
 
 
 class KeepStylesOnResume:

@@ -1015,7 +1015,28 @@ class SuiteScreen(Screen[None]):
         screen = self._case_screen = CaseScreen(record, compare, {}, "",
                                                 slots=list(self.case_slots))
         self.app.install_screen(screen, self._case_screen_name)
-        await mount_offstage(self.app, screen)
+
+        def as_when_running() -> None:
+            # The status line as a running case will have it: its height (one line or
+            # two) then needs no layout of the screen when the case is shown.
+            longest = max((case.id for case in self.cases), key=len, default="")
+            repeats = max((cell.repeats for cell in self.cells.values()), default=1)
+            screen.title_text = f"case {longest}" + (
+                f" · repeat {repeats}" if repeats > 1 else "")
+            if screen.query("ComparePane"):
+                screen.release()  # the panes empty, as a case leaves them
+                screen.update_status(running=len(self.case_slots))
+
+        await mount_offstage(self.app, screen, as_when_running)
+        # Its key bar builds its keys after a refresh: once they are there, lay the
+        # screen out (and render it) again, so that showing it lays out nothing.
+        bar = screen.query_one(KeyBar)
+        for _ in range(100):
+            if bar.query("FooterKey") or not screen.is_attached:
+                break
+            await asyncio.sleep(0.01)
+        if screen.is_attached and self._case_screen is screen:
+            await mount_offstage(self.app, screen)
 
     def on_unmount(self) -> None:
         self.runner.stop()

@@ -178,8 +178,11 @@ class CaseScreen(KeepStylesOnResume, RecordScreen):
         for pane_widget in self.query(ComparePane):
             pane_widget.refresh_chrome()
 
-    def update_status(self) -> None:
-        running = sum(p.running for p in self.panes)
+    def update_status(self, running: int | None = None) -> None:
+        """`running`: as if that many cells streamed (the screen made ready unseen, with
+        the status line it will have when a running case is opened)."""
+        if running is None:
+            running = sum(p.running for p in self.panes)
         fields = [("", APP_BADGE, True),
                   ("", f"SUITE run {self.record.suite_run} · {self.title_text}", True),
                   ("", f"{running} streaming (F1–F3 abort)" if running
