@@ -14,7 +14,8 @@ offers, or the optimisation is dropped if the benchmark shows it no longer pays.
 The internals used (Textual 8.2.8):
 
 * `App._get_screen()` and `Screen._on_screen_resume()` (with `ScreenResume.refresh_styles`):
-  `mount_offstage()` mounts the suite's case screen before it is first shown, and
+  `mount_offstage()` mounts the suite's case screen before it is first shown (laid out
+  with `Screen._refresh_layout()` and rendered once by `Compositor.render_update()`), and
   `KeepStylesOnResume` keeps its widgets' styles when it is shown again, so Enter on a
   running case only loads the panes and draws them. Benchmark:
   `benchmarks/suite_screen.py` (a running case's text drawn after Enter); pinned by

@@ -455,3 +455,8 @@ def test_offstage_screen_internals() -> None:
           "__mro__" in inspect.getsource(MessagePump._get_dispatch_methods))
     shape("Screen._refresh_layout()",
           parameters(Screen._refresh_layout) == ["self", "size", "scroll"])
+    from textual._compositor import Compositor
+
+    shape("Compositor.render_update()",
+          parameters(Compositor.render_update) == ["self", "full", "screen_stack",
+                                                   "simplify"])
