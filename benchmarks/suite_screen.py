@@ -509,10 +509,12 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             assert isinstance(case, CaseScreen)
             live = [case.pane(i) for i in case.streams]
             opens.append((text_at - sent, drawn_at - sent, len(live)))
+            last = max(text_at, drawn_at)
             frames = " ".join(f"{1000 * (b - sent):.0f}+{1000 * (e - b):.0f}"
-                              for _, b, e in FRAMES if sent <= b <= text_at and e - b >= 0.005)
+                              for _, b, e in FRAMES if sent <= b <= last and e - b >= 0.005)
             timelines.append(timeline(sent, {**STAMPS, "text": [text_at]})
-                             + f"; frames (start+took) {frames}")
+                             + f"; frames (start+took) {frames}; "
+                             + gc_line(sent, last))
             # The case open, its panes streaming (its opening left out; their ends in).
             await windows["case"].measure()
             panes_shown.append(len(live))
