@@ -1035,8 +1035,11 @@ class SuiteScreen(Screen[None]):
             if bar.query("FooterKey") or not screen.is_attached:
                 break
             await asyncio.sleep(0.01)
-        if screen.is_attached and self._case_screen is screen:
+        for _ in range(2):  # (the keys' own fitting comes after a refresh of their own)
+            if not (screen.is_attached and self._case_screen is screen):
+                break
             await mount_offstage(self.app, screen)
+            await asyncio.sleep(0.05)
 
     def on_unmount(self) -> None:
         self.runner.stop()
