@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,18 @@ from tests.ui.screen_text import screen_lines
 
 def shown(app: AnomanApp) -> str:
     return "\n".join(screen_lines(app))
+
+
+async def comparison_kept_waiting(pilot: Any, app: AnomanApp, server: PostgresServer,
+                                  prompt: str) -> None:
+    """The history open, then its server stopped: a comparison of `prompt` is run, and
+    its save waits (the status line says so)."""
+    await ready(pilot)
+    await until(pilot, lambda: app.history is not None)
+    server.stop()
+    await submit(pilot, prompt)
+    await until(pilot, lambda: settled(app) and "history: 1 save waiting" in shown(app),
+                timeout=30)
 
 
 def said(app: AnomanApp) -> str:
@@ -147,12 +160,7 @@ async def test_saves_still_waiting_at_close_are_spooled_and_written_at_the_next_
     app = make_app(history_url=url, user="ann")
     try:
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
-            await ready(pilot)
-            await until(pilot, lambda: app.history is not None)
-            postgres_server.stop()
-            await submit(pilot, "kept across the close")
-            await until(pilot, lambda: settled(app) and "history: 1 save waiting"
-                        in shown(app), timeout=30)
+            await comparison_kept_waiting(pilot, app, postgres_server, "kept across the close")
         path = spool_path()
         assert [where for where, _ in read_spool(path)] == [address]
         assert PASSWORD not in path.read_text()
@@ -247,12 +255,8 @@ async def test_a_sighted_vote_on_a_comparison_still_waiting_waits_behind_it(
     app = make_app(history_url=url, user="ann")
     try:
         async with app.run_test(size=(200, 50), notifications=True) as pilot:
-            await ready(pilot)
-            await until(pilot, lambda: app.history is not None)
-            postgres_server.stop()
-            await submit(pilot, "voted on while the server is away")
-            await until(pilot, lambda: settled(app) and "history: 1 save waiting"
-                        in shown(app), timeout=30)
+            await comparison_kept_waiting(pilot, app, postgres_server,
+                                          "voted on while the server is away")
             app.compare.sighted_vote(2)
             await until(pilot, lambda: "history: 2 saves waiting" in shown(app))
             assert "kept until the history's server is back" in said(app)
