@@ -203,8 +203,23 @@ class PgConnection:
         """Statements sent without waiting for each one's answer (psycopg's pipeline
         mode): the connection waits only where a result is read, and at the end. After
         an error, roll back once out of it: inside, the aborted pipeline ignores it."""
-        with self._conn.pipeline():
-            yield
+        import psycopg
+
+        # A statement's error may come back while later ones are still being sent: the
+        # rest of the block is then skipped, and the error raised once the pipeline has
+        # ended (psycopg would otherwise log the pipeline aborted by it as a second error).
+        failed = None
+        try:
+            with self._conn.pipeline():
+                try:
+                    yield
+                except psycopg.Error as exc:
+                    failed = exc
+        except psycopg.Error:
+            if failed is None:
+                raise
+        if failed is not None:
+            raise failed
 
     @property
     def in_transaction(self) -> bool:

@@ -518,11 +518,21 @@ _INSERT_PANE = (
     f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _PANE_COLUMNS)})"
 )
+_INSERT_RECORDING = ("INSERT INTO recordings (comparison_id, pane, body_bytes, data) "
+                     "VALUES (?, ?, ?, ?)")
+
+NEW_COMPARISON_PG = "currval(pg_get_serial_sequence('comparisons', 'id'))"
+"""On PostgreSQL, the id the session's last comparison INSERT was given: what a save's
+other rows refer to, so that the whole save goes in one round trip (`HistoryStore.save`)."""
 
 
 def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
+    return (comparison_id, *_pane_values(p))
+
+
+def _pane_values(p: PaneRecord) -> tuple[Any, ...]:
     return (
-        comparison_id, p.pane, p.model, p.base_url, p.endpoint, p.temperature, p.max_tokens,
+        p.pane, p.model, p.base_url, p.endpoint, p.temperature, p.max_tokens,
         p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
         _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
         json.dumps(list(p.rate_series)),
@@ -537,14 +547,26 @@ def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
     )
 
 
-def _put_panes(conn: Any, comparison_id: int,
+def _with_key(sql: str, expression: str) -> str:
+    """An INSERT whose first value (the comparison's id) is `expression`, not a
+    parameter."""
+    head, values = sql.split("VALUES (?", 1)
+    return f"{head}VALUES ({expression}{values}"
+
+
+def _put_panes(conn: Any, comparison_id: int | str,
                panes: Sequence[PaneRecord]) -> None:
-    """Insert panes of a comparison and the recordings of those that have one."""
+    """Insert panes of a comparison and the recordings of those that have one.
+    `comparison_id`: its id, or an SQL expression that gives it (`NEW_COMPARISON_PG`)."""
+    recordings = [(p.pane, len(p.recording.body), _recording_blob(p.recording))
+                  for p in panes if p.recording is not None]
+    if isinstance(comparison_id, str):
+        conn.executemany(_with_key(_INSERT_PANE, comparison_id),
+                         [_pane_values(p) for p in panes])
+        conn.executemany(_with_key(_INSERT_RECORDING, comparison_id), recordings)
+        return
     conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p) for p in panes])
-    conn.executemany(
-        "INSERT INTO recordings (comparison_id, pane, body_bytes, data) VALUES (?, ?, ?, ?)",
-        [(comparison_id, p.pane, len(p.recording.body), _recording_blob(p.recording))
-         for p in panes if p.recording is not None])
+    conn.executemany(_INSERT_RECORDING, [(comparison_id, *row) for row in recordings])
 
 
 def _drop_pane(conn: Any, comparison_id: int, pane: int) -> None:
@@ -859,30 +881,41 @@ class HistoryStore:
         history holds already is refused (`HistoryUnavailable`): look it up first
         (`find_uid`)."""
         created = record.created_at or time.time()
-        # Pipelined: ~11 round trips become 2 (the new id, then the commit); the app saves
-        # a turn on a thread while its panes stream, and after each wait that thread must
-        # win the GIL back from the UI's (benchmarks/history_save_lag.py --postgres).
+        insert = ("INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
+                  "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat, "
+                  "author, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        values = (created, record.source, record.prompt, record.system_prompt,
+                  _turns_json(record.conversation), int(record.blind), record.rerun_of,
+                  record.suite_run, record.suite_case, record.suite_repeat,
+                  record.user or self.user, uid or new_uid())
+        # A blind round is found by its labels until the vote: a search by model name
+        # must not tell which rounds a model is in.
+        models = " ".join((p.label if record.blind else p.model) for p in record.panes)
+        # On PostgreSQL the whole save is one pipelined round trip: the rows after the
+        # comparison name its id by the sequence's value (NEW_COMPARISON_PG), and the id
+        # is read once the commit has come back. The app saves a turn on a thread while
+        # its panes stream, and after each wait on the server that thread must win the
+        # GIL back from the UI's (benchmarks/history_save_lag.py --postgres).
+        inserted = None
         with self._writing(pipelined=True) as conn:
-            comparison_id = self._dialect.insert_id(
-                conn,
-                "INSERT INTO comparisons (created_at, source, prompt, system_prompt, "
-                "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat, "
-                "author, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (created, record.source, record.prompt, record.system_prompt,
-                 _turns_json(record.conversation), int(record.blind), record.rerun_of,
-                 record.suite_run, record.suite_case, record.suite_repeat,
-                 record.user or self.user, uid or new_uid()),
-            )
-            _put_panes(conn, comparison_id, record.panes)
+            if self._dialect is POSTGRESQL:
+                inserted = conn.execute(insert + " RETURNING id", values)
+                key: int | str = NEW_COMPARISON_PG
+            else:
+                key = self._dialect.insert_id(conn, insert, values)
+            _put_panes(conn, key, record.panes)
             if self.fts:
-                conn.execute(
-                    "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)",
-                    # A blind round is found by its labels until the vote: a search
-                    # by model name must not tell which rounds a model is in.
-                    (comparison_id, record.prompt, " ".join(
-                        (p.label if record.blind else p.model) for p in record.panes)),
-                )
-        return comparison_id
+                fts = "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)"
+                if isinstance(key, str):
+                    conn.execute(_with_key(fts, key), (record.prompt, models))
+                else:
+                    conn.execute(fts, (key, record.prompt, models))
+        if inserted is None:
+            return int(key)
+        try:
+            return int(inserted.fetchone()[0])
+        except self._errors as exc:
+            raise self._unavailable(exc) from None
 
     # -- reading ---------------------------------------------------------------
 
