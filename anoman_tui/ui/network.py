@@ -254,6 +254,26 @@ class ThreadedStream:
             self._wake.set()
         return taken
 
+    def take_backlog(self) -> list[StreamEvent]:
+        """On the UI loop, outside the iteration: every event read so far that the
+        iterator has not returned, up to its end (`StreamDone` and what follows stay for
+        the iterator, which is woken for them). For a stream followed from its middle
+        (`ComparePane.catch_up`): `take_deltas` stops at its opening event, so its text
+        so far came only once the iterator had run and a frame had come."""
+        if not self._started or self._wake is None:
+            return []
+        with self._lock:
+            if self._pending:
+                self._ready.extend(self._pending)
+                self._pending = []
+        ready = self._ready
+        taken: list[StreamEvent] = []
+        while ready and type(ready[0]) is not StreamDone:
+            taken.append(ready.popleft())
+        if ready:
+            self._wake.set()
+        return taken
+
     def __aiter__(self) -> ThreadedStream:
         return self
 

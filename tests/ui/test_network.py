@@ -190,3 +190,29 @@ async def test_take_deltas_stops_at_the_first_other_event(ui_gateway: EmbeddedGa
         assert "".join(e.text for e in deltas) == stream.result.text  # type: ignore[union-attr]
     finally:
         network.stop()
+
+
+async def test_take_backlog_takes_everything_but_the_end(ui_gateway: EmbeddedGateway
+                                                        ) -> None:
+    # A pane that follows a stream from its middle (a suite's running case) takes in
+    # everything read so far at once, its opening event included; the end stays for the
+    # iterator, which ends the turn.
+    network = NetworkThread()
+    try:
+        stream = network.stream(request(ui_gateway, "ttft=0.01,rate=1000,tokens=20"))
+        stream.start()
+        deadline = time.monotonic() + 10
+        while not (stream._inner.result is not None and stream.caught_up):
+            assert time.monotonic() < deadline, "the stream was not read"
+            await asyncio.sleep(0.01)
+        backlog = stream.take_backlog()
+        kinds = [type(e) for e in backlog]
+        assert kinds[0] is not TextDelta and kinds.count(TextDelta) == 20
+        assert StreamDone not in kinds
+        rest = [event async for event in stream]
+        assert [type(e) for e in rest] == [StreamDone]
+        text = "".join(e.text for e in backlog if isinstance(e, TextDelta))
+        assert text == stream.result.text  # type: ignore[union-attr]
+        assert stream.take_backlog() == []
+    finally:
+        network.stop()

@@ -641,7 +641,13 @@ class ComparePane(Vertical):
         stream = self._stream
         if isinstance(stream, ThreadedStream):
             stream.start()
-            self._take_deltas(stream)
+            try:
+                for event in stream.take_backlog():
+                    self._stream_event(event, stream)
+            except Exception as exc:
+                # As in `_take_deltas`: the iteration raises it with its next event.
+                self._frame_failure = exc
+                stream.cancel()
             self.answer.flush_now()
 
     def abort(self) -> bool:
