@@ -73,7 +73,7 @@ from app_harness import GatewayProcess, gateway_process, isolate_environment
 from eval_load import run_eval, suite_text
 from eval_reports import build
 from textual import events
-from textual._compositor import CompositorUpdate
+from textual._compositor import Compositor, CompositorUpdate
 from textual.screen import Screen
 
 from anoman_tui.config import Settings
@@ -100,7 +100,11 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 POLLS: list[tuple[float, float, int]] = []
 """Every `SuiteScreen._poll`: (start, seconds, reports waiting)."""
-FRAMES: list[tuple[Screen[Any], float, float]] = []
+FRAMES: list[tuple[Screen[Any], float, float, float]] = []  # (screen, start, end, CPU)
+# Each frame's parts, by the UI thread's CPU (ms): layout, widgets updated, the update
+# rendered, written out; keyed by the frame's start.
+FRAME_PARTS: dict[float, dict[str, float]] = {}
+_parts: dict[str, float] = {}
 """Every screen update beat that did something (`Screen._on_timer_update`: layout if
 needed, then compositing): (screen, start, end), perf_counter."""
 PICTURES_RENDERED: list[float] = []
@@ -192,11 +196,15 @@ def instrument() -> None:
         POLLS.append((start, time.perf_counter() - start, waiting))
 
     def timed_beat(self: Screen[Any]) -> None:
-        start = time.perf_counter()
+        _parts.clear()
+        start, cpu = time.perf_counter(), time.thread_time()
         beat(self)
         end = time.perf_counter()
         if end - start >= 0.0005:  # (a beat with nothing to do is not a frame)
-            FRAMES.append((self, start, end))
+            FRAMES.append((self, start, end, time.thread_time() - cpu))
+            FRAME_PARTS[start] = dict(_parts)
+            if len(FRAME_PARTS) > 20_000:
+                FRAME_PARTS.clear()
             if len(FRAMES) > 20_000:
                 del FRAMES[:10_000]
 
@@ -224,6 +232,23 @@ def instrument() -> None:
         on_mount(self)
         MOUNTS.append((start, time.perf_counter() - start))
 
+    def part(owner: Any, name: str, label: str) -> None:
+        original = getattr(owner, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cpu = time.thread_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                _parts[label] = _parts.get(label, 0.0) + 1000 * (time.thread_time() - cpu)
+
+        setattr(owner, name, wrapper)
+
+    part(Screen, "_refresh_layout", "layout")
+    part(Compositor, "update_widgets", "widgets")
+    part(Compositor, "render_update", "render")
+    part(Compositor, "render_full_update", "of it whole screen")
+    part(SuiteBenchApp, "_display", "write")  # (with its terminal output)
     SuiteScreen._poll = timed_poll  # type: ignore[method-assign]
     Screen._compositor_refresh = timed_refresh  # type: ignore[method-assign]
     Screen._on_timer_update = timed_beat  # type: ignore[method-assign]
@@ -433,7 +458,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
         out["quiet_in_flight"] = median(in_flight)
         out["quiet_gc"] = gc_line(wall0, wall0 + wall)
         print_profile(profile, f"the matrix shown, {args.quiet:.0f} s")
-        quiet_frames = [(e - s) for sc, s, e in FRAMES if sc is screen and s >= wall0]
+        quiet_frames = [(e - s) for sc, s, e, _ in FRAMES if sc is screen and s >= wall0]
         out["quiet_frames"] = quiet_frames
 
         # b. keys
@@ -511,9 +536,12 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
             opens.append((text_at - sent, drawn_at - sent, len(live)))
             last = max(text_at, drawn_at)
             frames = " ".join(f"{1000 * (b - sent):.0f}+{1000 * (e - b):.0f}"
-                              for _, b, e in FRAMES if sent <= b <= last and e - b >= 0.005)
+                              f"({1000 * c:.0f}: " + " ".join(
+                                  f"{k} {v:.0f}" for k, v in FRAME_PARTS.get(b, {}).items())
+                              + ")"
+                              for _, b, e, c in FRAMES if sent <= b <= last and e - b >= 0.005)
             timelines.append(timeline(sent, {**STAMPS, "text": [text_at]})
-                             + f"; frames (start+took) {frames}; "
+                             + f"; frames (start+took(its CPU: parts)) {frames}; "
                              + gc_line(sent, last))
             # The case open, its panes streaming (its opening left out; their ends in).
             await windows["case"].measure()
@@ -583,19 +611,19 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
         await until(complete, 30)
         rendered = PICTURES_RENDERED[0]
         # The end of the frame that drew the pictures (they render inside a refresh).
-        done = next((e for sc, s, e in FRAMES if sc is screen and e >= rendered), None)
+        done = next((e for sc, s, e, _ in FRAMES if sc is screen and e >= rendered), None)
         if done is None:
             done = await next_frame()
         print_profile(profile, "the finished run opened")
         mount_start, mount_s = MOUNTS[mounts_from]
         end_poll = max(POLLS[polls_from:], key=lambda p: p[1])
-        frame = next((e - s for sc, s, e in FRAMES if sc is screen and e >= rendered), 0.0)
+        frame = next((e - s for sc, s, e, _ in FRAMES if sc is screen and e >= rendered), 0.0)
         stamps = {**STAMPS, "on_mount": [mount_start], "on_mount:end": [mount_start + mount_s],
                   "finish": [finished[0][0]], "finish:end": [sum(finished[0])],
                   "end_poll": [end_poll[0]], "end_poll:end": [sum(end_poll[:2])],
                   "pictures": [rendered], "drawn": [done]}
         frames = " ".join(f"{1000 * (b - pushed):.0f}+{1000 * (e - b):.0f}"
-                          for _, b, e in FRAMES if pushed <= b <= done and e - b >= 0.005)
+                          for _, b, e, _ in FRAMES if pushed <= b <= done and e - b >= 0.005)
         figures: dict[str, Any] = {"total": done - pushed, "frame": frame,
                                    "timeline": timeline(pushed, stamps)
                                    + f"; frames (start+took) {frames}; "

@@ -13,11 +13,15 @@ offers, or the optimisation is dropped if the benchmark shows it no longer pays.
 
 The internals used (Textual 8.2.8):
 
-* `App._get_screen()` and `Screen._on_screen_resume()` (with `ScreenResume.refresh_styles`):
+* `App._get_screen()`, `Screen._layout_required` and `Screen._on_screen_resume()` (with
+  `ScreenResume.refresh_styles`):
   `mount_offstage()` mounts the suite's case screen before it is first shown (laid out
   with `Screen._refresh_layout()` and rendered once by `Compositor.render_update()`), and
   `KeepStylesOnResume` keeps its widgets' styles when it is shown again, so Enter on a
-  running case only loads the panes and draws them. Benchmark:
+  running case only loads the panes and draws them; its `resume_now()` calls
+  `Screen._on_screen_resume()` itself as the screen is pushed (the message that follows
+  then stops at its handler, `prevent_default()`), so that the Enter key's handler
+  draws the case's first frame (`FrameClock.draw_now()`). Benchmark:
   `benchmarks/suite_screen.py` (a running case's text drawn after Enter); pinned by
   tests/ui/test_textual_internals.py::test_offstage_screen_internals.
 
@@ -104,6 +108,7 @@ from types import MethodType
 from typing import Any, ClassVar
 
 from rich.style import Style
+from textual import events
 from textual._compositor import ChopsUpdate, Compositor
 from textual._styles_cache import StylesCache
 from textual.app import App
@@ -469,6 +474,9 @@ async def mount_offstage(app: App[Any], screen: Screen[Any],
         before_layout()  # e.g. lines whose height the screen will have when shown
     if screen.is_attached and not screen.is_current:
         screen._refresh_layout(app.size)
+        # As the screen's update timer does after a layout: a layout asked for before
+        # this one is done (else the first frame shown lays it out again: 26-34 ms).
+        screen._layout_required = False
         # Render it once, the result thrown away: its widgets keep their rendered lines,
         # so the first time it is shown only what changed since is rendered again.
         screen._compositor.render_update(full=True)
@@ -485,12 +493,34 @@ class KeepStylesOnResume:
     """
 
     _styled_theme: str | None = None
+    _resumed_early = False
 
     def _on_mount(self, event: Any) -> None:
         self._styled_theme = self.app.theme  # type: ignore[attr-defined]  # styled as mounted
 
     def _on_screen_resume(self, event: Any) -> None:
+        if self._resumed_early:
+            # `resume_now` did this already: the message that follows the push changes
+            # nothing (Textual's handler would repaint the whole screen a second time).
+            self._resumed_early = False
+            event.prevent_default()
+            return
         app = self.app  # type: ignore[attr-defined]
         if self._styled_theme == app.theme:
             event.refresh_styles = False
         self._styled_theme = app.theme
+
+    def resume_now(self) -> None:
+        """Just pushed (and on top): resume now, as the `ScreenResume` that `push_screen`
+        posted will ask (`Screen._on_screen_resume`: its styles, layout and a whole
+        repaint), so the caller can draw the screen in this same turn of the loop; the
+        message, when it comes, then does nothing. The suite's case screen is drawn in
+        the Enter key's handler this way: the message came 8-22 ms later, with 32 streams
+        in flight (benchmarks/suite_screen.py)."""
+        screen: Any = self
+        if screen.app.screen is not screen:
+            return
+        event = events.ScreenResume()
+        self._on_screen_resume(event)
+        Screen._on_screen_resume(screen, event)
+        self._resumed_early = True

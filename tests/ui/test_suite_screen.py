@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from anoman_tui.config import Settings
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
+from anoman_tui.streaming import TextDelta
 from anoman_tui.suites.engine import RunOptions
 from anoman_tui.suites.loader import load_suite
 from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
@@ -185,10 +187,30 @@ async def test_a_running_case_opens_live_and_an_aborted_pane_is_its_cells_result
             keys = list(case.query("FooterKey"))
             assert "app.history" not in {k.action for k in keys}  # type: ignore[attr-defined]
             # Opened again: the same case screen, loaded afresh, the text so far at once
-            # (nothing rebuilt, its keys neither).
+            # (nothing rebuilt, its keys neither), drawn whole in the Enter key's handler
+            # with the text its streams had read by then. The matrix beneath, updated as
+            # cells stream, does not repaint it meanwhile (only Textual's own repaint of
+            # the screen it covers comes through, once).
+            run = screen.runner.run
+            assert run is not None
+            slot = screen.prepared.slots[screen.case_slots[0]]
+            stream = run.live[("steps", slot.spec, 1)]
+            so_far = sum(len(e.text) for e in list(stream.events or ())
+                         if isinstance(e, TextDelta))
+            assert so_far > 0
+            drawn: list[int] = []
+            whole = case._compositor.render_full_update
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                drawn.append(len(case.pane(1).answer.text))
+                return whole(*args, **kwargs)
+
+            case._compositor.render_full_update = counted  # type: ignore[method-assign]
             await pilot.press("enter")
             await until(pilot, lambda: app.screen is case)
             assert len(case.pane(1).answer.text) > 0 and case.pane(1).status == "streaming"
+            await pilot.pause(0.3)
+            assert drawn and drawn[0] >= so_far and len(drawn) <= 2, (drawn, so_far)
             await pilot.pause(0.2)
             assert list(case.query("FooterKey")) == keys
             await pilot.press("escape")

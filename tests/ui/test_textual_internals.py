@@ -455,6 +455,15 @@ def test_offstage_screen_internals() -> None:
           "__mro__" in inspect.getsource(MessagePump._get_dispatch_methods))
     shape("Screen._refresh_layout()",
           parameters(Screen._refresh_layout) == ["self", "size", "scroll"])
+    # mount_offstage() clears the layout flag as the update timer does after its layout.
+    shape("Screen._on_timer_update() clears _layout_required after a layout",
+          "self._layout_required = False" in inspect.getsource(Screen._on_timer_update))
+    # resume_now(): Screen's handler called directly; the message that follows stops at
+    # KeepStylesOnResume's handler (prevent_default keeps the MRO walk from going on).
+    shape("Screen._on_screen_resume(event)",
+          parameters(Screen._on_screen_resume) == ["self", "event"])
+    shape("MessagePump._get_dispatch_methods() stops at prevent_default()",
+          "_no_default_action" in inspect.getsource(MessagePump._get_dispatch_methods))
     from textual._compositor import Compositor
 
     shape("Compositor.render_update()",

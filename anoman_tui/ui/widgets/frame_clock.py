@@ -113,6 +113,21 @@ class FrameClock:
             return
         app.call_next(self._tick)
 
+    def draw_now(self) -> None:
+        """Draw a frame now, off the grid, with what waits for the next one (the sources'
+        news, the requested callbacks): a screen just shown in a key's handler gets its
+        first frame without waiting for the loop to come round to it. The grid goes on."""
+        for poll, _ in list(self._sources.values()):
+            poll()
+        waiting, self._waiting = self._waiting, {}
+        for callback in waiting.values():
+            callback()
+        app = self._app()
+        if app is None or is_batching(app) or not app.is_running:
+            return
+        if app.screen.is_current:
+            composite_screen_now(app.screen)
+
     def _tick(self) -> None:
         self._timer = None
         sources = list(self._sources.values())
