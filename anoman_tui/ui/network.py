@@ -238,6 +238,17 @@ class ThreadedStream:
         A frame takes them in as it begins (see `FrameClock.add_source`): through the
         iterator they wait for the UI loop to wake it, often until after that frame.
         """
+        return self._take_ready(backlog=False)
+
+    def take_backlog(self) -> list[StreamEvent]:
+        """On the UI loop, outside the iteration: every event read so far that the
+        iterator has not returned, up to its end (`StreamDone` and what follows stay for
+        the iterator, which is woken for them). For a stream followed from its middle
+        (`ComparePane.catch_up`): `take_deltas` stops at its opening event, so its text
+        so far came only once the iterator had run and a frame had come."""
+        return self._take_ready(backlog=True)
+
+    def _take_ready(self, *, backlog: bool) -> list[StreamEvent]:
         if not self._started or self._wake is None:
             return []
         with self._lock:
@@ -248,28 +259,12 @@ class ThreadedStream:
                 self._pending = []
         ready = self._ready
         taken: list[StreamEvent] = []
-        while ready and type(ready[0]) in _DELTAS:
-            taken.append(ready.popleft())
-        if ready:
-            self._wake.set()
-        return taken
-
-    def take_backlog(self) -> list[StreamEvent]:
-        """On the UI loop, outside the iteration: every event read so far that the
-        iterator has not returned, up to its end (`StreamDone` and what follows stay for
-        the iterator, which is woken for them). For a stream followed from its middle
-        (`ComparePane.catch_up`): `take_deltas` stops at its opening event, so its text
-        so far came only once the iterator had run and a frame had come."""
-        if not self._started or self._wake is None:
-            return []
-        with self._lock:
-            if self._pending:
-                self._ready.extend(self._pending)
-                self._pending = []
-        ready = self._ready
-        taken: list[StreamEvent] = []
-        while ready and type(ready[0]) is not StreamDone:
-            taken.append(ready.popleft())
+        if backlog:
+            while ready and type(ready[0]) is not StreamDone:
+                taken.append(ready.popleft())
+        else:
+            while ready and type(ready[0]) in _DELTAS:
+                taken.append(ready.popleft())
         if ready:
             self._wake.set()
         return taken

@@ -641,13 +641,7 @@ class ComparePane(Vertical):
         stream = self._stream
         if isinstance(stream, ThreadedStream):
             stream.start()
-            try:
-                for event in stream.take_backlog():
-                    self._stream_event(event, stream)
-            except Exception as exc:
-                # As in `_take_deltas`: the iteration raises it with its next event.
-                self._frame_failure = exc
-                stream.cancel()
+            self._take_in(stream, stream.take_backlog)
             self.answer.flush_now()
 
     def abort(self) -> bool:
@@ -734,8 +728,13 @@ class ComparePane(Vertical):
         # At the start of a frame: what the network thread read for it is drawn in it.
         if self._stream is not stream or self._frame_failure is not None:
             return
+        self._take_in(stream, stream.take_deltas)
+
+    def _take_in(self, stream: ThreadedStream,
+                 take: Callable[[], list[StreamEvent]]) -> None:
+        """Draw the events `take` gives, outside the stream's iteration."""
         try:
-            for event in stream.take_deltas():
+            for event in take():
                 self._stream_event(event, stream)
         except Exception as exc:
             # A bug here must cost this pane, not the frame (nor the app): the iteration
