@@ -167,16 +167,17 @@ class CaseScreen(KeepStylesOnResume, RecordScreen):
             pane = self.pane(state.index)
             stream = self.streams.get(state.index)
             if stream is not None:
-                pane.start(stream, record.prompt)
-                pane.catch_up()  # the text so far, drawn with the screen's first frame
-            elif saved.status != "waiting":
+                with pane.drawn_once():  # (its chrome drawn as the block ends)
+                    pane.start(stream, record.prompt)
+                    pane.catch_up()  # the text so far, drawn with the screen's first frame
+                continue
+            if saved.status != "waiting":
                 pane.show_ended(record.prompt, result_from_record(saved),
                                 rate_series=saved.rate_series,
                                 earlier=_pairs(record.conversation), cost=saved.cost)
             else:
                 pane.show_hint(Text("waiting: this cell has not started yet", style="dim"))
-        for pane_widget in self.query(ComparePane):
-            pane_widget.refresh_chrome()
+            pane.refresh_chrome()
 
     def update_status(self, running: int | None = None) -> None:
         """`running`: as if that many cells streamed (the screen made ready unseen, with
