@@ -526,10 +526,6 @@ NEW_COMPARISON_PG = "currval(pg_get_serial_sequence('comparisons', 'id'))"
 other rows refer to, so that the whole save goes in one round trip (`HistoryStore.save`)."""
 
 
-def _pane_row(comparison_id: int, p: PaneRecord) -> tuple[Any, ...]:
-    return (comparison_id, *_pane_values(p))
-
-
 def _pane_values(p: PaneRecord) -> tuple[Any, ...]:
     return (
         p.pane, p.model, p.base_url, p.endpoint, p.temperature, p.max_tokens,
@@ -547,26 +543,26 @@ def _pane_values(p: PaneRecord) -> tuple[Any, ...]:
     )
 
 
-def _with_key(sql: str, expression: str) -> str:
-    """An INSERT whose first value (the comparison's id) is `expression`, not a
-    parameter."""
+def _keyed(sql: str, key: int | str) -> tuple[str, tuple[Any, ...]]:
+    """An INSERT whose first value is a comparison's id, and the parameters that lead its
+    rows: the id itself, or none when `key` is an SQL expression giving it
+    (`NEW_COMPARISON_PG`), written into the statement in place of that parameter."""
+    if isinstance(key, int):
+        return sql, (key,)
     head, values = sql.split("VALUES (?", 1)
-    return f"{head}VALUES ({expression}{values}"
+    return f"{head}VALUES ({key}{values}", ()
 
 
 def _put_panes(conn: Any, comparison_id: int | str,
                panes: Sequence[PaneRecord]) -> None:
     """Insert panes of a comparison and the recordings of those that have one.
     `comparison_id`: its id, or an SQL expression that gives it (`NEW_COMPARISON_PG`)."""
-    recordings = [(p.pane, len(p.recording.body), _recording_blob(p.recording))
-                  for p in panes if p.recording is not None]
-    if isinstance(comparison_id, str):
-        conn.executemany(_with_key(_INSERT_PANE, comparison_id),
-                         [_pane_values(p) for p in panes])
-        conn.executemany(_with_key(_INSERT_RECORDING, comparison_id), recordings)
-        return
-    conn.executemany(_INSERT_PANE, [_pane_row(comparison_id, p) for p in panes])
-    conn.executemany(_INSERT_RECORDING, [(comparison_id, *row) for row in recordings])
+    sql, lead = _keyed(_INSERT_PANE, comparison_id)
+    conn.executemany(sql, [(*lead, *_pane_values(p)) for p in panes])
+    sql, lead = _keyed(_INSERT_RECORDING, comparison_id)
+    conn.executemany(sql, [(*lead, p.pane, len(p.recording.body),
+                            _recording_blob(p.recording))
+                           for p in panes if p.recording is not None])
 
 
 def _drop_pane(conn: Any, comparison_id: int, pane: int) -> None:
@@ -905,11 +901,9 @@ class HistoryStore:
                 key = self._dialect.insert_id(conn, insert, values)
             _put_panes(conn, key, record.panes)
             if self.fts:
-                fts = "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)"
-                if isinstance(key, str):
-                    conn.execute(_with_key(fts, key), (record.prompt, models))
-                else:
-                    conn.execute(fts, (key, record.prompt, models))
+                sql, lead = _keyed(
+                    "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)", key)
+                conn.execute(sql, (*lead, record.prompt, models))
         if inserted is None:
             return int(key)
         try:
