@@ -119,14 +119,7 @@ class FrameClock:
         first frame without waiting for the loop to come round to it. The grid goes on."""
         for poll, _ in list(self._sources.values()):
             poll()
-        waiting, self._waiting = self._waiting, {}
-        for callback in waiting.values():
-            callback()
-        app = self._app()
-        if app is None or is_batching(app) or not app.is_running:
-            return
-        if app.screen.is_current:
-            composite_screen_now(app.screen)
+        self._draw()
 
     def _tick(self) -> None:
         self._timer = None
@@ -143,6 +136,10 @@ class FrameClock:
             self._schedule()  # the next grid point, however this frame goes
         if not self._waiting:
             return  # the sources brought nothing, and nothing else waits
+        self._draw()
+
+    def _draw(self) -> None:
+        """Run the requested callbacks, then draw the screen."""
         waiting, self._waiting = self._waiting, {}
         for callback in waiting.values():
             callback()  # a request made here waits for the next frame
