@@ -209,9 +209,12 @@ async def suite_shots(app: Any, pilot: Any, gateway: Any, tmp: Path, out: Path,
         suite=load_suite(suite_file), targets=settings.all_targets(),
         default_target=settings.default_target, endpoint=settings.endpoint,
         options=RunOptions(concurrency=6, headers=(
-            # At the screenshots' pace (the tests run them faster).
+            # At the screenshots' pace (the tests run them faster, but each stream for
+            # 1 s at least: the shot waits for cells streaming beside ended ones, a
+            # state that lasted ~0.25 s and was missed under a busy core).
             ("X-Anoman-Simulate",
-             f"ttft={0.3 * time_scale:g},rate={30 / time_scale:g},tokens=150"),)))
+             f"ttft={0.3 * time_scale:g},rate={30 / max(time_scale, 0.2):g},"
+             "tokens=150"),)))
     store = HistoryStore.open(tmp / "suite-history.sqlite3")
     prepared = await asyncio.to_thread(prepare, request, store, Shared)
     screen = SuiteScreen(prepared)
