@@ -64,7 +64,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
             "Run every case of SUITE (a TOML suite, or a promptfooconfig.yaml) on every "
             "model, `repeat` times, each a stream measured as the panes measure it; check "
             "the answers' assertions; save each result to the history as it finishes; "
-            "print per model the pass rate with its 95%% Wilson interval, TTFT, tokens/s, "
+            "print per model the pass rate with its 95% Wilson interval, TTFT, tokens/s, "
             "cost and failures, and per pair of models an exact McNemar test (Holm) and "
             "the TTFT difference with its bootstrap interval. Exit status: 0 every judged "
             "case passed (or --min-pass-rate reached, or nothing judged), 1 otherwise, "

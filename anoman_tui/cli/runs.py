@@ -31,8 +31,11 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
         description="List the suite runs in the history, newest first; `runs show ID` "
         "prints one as `eval` did; `runs diff OLD NEW` shows per model the cases that went "
         "from pass to fail (regressions) and back (improvements), and the change in TTFT "
-        "and cost with 95%% intervals, exiting 1 when any case regressed. A RUN_ID may be "
-        "shortened to a unique prefix.")
+        "and cost with 95% intervals, exiting 1 when any case regressed. Only runs of one "
+        "suite (by name) are compared, and only the cases both runs asked and checked "
+        "alike: a case whose prompt or assertions changed is listed as changed and counts "
+        "neither way; different suites, or no case left to compare, exit 2 unless "
+        "--force. A RUN_ID may be shortened to a unique prefix.")
     parser.add_argument("--json", action="store_true", help="one JSON document")
     parser.add_argument("--limit", type=int, default=50, metavar="N",
                         help="list at most N runs (default 50)")
@@ -49,6 +52,9 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     diff.add_argument("old", metavar="OLD")
     diff.add_argument("new", metavar="NEW")
     diff.add_argument("--json", action="store_true", dest="diff_json", help="one JSON document")
+    diff.add_argument("--force", action="store_true",
+                      help="compare runs of different suites, or with no case left to "
+                      "compare, instead of refusing (exit status 2)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if action == "show":
             return _show(store, args.run_id, as_json, args.html, args.junit)
-        return _diff(store, args.old, args.new, as_json)
+        return _diff(store, args.old, args.new, as_json, args.force)
 
 
 def _list(store: HistoryStore | None, limit: int, as_json: bool) -> int:
@@ -120,6 +126,10 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
     if loaded is None:
         return 2
     stored, suite, results = loaded
+    if as_json or junit is not None:
+        from anoman_tui.headless.answers import with_answers
+
+        results = with_answers(results, store, suite.models)
     judged = suite.judge if suite.rubrics or suite.pairwise else None
     summary = summarize(suite.models, results, judge=judged,
                         self_judge=bool(stored.settings.get("self_judge")), pairwise=stored.pairs,
@@ -169,18 +179,35 @@ def _judge_summary(stored: StoredRun, suite: Suite, results: list[CellResult]
                      judge_simulated=bool(stored.settings.get("judge_simulated")))
 
 
-def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool) -> int:
+def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool,
+          force: bool = False) -> int:
     from rich.console import Console
 
-    from anoman_tui.report.suite_diff import diff_json, diff_runs, print_diff
+    from anoman_tui.report.suite_diff import diff_json, diff_runs, match_cases, print_diff
+    from anoman_tui.report.suite_text import one_line
 
     old = _load(store, old_id)
     new = _load(store, new_id) if old is not None else None
     if old is None or new is None:
         return 2
     (old_stored, old_suite, old_results), (new_stored, new_suite, new_results) = old, new
+    # A CI gate that passes on runs it never compared is worse than one that stops.
+    if old_suite.name != new_suite.name and not force:
+        print(f"{PROG}: run {old_stored.run_id} is of suite "
+              f"{json.dumps(one_line(old_suite.name, 80), ensure_ascii=False)} and run "
+              f"{new_stored.run_id} of suite "
+              f"{json.dumps(one_line(new_suite.name, 80), ensure_ascii=False)}: not compared "
+              "(--force compares them anyway)", file=sys.stderr)
+        return 2
+    cases = match_cases(old_suite.cases, new_suite.cases)
+    if not cases.same and not force:
+        print(f"{PROG}: no case of run {old_stored.run_id} is in run {new_stored.run_id} "
+              f"unchanged ({len(cases.changed)} changed, {len(cases.only_in_old)} only in "
+              f"the old run, {len(cases.only_in_new)} only in the new): nothing to compare "
+              "(--force shows what changed anyway)", file=sys.stderr)
+        return 2
     models = [*old_suite.models, *(m for m in new_suite.models if m not in old_suite.models)]
-    diff = diff_runs(old_results, new_results, models)
+    diff = diff_runs(old_results, new_results, models, cases)
     judges = (_judge_summary(old_stored, old_suite, old_results),
               _judge_summary(new_stored, new_suite, new_results))
     if as_json:

@@ -25,7 +25,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
         help=HELP,
         description=(
             "Per model, best first: rounds, wins, ties, losses, win rate and a "
-            "Bradley-Terry rating on the Elo scale with its 95%% bootstrap interval (from "
+            "Bradley-Terry rating on the Elo scale with its 95% bootstrap interval (from "
             "the blind votes), beside TTFT p50/p95, tokens/s p50, mean cost per answer, "
             "cost per win and failure rates by kind (from every answer in the history); "
             "then how far people and the arena's judge agree on the rounds both rated."

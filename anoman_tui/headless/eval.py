@@ -184,9 +184,14 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
     results, summary = prepared.finish(run, outcome)
+    if request.as_json or request.junit is not None:
+        from anoman_tui.headless.answers import with_answers
+
+        # Read back from the history, the results hold no answer: the reports carry it.
+        results = with_answers(results, store, suite.models, outcome.results)
     finished = outcome.stopped is None
     _report(request, results, summary, run_id, prepared.created_at, finished, outcome.stopped,
-            console, out, prepared.user)
+            console, out, prepared.user, saved=store is not None)
     if outcome.stopped == "interrupted":
         done = sum(1 for r in results if r.status != NOT_RUN)
         if store is not None:
@@ -198,16 +203,20 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
         return EXIT_INTERRUPTED
     if outcome.stopped == "cost_limit":
         not_run = sum(1 for r in results if r.status == NOT_RUN)
+        if store is not None:
+            then = (f"raise --max-cost and continue with: anoman-tui eval --resume {run_id} "
+                    "--max-cost USD")
+        else:  # nothing was saved: there is no run to take up again
+            then = "not saved (the history is off): run the suite again with a higher --max-cost"
         print(f"{prog}: stopped at the cost limit (${request.options.max_cost}): {not_run} "
-              f"cells not run; raise --max-cost and continue with: anoman-tui eval --resume "
-              f"{run_id} --max-cost USD", file=sys.stderr)
+              f"cells not run; {then}", file=sys.stderr)
         return EXIT_COST_LIMIT
     return exit_status(results, request.min_pass_rate)
 
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,
             created_at: float, finished: bool, stopped: str | None, console: Console,
-            out: IO[str], user: str) -> None:
+            out: IO[str], user: str, *, saved: bool) -> None:
     from anoman_tui.report.suite_json import run_json
     from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.model import RunSummary
@@ -226,4 +235,5 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
         out.flush()
     else:
         print_summary(console, suite=suite, results=results, summary=summary, run_id=run_id,
-                      finished=finished, stopped=stopped, skipped=suite.skipped, user=user)
+                      finished=finished, stopped=stopped, skipped=suite.skipped, user=user,
+                      saved=saved)

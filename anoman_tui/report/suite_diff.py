@@ -1,8 +1,16 @@
 """`anoman-tui runs diff OLD NEW`: what changed between two runs of a suite, per model.
 
-Cells are matched on (case, repeat) for the same model. Among those judged in both runs,
-`regressions` went pass -> fail and `improvements` fail -> pass (a failed stream is a
-fail, as in the summary); any regression makes the command exit 1, for CI. The change in
+Like is compared with like: given the two runs' suites, a case is matched by its id and
+what it asks and checks. A case whose prompt or assertions (their values, thresholds,
+weights, or the case's threshold) differ between the runs is `changed`: listed, never
+counted as a regression or an improvement, and left out of every figure below; a case of
+one run only is listed too. (Each run keeps its suite whole in the history, so this holds
+for runs saved before it was written.)
+
+Cells of the unchanged cases are matched on (case, repeat) for the same model. Among those
+judged in both runs, `regressions` went pass -> fail and `improvements` fail -> pass (a
+failed stream is a fail, as in the summary); any regression makes the command exit 1, for
+CI. The change in
 TTFT is the median of new - old over the matched cells both timed (completed, not a cache
 hit), with a paired bootstrap 95% interval; the change in cost is the mean per-cell
 new - old over the matched cells whose costs are both known, with its interval, beside
@@ -14,6 +22,7 @@ May import: the standard library, Rich, `anoman_tui.suites.model` and
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +41,7 @@ from anoman_tui.report.suite_text import (
     signed_usd,
     usd,
 )
-from anoman_tui.suites.model import CellResult, RunSummary
+from anoman_tui.suites.model import Case, CellResult, RunSummary
 from anoman_tui.suites.stats import paired_bootstrap_ci
 
 
@@ -88,11 +97,40 @@ class ModelDiff:
 
 
 @dataclass(frozen=True, slots=True)
+class CaseChange:
+    """A case both suites have under one id, asking or checking something else now."""
+
+    case: str
+    what: tuple[str, ...]
+    """`prompt`, `assertions`: what differs."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "changed": list(self.what)}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMatch:
+    """How the cases of two runs' suites line up (`match_cases`)."""
+
+    same: frozenset[str]
+    """Case ids both have, asking and checking the same: the only ones compared."""
+    changed: tuple[CaseChange, ...]
+    only_in_old: tuple[str, ...]
+    only_in_new: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RunDiff:
     models: tuple[ModelDiff, ...]
     only_in_old: tuple[str, ...]
     """Models with results in the old run only."""
     only_in_new: tuple[str, ...]
+    cases: CaseMatch | None = None
+    """The suites' cases lined up; None: every case compared (no suites given)."""
+
+    @property
+    def changed(self) -> tuple[CaseChange, ...]:
+        return () if self.cases is None else self.cases.changed
 
     @property
     def regressions(self) -> tuple[CellChange, ...]:
@@ -150,23 +188,56 @@ def _model_diff(model: str, old: dict[tuple[str, int], CellResult],
         cost_estimated=estimated)
 
 
-def _by_model(results: Sequence[CellResult]) -> dict[str, dict[tuple[str, int], CellResult]]:
+def _by_model(results: Sequence[CellResult], cases: CaseMatch | None
+              ) -> dict[str, dict[tuple[str, int], CellResult]]:
     grouped: dict[str, dict[tuple[str, int], CellResult]] = {}
     for cell in results:
-        grouped.setdefault(cell.model, {})[(cell.case, cell.repeat)] = cell
+        grouped.setdefault(cell.model, {})
+        if cases is None or cell.case in cases.same:
+            grouped[cell.model][(cell.case, cell.repeat)] = cell
     return grouped
 
 
+def _checks(case: Case) -> tuple[Any, ...]:
+    return (tuple(json.dumps(a.to_json(), sort_keys=True) for a in case.asserts),
+            case.threshold)
+
+
+def match_cases(old: Sequence[Case], new: Sequence[Case]) -> CaseMatch:
+    """The cases of two suites by id: the same, changed (prompt or assertions), or in one
+    suite only; each list in its suite's order."""
+    before = {c.id: c for c in old}
+    after = {c.id: c for c in new}
+    same: set[str] = set()
+    changed: list[CaseChange] = []
+    for case in new:
+        was = before.get(case.id)
+        if was is None:
+            continue
+        what = tuple(name for name, differs in (
+            ("prompt", was.prompt != case.prompt),
+            ("assertions", _checks(was) != _checks(case))) if differs)
+        if what:
+            changed.append(CaseChange(case.id, what))
+        else:
+            same.add(case.id)
+    return CaseMatch(same=frozenset(same), changed=tuple(changed),
+                     only_in_old=tuple(c.id for c in old if c.id not in after),
+                     only_in_new=tuple(c.id for c in new if c.id not in before))
+
+
 def diff_runs(old_results: Sequence[CellResult], new_results: Sequence[CellResult],
-              models: Sequence[str]) -> RunDiff:
+              models: Sequence[str], cases: CaseMatch | None = None) -> RunDiff:
     """Per model of `models` (in that order; any other model a run has is added after),
-    the change from `old_results` to `new_results`."""
-    old, new = _by_model(old_results), _by_model(new_results)
+    the change from `old_results` to `new_results`; with `cases`, over the cells of the
+    cases both suites have unchanged only."""
+    old, new = _by_model(old_results, cases), _by_model(new_results, cases)
     order = list(dict.fromkeys([*models, *old, *new]))
     return RunDiff(
         models=tuple(_model_diff(m, old[m], new[m]) for m in order if m in old and m in new),
         only_in_old=tuple(m for m in order if m in old and m not in new),
         only_in_new=tuple(m for m in order if m in new and m not in old),
+        cases=cases,
     )
 
 
@@ -181,10 +252,16 @@ def judge_json(summary: RunSummary | None) -> dict[str, Any] | None:
 def diff_json(diff: RunDiff, judges: tuple[RunSummary | None, RunSummary | None] = (None, None)
               ) -> dict[str, Any]:
     """`runs diff --json`: `regressions` and `improvements` (each `case`, `model`,
-    `repeat`), the per-model figures under `models`, the models of one run only, and
+    `repeat`), the per-model figures under `models`, the models of one run only, the
+    cases `changed` (each `case` and what `changed`) and those of one run only, and
     each run's judge (`judge`: `old`, `new`; null when neither had one)."""
     old_judge, new_judge = judge_json(judges[0]), judge_json(judges[1])
+    cases = diff.cases
     return {
+        "compared_cases": None if cases is None else len(cases.same),
+        "changed": [c.to_json() for c in diff.changed],
+        "cases_only_in_old": [] if cases is None else list(cases.only_in_old),
+        "cases_only_in_new": [] if cases is None else list(cases.only_in_new),
         "judge": None if old_judge is None and new_judge is None else {
             "old": old_judge, "new": new_judge},
         "regressed": diff.regressed,
@@ -242,8 +319,21 @@ def print_diff(console: Console, diff: RunDiff,
                          ("only in the new run", diff.only_in_new)):
         if names:
             console.print(Text(f"{label}: {one_line(', '.join(names), 300)}", style="yellow"))
+    if diff.changed:
+        console.print(Text(f"Changed cases (not compared): {len(diff.changed)}",
+                           style="bold yellow"))
+        for change in diff.changed:
+            console.print(Text(f"  {one_line(change.case, 80)}  changed: "
+                               f"{', '.join(change.what)}"))
+    if diff.cases is not None:
+        for label, names in (("cases only in the old run", diff.cases.only_in_old),
+                             ("cases only in the new run", diff.cases.only_in_new)):
+            if names:
+                console.print(Text(f"{label} (not compared): "
+                                   f"{one_line(', '.join(names), 300)}", style="yellow"))
+    apart = f" ({len(diff.changed)} changed case(s) not compared)" if diff.changed else ""
     if diff.regressed:
-        console.print(Text(f"regressed: {len(diff.regressions)} case(s) went pass → fail",
-                           style="bold red"))
+        console.print(Text(f"regressed: {len(diff.regressions)} case(s) went pass → fail"
+                           + apart, style="bold red"))
     else:
-        console.print(Text("no regression", style="green"))
+        console.print(Text("no regression" + apart, style="green"))

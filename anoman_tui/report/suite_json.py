@@ -42,7 +42,8 @@ def run_json(*, run_id: str, suite: Suite, results: Sequence[CellResult],
              summary: RunSummary, finished: bool, stopped: str | None,
              skipped: Sequence[str] = (), user: str = "") -> dict[str, Any]:
     """The `eval --json` document: the run, who started it (`user`), one result per
-    (case, model, repeat), the per-model `summary` and the `pairs`."""
+    (case, model, repeat) with its `answer` text, the per-model `summary` and the
+    `pairs`."""
     figures = summary.to_json()
     return {
         "run_id": run_id,
@@ -56,7 +57,7 @@ def run_json(*, run_id: str, suite: Suite, results: Sequence[CellResult],
         "stopped": stopped,
         "skipped": list(dict.fromkeys([*suite.skipped, *skipped])),
         "simulated": simulated_models(suite, results, summary),
-        "results": [cell.to_json() for cell in results],
+        "results": [{**cell.to_json(), "answer": cell.answer} for cell in results],
         "summary": figures["summary"],
         "pairs": figures["pairs"],
         "judge": None if summary.judge is None else summary.judge.to_json(),

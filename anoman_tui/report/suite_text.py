@@ -237,9 +237,10 @@ def _simulated_models(summary: RunSummary, results: Iterable[CellResult]) -> lis
 
 def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResult],
                   summary: RunSummary, run_id: str, finished: bool, stopped: str | None,
-                  skipped: Sequence[str] = (), user: str = "") -> None:
+                  skipped: Sequence[str] = (), user: str = "", saved: bool = True) -> None:
     """What `eval` prints at its end on a terminal, and `runs show` prints again; `user`:
-    who started the run (named on its last line; "" when not known)."""
+    who started the run (named on its last line; "" when not known); `saved`: the run is
+    in a history (else its last line offers no `--resume`)."""
     cases = len(suite.cases)
     console.print(Text(f"Suite {one_line(suite.name, 120)}: {cases} case"
                        f"{'' if cases == 1 else 's'} × {len(suite.models)} model"
@@ -279,13 +280,20 @@ def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResul
         console.print(Text(f"skipped (unsupported): {one_line('; '.join(every_skip), 500)}",
                            style="yellow"))
     by = f" by {one_line(user, 64)}" if user else ""
-    if finished:
+    if finished and saved:
         console.print(Text(f"run {run_id}{by}: finished. Reopen it with `anoman-tui runs show "
                            f"{run_id}`."))
-    else:
+    elif finished:
+        console.print(Text(f"run {run_id}{by}: finished; not saved (the history is off)."))
+    elif saved:
         why = f" ({one_line(stopped, 120)})" if stopped else ""
         console.print(Text(f"run {run_id}{by}: stopped{why}. Continue it with `anoman-tui "
                            f"eval --resume {run_id}`.", style="yellow"))
+    else:  # nothing of it is in a history: a --resume would find no such run
+        why = f" ({one_line(stopped, 120)})" if stopped else ""
+        console.print(Text(f"run {run_id}{by}: stopped{why}; not saved (the history is "
+                           "off), so it cannot be resumed: run the suite again.",
+                           style="yellow"))
 
 
 def judge_line(judge: JudgeSummary, results: Sequence[CellResult]) -> str:

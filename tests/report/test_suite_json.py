@@ -104,7 +104,9 @@ def test_the_document_survives_json_unchanged() -> None:
     assert again == doc
     assert again["suite"] == HOSTILE  # kept as written; escaping is JSON's own
     assert again["skipped"] == ["python assert in t1"]  # the suite's own, no duplicate
-    assert "answer" not in again["results"][0]  # answers live in the history
+    # Each result carries its answer's text, hostile text kept as written.
+    assert again["results"][0]["answer"] == HOSTILE
+    assert [r["answer"] for r in again["results"]] == [c.answer for c in _cells()]
 
 
 def test_runs_json_lists_each_run_with_its_keys() -> None:
