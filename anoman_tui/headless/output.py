@@ -46,15 +46,38 @@ def simulated_line(run: CompareRun) -> str | None:
             "models, generated on this machine, not by the real models of those names")
 
 
+def recorded_figures(run: CompareRun) -> dict[int, dict[str, float | None]] | None:
+    """A replay's TTFT and tokens/s per pane as they were recorded (a replay at another
+    speed measures its own pace, which is not the model's); None for a live run."""
+    original = run.spec.original
+    if run.spec.replay is None or original is None:
+        return None
+    return {p.pane: {"ttft_s": p.metrics.get("ttft_s"),
+                     "output_tokens_per_s": p.metrics.get("output_tokens_per_s")}
+            for p in original.panes}
+
+
+def recorded_line(run: CompareRun) -> str | None:
+    """Below a replay's summary: whose figures its TTFT and tok/s are."""
+    original = run.spec.original
+    if recorded_figures(run) is None or original is None:
+        return None
+    return (f"TTFT and tok/s: as recorded in comparison #{original.id}, not as replayed "
+            f"at {run.spec.speed:g}×")
+
+
 def summary_table(run: CompareRun) -> Table:
-    """One row per model; a failure's description is below the table (`failure_lines`)."""
+    """One row per model; a failure's description is below the table (`failure_lines`).
+    A replay's TTFT and tok/s are the recorded ones, and headed so."""
     table = Table(title="Summary", title_justify="left", expand=False)
     longest = max((len(named(run, p)) for p in run.panes), default=5)
     # Models from more than one server: which one each streamed from.
     several = len({p.target for p in run.panes}) > 1 and not run.spec.blind
+    recorded = recorded_figures(run)
+    label = " (recorded)" if recorded is not None else ""
     columns = [("#", "right"), ("model", "left"), *([("target", "left")] if several else []),
-               ("status", "left"), ("TTFT", "right"), ("tok/s", "right"), ("tokens", "right"),
-               ("cost", "right")]
+               ("status", "left"), (f"TTFT{label}", "right"), (f"tok/s{label}", "right"),
+               ("tokens", "right"), ("cost", "right")]
     for column, justify in columns:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     model_column = table.columns[1]  # never shortened: a cut name is a different model
@@ -76,13 +99,17 @@ def summary_table(run: CompareRun) -> Table:
         status = r.status + (" (cache hit)" if r.cache_hit else "")
         if r.cut_at_max_tokens:
             status += " (cut: max tokens)"
+        ttft, rate = r.metrics.ttft_s, r.metrics.output_tokens_per_s
+        if recorded is not None:
+            figures = recorded.get(pane.pane, {})
+            ttft, rate = figures.get("ttft_s"), figures.get("output_tokens_per_s")
         table.add_row(
             str(pane.pane),
             Text(named(run, pane)),
             *([Text(pane.target)] if several and not run.spec.blind else []),
             Text(status, style=_STATUS_STYLE.get(r.status, "")),
-            _fmt(r.metrics.ttft_s, " s"),
-            _fmt(r.metrics.output_tokens_per_s, "", 1),
+            _fmt(ttft, " s"),
+            _fmt(rate, "", 1),
             tokens,
             cost,
         )
@@ -202,6 +229,9 @@ def print_results(console: Console, run: CompareRun, rerun: ComparisonRecord | N
         console.width = max(console.width, *(
             console.measure(t, options=unbounded).maximum for t in (table, against) if t))
     console.print(table, soft_wrap=False)
+    recorded = recorded_line(run)
+    if recorded is not None:
+        console.print(Text(recorded))
     simulated = simulated_line(run)
     if simulated is not None:
         console.print(Text(simulated, style="yellow"))

@@ -189,3 +189,25 @@ def test_record_and_its_limit_come_from_flag_env_and_file(gateway: EmbeddedGatew
     bad = cli(data_home, "compare", "never sent", config="record_limit_mb = -1\n")
     assert bad.returncode == 2 and "record_limit_mb" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_replay_at_another_speed_prints_the_recorded_figures(gateway: EmbeddedGateway,
+                                                               data_home: Path) -> None:
+    made = live(data_home, gateway, "replay me fast", models=("anoman-lite", "deepseek-r1"),
+                simulate="X-Anoman-Simulate: ttft=0.3,rate=100,tokens=30")
+    result = cli(data_home, "compare", "--replay", str(made["id"]), "--speed", "4",
+                 env={"ANOMAN_BASE_URL": "http://127.0.0.1:9"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if "TTFT" in line)
+    assert "TTFT (recorded)" in header and "tok/s (recorded)" in header
+    for number, panel in enumerate(made["panels"], start=1):
+        row = next(line for line in lines if line.startswith(f"│ {number} │"))
+        cells = [cell.strip() for cell in row.strip("│").split("│")]
+        recorded = panel["metrics"]
+        # The recorded figures, not those of a stream played four times as fast.
+        assert cells[3] == f"{recorded['ttft_s']:.2f} s"
+        assert cells[4] == f"{recorded['output_tokens_per_s']:.1f}"
+        assert recorded["ttft_s"] >= 0.29
+    assert f"TTFT and tok/s: as recorded in comparison #{made['id']}, not as replayed " \
+           "at 4×" in result.stdout
