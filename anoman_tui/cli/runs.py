@@ -73,16 +73,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(store: HistoryStore | None, limit: int, as_json: bool) -> int:
-    from rich.console import Console
-
     from anoman_tui.report.suite_json import runs_json
-    from anoman_tui.report.suite_text import print_runs
+    from anoman_tui.report.suite_text import output_console, print_runs
 
     listings = store.runs(limit=max(1, limit)) if store is not None else []
     if as_json:
         print(json.dumps(runs_json(listings), ensure_ascii=False))
         return 0
-    print_runs(Console(highlight=False), listings)
+    print_runs(output_console(), listings)
     return 0
 
 
@@ -116,10 +114,8 @@ def _load(store: HistoryStore, run_id: str) -> tuple[StoredRun, Any, list[Any]] 
 
 def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
           junit: Path | None) -> int:
-    from rich.console import Console
-
     from anoman_tui.report.suite_json import run_json
-    from anoman_tui.report.suite_text import print_summary
+    from anoman_tui.report.suite_text import output_console, print_summary
     from anoman_tui.suites.summary import summarize
 
     loaded = _load(store, run_id)
@@ -160,7 +156,7 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
                                   user=stored.user),
                          ensure_ascii=False))
         return 0
-    console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+    console = output_console()
     print_summary(console, suite=suite, results=results, summary=summary,
                   run_id=stored.run_id, finished=stored.finished, stopped=stored.stopped,
                   skipped=suite.skipped, user=stored.user)
@@ -181,10 +177,8 @@ def _judge_summary(stored: StoredRun, suite: Suite, results: list[CellResult]
 
 def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool,
           force: bool = False) -> int:
-    from rich.console import Console
-
     from anoman_tui.report.suite_diff import diff_json, diff_runs, match_cases, print_diff
-    from anoman_tui.report.suite_text import one_line
+    from anoman_tui.report.suite_text import one_line, output_console
 
     old = _load(store, old_id)
     new = _load(store, new_id) if old is not None else None
@@ -213,5 +207,5 @@ def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool,
     if as_json:
         print(json.dumps(diff_json(diff, judges), ensure_ascii=False))
     else:
-        print_diff(Console(highlight=False), diff, judges)
+        print_diff(output_console(), diff, judges)
     return 1 if diff.regressed else 0

@@ -149,7 +149,10 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
     suite = request.suite
     todo, run_id, total = prepared.todo, prepared.run_id, prepared.total
     prog = "anoman-tui eval"
-    console = Console(file=out, highlight=False, soft_wrap=not request.as_json)
+    from anoman_tui.report.suite_text import output_console
+
+    # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
+    console = output_console(out, soft_wrap=not request.as_json)
     err = Console(stderr=True, highlight=False)
     view_console = err if request.as_json else console
     live = view_console.is_terminal

@@ -35,8 +35,10 @@ from rich.text import Text
 
 from anoman_tui.report.suite_text import (
     DASH,
+    fits,
     interval_seconds,
     one_line,
+    say,
     signed_seconds,
     signed_usd,
     usd,
@@ -273,10 +275,17 @@ def diff_json(diff: RunDiff, judges: tuple[RunSummary | None, RunSummary | None]
     }
 
 
-def print_diff(console: Console, diff: RunDiff,
-               judges: tuple[RunSummary | None, RunSummary | None] = (None, None)) -> None:
-    """The per-model table, each run's judge, each regression and improvement, then the
-    verdict."""
+def _ci_usd(m: ModelDiff) -> str:
+    return DASH if m.cost_diff_ci is None else \
+        f"[{m.cost_diff_ci[0]:+.6f}, {m.cost_diff_ci[1]:+.6f}]"
+
+
+def _totals(m: ModelDiff) -> str:
+    return DASH if m.cost_old_usd is None else \
+        f"{usd(m.cost_old_usd, m.cost_estimated)} → {usd(m.cost_new_usd, m.cost_estimated)}"
+
+
+def _diff_table(diff: RunDiff) -> Table:
     table = Table(title="Change per model (new − old, on the cells both runs have)",
                   title_justify="left", expand=False)
     for column, justify in (("model", "left"), ("matched", "right"), ("pass→fail", "right"),
@@ -286,16 +295,38 @@ def print_diff(console: Console, diff: RunDiff,
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     table.columns[0].no_wrap = True
     for m in diff.models:
-        ci = DASH if m.cost_diff_ci is None else \
-            f"[{m.cost_diff_ci[0]:+.6f}, {m.cost_diff_ci[1]:+.6f}]"
-        totals = DASH if m.cost_old_usd is None else \
-            f"{usd(m.cost_old_usd, m.cost_estimated)} → {usd(m.cost_new_usd, m.cost_estimated)}"
         table.add_row(Text(one_line(m.model, 120)), str(m.matched),
                       Text(str(len(m.regressions)), style="red" if m.regressions else ""),
                       Text(str(len(m.improvements)), style="green" if m.improvements else ""),
                       signed_seconds(m.ttft_diff_s), interval_seconds(m.ttft_diff_ci),
-                      signed_usd(m.cost_diff_usd), ci, totals)
-    console.print(table, soft_wrap=False)
+                      signed_usd(m.cost_diff_usd), _ci_usd(m), _totals(m))
+    return table
+
+
+def _diff_blocks(console: Console, diff: RunDiff) -> None:
+    """The table's figures, one block per model, for a width the table does not fit."""
+    say(console, Text("Change per model (new − old, on the cells both runs have)",
+                      style="italic"))
+    for m in diff.models:
+        say(console, Text(one_line(m.model, 120), style="bold"))
+        for line in (f"matched {m.matched}, pass→fail {len(m.regressions)}, fail→pass "
+                     f"{len(m.improvements)}",
+                     f"TTFT median {signed_seconds(m.ttft_diff_s)}, 95% CI "
+                     f"{interval_seconds(m.ttft_diff_ci)}",
+                     f"cost per cell {signed_usd(m.cost_diff_usd)}, 95% CI {_ci_usd(m)}",
+                     f"cost old → new {_totals(m)}"):
+            say(console, line, 2)
+
+
+def print_diff(console: Console, diff: RunDiff,
+               judges: tuple[RunSummary | None, RunSummary | None] = (None, None)) -> None:
+    """The per-model table (blocks when it does not fit the width), each run's judge,
+    each regression and improvement, the changed cases, then the verdict."""
+    table = _diff_table(diff)
+    if fits(console, table):
+        say(console, table)
+    else:
+        _diff_blocks(console, diff)
     for label, summary in (("old", judges[0]), ("new", judges[1])):
         if summary is None or summary.judge is None:
             continue
@@ -304,36 +335,36 @@ def print_diff(console: Console, diff: RunDiff,
         ratings = ", ".join(f"{one_line(r.model, 60)} {r.rating:.0f} [{r.ci[0]:.0f}, "
                             f"{r.ci[1]:.0f}]" for r in sorted(
                                 summary.ratings, key=lambda r: (-r.rating, r.model)))
-        console.print(Text(f"judge ({label} run) {one_line(judge.model, 80)}: {judge.calls} "
-                           f"calls, {judge.errors} errors, {cost}"
-                           + (f"; ratings {ratings}" if ratings else "")
-                           + ("; self-judged" if judge.self_judge else "")))
+        say(console, Text(f"judge ({label} run) {one_line(judge.model, 80)}: {judge.calls} "
+                          f"calls, {judge.errors} errors, {cost}"
+                          + (f"; ratings {ratings}" if ratings else "")
+                          + ("; self-judged" if judge.self_judge else "")))
     for label, changes, style in (("Regressions (pass → fail)", diff.regressions, "red"),
                                   ("Improvements (fail → pass)", diff.improvements, "green")):
         if changes:
-            console.print(Text(f"{label}: {len(changes)}", style=f"bold {style}"))
+            say(console, Text(f"{label}: {len(changes)}", style=f"bold {style}"))
             for c in changes:
-                console.print(Text(f"  {one_line(c.case, 80)}  {one_line(c.model, 80)}  "
-                                   f"#{c.repeat}"))
+                say(console, f"{one_line(c.case, 80)}  {one_line(c.model, 80)}  #{c.repeat}",
+                    2)
     for label, names in (("only in the old run", diff.only_in_old),
                          ("only in the new run", diff.only_in_new)):
         if names:
-            console.print(Text(f"{label}: {one_line(', '.join(names), 300)}", style="yellow"))
+            say(console, Text(f"{label}: {one_line(', '.join(names), 300)}", style="yellow"))
     if diff.changed:
-        console.print(Text(f"Changed cases (not compared): {len(diff.changed)}",
-                           style="bold yellow"))
+        say(console, Text(f"Changed cases (not compared): {len(diff.changed)}",
+                          style="bold yellow"))
         for change in diff.changed:
-            console.print(Text(f"  {one_line(change.case, 80)}  changed: "
-                               f"{', '.join(change.what)}"))
+            say(console, f"{one_line(change.case, 80)}  changed: {', '.join(change.what)}",
+                2)
     if diff.cases is not None:
         for label, names in (("cases only in the old run", diff.cases.only_in_old),
                              ("cases only in the new run", diff.cases.only_in_new)):
             if names:
-                console.print(Text(f"{label} (not compared): "
-                                   f"{one_line(', '.join(names), 300)}", style="yellow"))
+                say(console, Text(f"{label} (not compared): "
+                                  f"{one_line(', '.join(names), 300)}", style="yellow"))
     apart = f" ({len(diff.changed)} changed case(s) not compared)" if diff.changed else ""
     if diff.regressed:
-        console.print(Text(f"regressed: {len(diff.regressions)} case(s) went pass → fail"
-                           + apart, style="bold red"))
+        say(console, Text(f"regressed: {len(diff.regressions)} case(s) went pass → fail"
+                          + apart, style="bold red"))
     else:
-        console.print(Text("no regression" + apart, style="green"))
+        say(console, Text("no regression" + apart, style="green"))

@@ -8,6 +8,7 @@ import io
 from dataclasses import dataclass
 from decimal import Decimal
 
+import pytest
 from rich.console import Console
 
 from anoman_tui.report.suite_text import cell_line, print_runs, print_summary
@@ -156,3 +157,95 @@ def test_print_runs_lists_each_run() -> None:
     empty = io.StringIO()
     print_runs(Console(file=empty, width=100), [])
     assert "No suite runs yet" in empty.getvalue()
+
+
+# --- laid out for the width there is ----------------------------------------------------
+
+LONG = "openrouter:anthropic/claude-3.5-sonnet-20241022-with-a-very-long-deployment-name"
+"""A model name longer than an 80-column line: folded, never cut."""
+
+
+def _wide_summary() -> tuple[Suite, RunSummary]:
+    suite = Suite(name="widths", models=("m-a", LONG), cases=SUITE.cases, repeat=2)
+    a = ModelSummary("m-a", 40, 39, 37, 37 / 39, (0.8312, 0.9859), 0.412, 1.234, 87.6,
+                     3.456, 12.345, Decimal("0.123456"), True, Decimal("0.003337"),
+                     {"stream_error": 1}, 0, 0, False)
+    b = ModelSummary(LONG, 40, 40, 12, 0.3, (0.1806, 0.4541), 10.25, 99.5, 1234.5, 100.125,
+                     250.5, Decimal("12.5"), False, Decimal("1.041667"), {}, 0, 0, True)
+    pair = PairSummary("m-a", LONG, 39, 25, 0, 5.96e-08, 5.96e-08, 38, -9.876,
+                       (-12.5, -7.25))
+    return suite, RunSummary((a, b), (pair,))
+
+
+FIGURES = ("37/39", "94.9%", "[83.1–98.6%]", "0.41 s", "1.23 s", "87.6", "3.46 s",
+           "12.35 s", "~$0.123456 (est.)", "~$0.003337 (est.)", "stream_error 1",
+           "12/40", "30.0%", "[18.1–45.4%]", "10.25 s", "99.50 s", "1234.5", "100.12 s",
+           "250.50 s", "$12.500000", "$1.041667", "5.96e-08 (Holm 5.96e-08)", "-9.876 s",
+           "[-12.500, -7.250] s")
+
+
+def _laid_out(width: int | None) -> str:
+    """The summary at `width` columns, or as `output_console` lays it out piped."""
+    out = io.StringIO()
+    if width is None:
+        import os
+        from unittest import mock
+
+        from anoman_tui.report.suite_text import output_console
+        with mock.patch.dict(os.environ, clear=False) as env:
+            env.pop("COLUMNS", None)
+            console = output_console(out, soft_wrap=True)  # as eval makes it
+    else:
+        console = Console(file=out, width=width, color_system=None, soft_wrap=True)
+    suite, summary = _wide_summary()
+    print_summary(console, suite=suite, results=_cells()[:3], summary=summary, run_id="r9",
+                  finished=True, stopped=None)
+    return out.getvalue()
+
+
+def _whole(text: str, figure: str) -> bool:
+    """`figure` is in `text` on one line, not part of a longer number."""
+    import re
+
+    pattern = r"(?<![\w.])" + re.escape(figure) + r"(?![\w])"
+    return any(re.search(pattern, line) for line in text.splitlines())
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, None])
+def test_the_summary_fits_the_width_and_never_cuts_a_figure(width: int | None) -> None:
+    text = _laid_out(width)
+    limit = width or 80  # piped: a fixed 80 columns
+    assert all(len(line) <= limit for line in text.splitlines()), text
+    for figure in FIGURES:
+        assert _whole(text, figure), (figure, text)
+    # Nothing squeezed into an ellipsis; a long name folded over lines, whole.
+    assert "…" not in text.split("Failed (")[0]
+    assert LONG in "".join(line.strip() for line in text.splitlines())
+    assert "m-a vs" in text
+
+
+def test_a_wide_terminal_still_gets_the_tables() -> None:
+    text = _laid_out(260)
+    assert "┃ model" in text and "passed/judged [95% CI]" in text
+    row = next(line for line in text.splitlines() if line.startswith("│ m-a "))
+    assert "37/39 94.9% [83.1–98.6%]" in row
+
+
+def test_piped_is_a_fixed_layout_whatever_the_terminal_size() -> None:
+    assert _laid_out(None) == _laid_out(None)
+    assert _laid_out(None) == _laid_out(80)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_runs_list_fits_the_width(width: int) -> None:
+    out = io.StringIO()
+    print_runs(Console(file=out, width=width, color_system=None),
+               [Listing("run-20261207-025226-b203", "support answers", 1_764_554_726.0,
+                        ("anoman-lite", "claude-sonnet-4-6", LONG), 1234, 1000, 1200,
+                        False, "cost_limit", "ann")])
+    text = out.getvalue()
+    assert all(len(line) <= width for line in text.splitlines()), text
+    for figure in ("run-20261207-025226-b203", "2025-12-01 02:05:26Z", "1234", "1000/1200",
+                   "stopped (cost_limit)", "ann", "support answers"):
+        assert _whole(text, figure), (figure, text)
+    assert "…" not in text
