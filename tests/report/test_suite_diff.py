@@ -104,3 +104,54 @@ def test_print_diff() -> None:
     quiet = io.StringIO()
     print_diff(Console(file=quiet, width=200), diff_runs(new, new, ["a"]))
     assert "no regression" in quiet.getvalue()
+
+
+def test_cases_are_matched_by_id_and_what_they_ask_and_check() -> None:
+    from anoman_tui.report.suite_diff import match_cases
+    from anoman_tui.suites.model import Assertion, Case, Suite
+
+    old = (Case("c1", "Say hi", asserts=(Assertion("icontains", "hi"),)),
+           Case("c2", "Say bye", asserts=(Assertion("icontains", "bye"),)),
+           Case("c3", "Count", asserts=(Assertion("regex", "[0-9]"),), threshold=0.5),
+           Case("c4", "Gone"))
+    new = (Case("c1", "Say hi", asserts=(Assertion("icontains", "hi"),)),
+           Case("c2", "Say goodbye", asserts=(Assertion("icontains", "bye"),)),
+           Case("c3", "Count", asserts=(Assertion("regex", "[0-9]", weight=2.0),),
+                threshold=0.5),
+           Case("c5", "New"))
+    cases = match_cases(old, new)
+    assert cases.same == {"c1"}
+    assert [(c.case, c.what) for c in cases.changed] == [("c2", ("prompt",)),
+                                                        ("c3", ("assertions",))]
+    assert cases.only_in_old == ("c4",) and cases.only_in_new == ("c5",)
+    # A run saved long ago keeps its suite as it was then: read back, it matches alike.
+    stored = {"name": "s", "models": ["a"], "cases": [
+        {"id": "c1", "prompt": "Say hi", "assert": [{"type": "icontains", "value": "hi"}]}]}
+    assert match_cases(Suite.from_json(stored).cases, new).same == {"c1"}
+
+    # Cells of changed cases count neither way: c2 went pass -> fail, c3 fail -> pass.
+    old_cells = [cell("c1", "a", 1, True), cell("c2", "a", 1, True), cell("c3", "a", 1, False)]
+    new_cells = [cell("c1", "a", 1, True), cell("c2", "a", 1, False), cell("c3", "a", 1, True)]
+    diff = diff_runs(old_cells, new_cells, ["a"], cases)
+    assert not diff.regressed and not diff.improvements
+    assert diff.models[0].matched == 1 and diff.models[0].ttft_pairs == 1
+    doc = diff_json(diff)
+    assert doc["changed"] == [{"case": "c2", "changed": ["prompt"]},
+                              {"case": "c3", "changed": ["assertions"]}]
+    assert doc["compared_cases"] == 1
+    assert doc["cases_only_in_old"] == ["c4"] and doc["cases_only_in_new"] == ["c5"]
+    # Without the suites (as before), the same cells are a regression and an improvement.
+    assert diff_runs(old_cells, new_cells, ["a"]).regressed
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_print_diff_fits_the_width(width: int) -> None:
+    old, new = _runs()
+    out = io.StringIO()
+    print_diff(Console(file=out, width=width, color_system=None, soft_wrap=True),
+               diff_runs(old, new, ["a"]))
+    text = out.getvalue()
+    assert all(len(line) <= width for line in text.splitlines()), text
+    assert "…" not in text
+    for figure in ("-0.100 s", "~$0.004000 (est.) → ~$0.003800 (est.)", "matched 4"):
+        assert figure in text, (figure, text)
