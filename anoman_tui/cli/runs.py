@@ -200,6 +200,14 @@ def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool,
               f"the old run, {len(cases.only_in_new)} only in the new): nothing to compare "
               "(--force shows what changed anyway)", file=sys.stderr)
         return 2
+    asked = [label for label, field in (("system prompt", "system"),
+                                        ("temperature", "temperature"),
+                                        ("max_tokens", "max_tokens"),
+                                        ("endpoint format", "endpoint"))
+             if getattr(old_suite, field) != getattr(new_suite, field)]
+    if asked:  # compared all the same (a gate on them is what CI wants), but said
+        print(f"{PROG}: note: the runs' suites differ in {', '.join(asked)}: every "
+              "answer was asked differently", file=sys.stderr)
     models = [*old_suite.models, *(m for m in new_suite.models if m not in old_suite.models)]
     diff = diff_runs(old_results, new_results, models, cases)
     judges = (_judge_summary(old_stored, old_suite, old_results),

@@ -183,9 +183,10 @@ value = "{check}"
 
 
 def _suite(tmp: Path, name: str, *, thing: str = "kettle", check: str = "teapot",
-           title: str = "gate") -> str:
+           title: str = "gate", system: str = "") -> str:
     text = SAME.replace("{thing}", thing).replace("{check}", check)
-    return str(write(tmp, text.replace('name = "gate"', f'name = "{title}"'), name))
+    head = f'name = "{title}"' + (f'\nsystem = "{system}"' if system else "")
+    return str(write(tmp, text.replace('name = "gate"', head), name))
 
 
 def test_runs_diff_compares_like_with_like(
@@ -196,7 +197,7 @@ def test_runs_diff_compares_like_with_like(
               # same case, so it is no regression.
               _suite(tmp_path, "prompt.toml", thing="toaster"),
               _suite(tmp_path, "checks.toml", thing="toaster", check="zyzzyva"),
-              _suite(tmp_path, "other.toml", title="another suite")]
+              _suite(tmp_path, "other.toml", title="another suite", system="Be brief.")]
     runs = [json.loads(out)["run_id"] for _, out, _ in _all([
         _start(data_home, None, *_eval(data_home, gateway, "eval", s, "--json"))
         for s in suites])]
@@ -231,8 +232,9 @@ def test_runs_diff_compares_like_with_like(
     status, out, err = _all([_start(data_home, None, "runs", "diff", base, other)])[0]
     assert status == 2 and out == "" and err.count("\n") == 1
     assert '"gate"' in err and '"another suite"' in err and "--force" in err
-    status, out, _ = runs_cli("diff", base, other, "--force", "--json")
+    status, out, err = runs_cli("diff", base, other, "--force", "--json")
     assert status == 0 and json.loads(out)["compared_cases"] == 2
+    assert "note: the runs' suites differ in system prompt" in err
 
 
 def test_eval_json_and_junit_carry_each_answer_with_the_history_on(
