@@ -9,6 +9,7 @@ import io
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
+import pytest
 from junitparser import Error, JUnitXml
 from rich.console import Console
 
@@ -140,3 +141,19 @@ def test_runs_diff_gives_each_runs_judge() -> None:
     assert set(document["judge"]["new"]["ratings"]) == set(MODELS)
     plain = diff_json(diff_runs(cells, cells, MODELS))
     assert plain["judge"] is None
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_judged_summary_fits_the_width(width: int) -> None:
+    cells = _cells()
+    summary = summarize(MODELS, cells, judge="m-a", self_judge=True, pairwise=PAIRS)
+    out = io.StringIO()
+    print_summary(Console(file=out, width=width, highlight=False, soft_wrap=True),
+                  suite=SUITE, results=cells, summary=summary, run_id="run-j",
+                  finished=True, stopped=None)
+    text = out.getvalue()
+    assert all(len(line) <= width for line in text.splitlines()), text
+    assert "…" not in text.split("Failed (")[0]
+    for r in summary.ratings:  # each rating and its interval whole, on one line
+        assert f"{r.rating:.0f}" in text
+        assert f"{r.ci[0]:.0f} to {r.ci[1]:.0f}" in text, text
