@@ -204,6 +204,9 @@ def load_saved(comparison_id: int, prog: str, *, recordings: bool
 def _compare_usage(args: argparse.Namespace) -> str | None:
     """Why this `compare` command line cannot run, or None."""
     again = "--replay" if args.replay is not None else "--rerun" if args.rerun else None
+    if args.prompt is not None and _not_utf8(args.prompt):
+        # Neither sendable as JSON nor storable: said before anything starts.
+        return "the prompt holds bytes that are not UTF-8 text"
     if again and args.prompt is not None:
         return f"{again} sends the saved comparison's prompt: drop the prompt argument"
     if not again and args.prompt is None:
@@ -221,6 +224,12 @@ def _compare_usage(args: argparse.Namespace) -> str | None:
             return (f"--replay plays what was recorded: {', '.join(given)} cannot change it "
                     "(--rerun sends the prompt again to other models)")
     return None
+
+
+def _not_utf8(text: str) -> bool:
+    from anoman_tui.config import not_utf8
+
+    return not_utf8(text)
 
 
 def _saved_panes(settings: Settings, record: ComparisonRecord, prog: str) -> Settings | None:
