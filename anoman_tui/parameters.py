@@ -15,6 +15,7 @@ Imports the standard library only: the command line reads it on every start-up.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 2.0
@@ -29,7 +30,7 @@ MAX_TOKENS_RULE = f"a whole number from {MAX_TOKENS_MIN} to {MAX_TOKENS_MAX}"
 
 def shown(value: object) -> str:
     """`value` as a problem quotes it: short, one line."""
-    text = repr(value) if isinstance(value, str) else str(value)
+    text = f'"{value}"' if isinstance(value, str) else str(value)
     text = text.replace("\n", " ").replace("\r", " ")
     return text if len(text) <= 40 else text[:39] + "…"
 
@@ -43,12 +44,15 @@ def _typed(text: str) -> str:
 
 
 def temperature_problem(value: object) -> str | None:
-    """Why `value` cannot be sent as `temperature`, or None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return f"must be {TEMPERATURE_RULE}, not {shown(value)}"
-    if not math.isfinite(value) or not TEMPERATURE_MIN <= value <= TEMPERATURE_MAX:
-        return f"must be {TEMPERATURE_RULE}, not {shown(value)}"
-    return None
+    """Why `value` cannot be sent as `temperature`, or None. A `Decimal` (as a suite
+    file is read) is a number too."""
+    if isinstance(value, Decimal):
+        if value.is_finite() and TEMPERATURE_MIN <= value <= TEMPERATURE_MAX:
+            return None
+    elif not isinstance(value, bool) and isinstance(value, int | float) \
+            and math.isfinite(value) and TEMPERATURE_MIN <= value <= TEMPERATURE_MAX:
+        return None
+    return f"must be {TEMPERATURE_RULE}, not {shown(value)}"
 
 
 def max_tokens_problem(value: object) -> str | None:

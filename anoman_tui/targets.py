@@ -156,6 +156,13 @@ class Target(BaseModel):
             return environ[self.api_key_env]
         return self.api_key.get_secret_value() if self.api_key else ""
 
+    def missing_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The environment variable its key comes from, when that is unset and no key is
+        written for it either (None: it has a key, or reads none from a variable)."""
+        if self.api_key_env is None or self.key(environ):
+            return None
+        return self.api_key_env
+
     @property
     def price_provider(self) -> str | None:
         """The provider whose list prices estimate a cost it does not report."""
