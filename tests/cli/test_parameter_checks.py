@@ -227,3 +227,25 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_nothing_is_saved(
     assert not history_file(data_home).exists()
     # Refused before the local gateway was started: no ledger was opened either.
     assert not (data_home / "anoman-tui" / "usage.sqlite3").exists()
+
+
+def test_a_saved_comparison_whose_parameters_are_out_of_range_is_not_sent_again(
+        gateway: EmbeddedGateway, data_home: Path) -> None:
+    """One saved before the ranges were checked (here: its row edited) is refused by pane,
+    in one line, when `--rerun` would send it to its own models again."""
+    import json
+    import sqlite3
+
+    made = cli(data_home, "compare", "saved", "--json", "--base-url", gateway.base_url,
+               "-m", "anoman-lite", "-H", FAST, "--temperature", "0.5", "--no-record",
+               env={"ANOMAN_API_KEY": KEY})
+    saved = json.loads(made.stdout)["id"]
+    with sqlite3.connect(history_file(data_home)) as conn:
+        conn.execute("UPDATE panes SET temperature = 9 WHERE comparison_id = ?", (saved,))
+    before = requests_seen(gateway)
+    done = cli(data_home, "compare", "--rerun", str(saved), "--base-url", gateway.base_url,
+               env={"ANOMAN_API_KEY": KEY})
+    assert done.returncode == 2
+    err = one_line(done.stderr)
+    assert "pane 1's temperature cannot be sent again: must be a number from 0 to 2" in err
+    assert requests_seen(gateway) == before
