@@ -35,6 +35,12 @@ from pydantic_settings import (
 )
 
 from anoman_tui.locations import config_file
+from anoman_tui.parameters import (
+    MAX_TOKENS_RULE,
+    TEMPERATURE_RULE,
+    max_tokens_problem,
+    temperature_problem,
+)
 from anoman_tui.streaming.request import EndpointFormat
 from anoman_tui.targets import (
     BUILT_IN,
@@ -45,7 +51,22 @@ from anoman_tui.targets import (
     from_config,
     gateway_target,
     split_model,
+    unknown_target,
 )
+
+
+def _checked_temperature(value: float | None) -> float | None:
+    # The one range every source shares (anoman_tui.parameters); the value is quoted
+    # by `_describe`, so the problem is the rule alone.
+    if value is not None and temperature_problem(value):
+        raise ValueError(f"must be {TEMPERATURE_RULE}")
+    return value
+
+
+def _checked_max_tokens(value: int | None) -> int | None:
+    if value is not None and max_tokens_problem(value):
+        raise ValueError(f"must be {MAX_TOKENS_RULE}")
+    return value
 
 
 class PaneConfig(BaseModel):
@@ -56,8 +77,18 @@ class PaneConfig(BaseModel):
 
     model: str = Field(min_length=1)
     endpoint: EndpointFormat | None = None
-    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, value: float | None) -> float | None:
+        return _checked_temperature(value)
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_tokens(cls, value: int | None) -> int | None:
+        return _checked_max_tokens(value)
 
 
 class ArenaConfig(BaseModel):
@@ -96,8 +127,8 @@ class Settings(BaseSettings):
     theme: str = "anoman-dark"
     keymap: dict[str, str] = Field(default_factory=dict, description="binding id → keys")
     system_prompt: str = ""
-    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = None
+    max_tokens: int | None = None
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     history: bool = Field(default=True, description="save every comparison to the history")
     user: str | None = Field(
@@ -123,6 +154,16 @@ class Settings(BaseSettings):
     panes: list[PaneConfig] = Field(
         default_factory=list, description="[[panes]] tables: each pane's model, endpoint "
         "format and parameters (`models`, when given, wins)")
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, value: float | None) -> float | None:
+        return _checked_temperature(value)
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_tokens(cls, value: int | None) -> int | None:
+        return _checked_max_tokens(value)
 
     @field_validator("targets")
     @classmethod
@@ -313,7 +354,47 @@ def load_settings(**overrides: Any) -> Settings:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(f"{source_of('target', flags)}: target: no target named "
                           f"{settings.default_target!r}{hint}; known: {', '.join(known)}")
+    problem = _text_problem(settings, flags) or _model_problem(settings, flags)
+    if problem:
+        raise ConfigError(problem)
     return settings
+
+
+def not_utf8(text: str) -> bool:
+    """`text` holds bytes that were not UTF-8 (decoded as lone surrogates, as Python
+    reads a command line or the environment): it cannot be sent, saved or printed."""
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+NOT_UTF8 = "holds bytes that are not UTF-8 text"
+
+
+def _text_problem(settings: Settings, flags: dict[str, Any]) -> str | None:
+    """A text setting (from a flag or a variable) that is not UTF-8, named, never shown."""
+    texts: dict[str, list[str]] = {
+        "system_prompt": [settings.system_prompt], "models": list(settings.models),
+        "base_url": [settings.base_url or ""], "target": [settings.target or ""],
+        "api_key": [settings.api_key.get_secret_value() if settings.api_key else ""]}
+    for key, values in texts.items():
+        if any(not_utf8(value) for value in values):
+            return f"{source_of(key, flags)}: {NOT_UTF8}"
+    return None
+
+
+def _model_problem(settings: Settings, flags: dict[str, Any]) -> str | None:
+    """A `TARGET:MODEL` whose target does not exist (`unknown_target`), named with where
+    it was written: refused before anything is started or sent."""
+    known = settings.all_targets()
+    named: list[tuple[str, str, str]] = [("models", "", spec) for spec in settings.models]
+    named += [("panes", f"panes.{i}.model: ", p.model) for i, p in enumerate(settings.panes)]
+    named += [("arena", "arena.pool: ", spec) for spec in settings.arena.pool]
+    if settings.arena.judge:
+        named.append(("arena", "arena.judge: ", settings.arena.judge))
+    for key, where, spec in named:
+        problem = unknown_target(spec, known, settings.default_target)
+        if problem:
+            return f"{source_of(key, flags)}: {where}{problem}"
+    return None
 
 
 def source_of(key: str, flags: dict[str, Any]) -> str:

@@ -156,6 +156,13 @@ class Target(BaseModel):
             return environ[self.api_key_env]
         return self.api_key.get_secret_value() if self.api_key else ""
 
+    def missing_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The environment variable its key comes from, when that is unset and no key is
+        written for it either (None: it has a key, or reads none from a variable)."""
+        if self.api_key_env is None or self.key(environ):
+            return None
+        return self.api_key_env
+
     @property
     def price_provider(self) -> str | None:
         """The provider whose list prices estimate a cost it does not report."""
@@ -222,6 +229,43 @@ def split_model(spec: str, targets: Mapping[str, Target]) -> tuple[str | None, s
     if sep and prefix in targets and rest:
         return prefix, rest
     return None, spec
+
+
+def unknown_target(spec: str, targets: Mapping[str, Target], default: str) -> str | None:
+    """Why `TARGET:MODEL` cannot be sent: its prefix reads as a target's name but no
+    target has it (`opnai:gpt-4o`), or None.
+
+    A prefix that names no target is part of the model id (`llama3.2:1b` on ollama), so
+    one is refused only where it cannot be: when the model would go to the local
+    gateway (none of its models has a colon), or when the prefix is one typo away from
+    a target's name. Otherwise the request would go, mistyped, to the default target
+    and come back as another server's "model not found".
+    """
+    prefix, sep, rest = spec.partition(":")
+    if not sep or not rest or prefix in targets or not NAME_PATTERN.match(prefix):
+        return None
+    local = default in targets and targets[default].is_local
+    close = [name for name in targets if _one_typo(prefix.lower(), name.lower())]
+    if not local and not close:
+        return None
+    hint = f'; did you mean "{close[0]}:{rest}"?' if close else ""
+    return f'no target named "{prefix}" (targets: {", ".join(targets)}){hint}'
+
+
+def _one_typo(typed: str, name: str) -> bool:
+    """`typed` is `name` with one letter left out, added, changed, or two swapped (or
+    only its case changed)."""
+    if typed == name:
+        return True
+    if abs(len(typed) - len(name)) > 1:
+        return False
+    if len(typed) == len(name):
+        diff = [i for i, (a, b) in enumerate(zip(typed, name, strict=True)) if a != b]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and typed[diff[0]] == name[diff[1]]
+                                  and typed[diff[1]] == name[diff[0]])
+    short, long = sorted((typed, name), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 ANTHROPIC_VERSION = "2023-06-01"

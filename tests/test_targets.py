@@ -442,3 +442,88 @@ api_key_env = "ANOMAN_TEST_OA_KEY"
     (request,) = posts(server)
     assert request.path == "/from-table/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer sk-t-1"
+
+
+# -- where each model goes, said before anything is sent (issue 39) ----------------------
+
+@pytest.mark.parametrize(("spec", "default", "refused"), [
+    ("opnai:gpt-4o", "local", True),        # a typo of a target
+    ("opnai:gpt-4o", "gateway", True),
+    ("anthrpoic:claude-x", "openai", True),  # two letters swapped
+    ("foo:bar", "local", True),             # no local model has a colon
+    ("llama3.2:1b", "ollama", False),       # an ollama tag, not a target
+    ("llama3:8b", "ollama", False),
+    ("ft:gpt-4o-mini:org:x", "openai", False),
+    ("openai:gpt-4o", "local", False),
+    ("gpt-4o", "local", False),
+])
+def test_a_prefix_that_reads_as_a_mistyped_target_is_refused(
+        spec: str, default: str, refused: bool) -> None:
+    from anoman_tui.targets import unknown_target
+
+    targets = {**BUILT_IN, "gateway": BUILT_IN["anoman"]}
+    problem = unknown_target(spec, targets, default)
+    assert (problem is not None) == refused, problem
+    if problem:
+        prefix = spec.partition(":")[0]
+        assert problem.startswith(f'no target named "{prefix}" (targets: local, anoman, '
+                                  "openai, anthropic, openrouter, ollama"), problem
+
+
+@pytest.mark.parametrize("command", ["compare", "tui"])
+@pytest.mark.parametrize(("config_text", "args"), [
+    ("", ["-m", "opnai:gpt-4o"]),
+    ('[[panes]]\nmodel = "opnai:gpt-4o"\n', []),
+    ('base_url = "http://127.0.0.1:9"\n', ["-m", "opnai:gpt-4o"]),
+])
+async def test_a_mistyped_target_is_one_line_and_nothing_is_started(
+        command: str, config_text: str, args: list[str], config: Path, server: Recorder
+        ) -> None:
+    config.write_text(config_text, encoding="utf-8")
+    argv = ["compare", "hi", *args] if command == "compare" else args
+    code, out, err = await cli(*argv, env={"OPENAI_BASE_URL": server.base_url,
+                                           "OPENAI_API_KEY": "sk-oa-1"})
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert 'no target named "opnai" (targets: local, anoman, openai, anthropic' in err, err
+    assert 'did you mean "openai:gpt-4o"?' in err
+    assert server.requests == []
+    assert not (config.parent / "data" / "anoman-tui" / "usage.sqlite3").exists()
+
+
+async def test_a_model_on_another_target_is_announced_there_and_no_local_gateway_starts(
+        server: Recorder, config: Path) -> None:
+    code, out, err = await cli(
+        "compare", "ping", "-m", "openai:gpt-x", "--no-history",
+        env={"OPENAI_BASE_URL": f"{server.base_url}/v1", "OPENAI_API_KEY": "sk-oa-1"})
+    assert code == 0, err
+    assert out.splitlines()[0] == (
+        f"Comparing 1 model via openai ({server.base_url}) (openai format)"), out
+    assert "local gateway" not in out + err
+    # The local gateway keeps its ledger under the data directory from its first start.
+    assert not (config.parent / "data" / "anoman-tui" / "usage.sqlite3").exists()
+    assert [r.path for r in posts(server)] == ["/v1/chat/completions"]
+
+
+async def test_models_on_two_targets_are_each_announced(
+        server: Recorder, config: Path) -> None:
+    code, out, err = await cli(
+        "compare", "ping", "-m", "openai:gpt-x", "-m", "anoman-lite", "--no-history",
+        env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-oa-1"})
+    assert code == 0, err
+    heading = out.splitlines()[0]
+    assert heading.startswith(f"Comparing 2 models via openai ({server.base_url}), local "
+                              "gateway (127.0.0.1:"), heading
+
+
+async def test_a_target_whose_key_variable_is_unset_is_named_before_sending(
+        server: Recorder, config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, out, err = await cli("compare", "ping", "-m", "openai:gpt-x", "-m", "anoman-lite",
+                               env={"OPENAI_BASE_URL": server.base_url})
+    assert code == 2 and out == ""
+    assert err == ("anoman-tui compare: target openai takes its key from OPENAI_API_KEY, "
+                   "which is not set (for gpt-x): set it, or choose another target; nothing "
+                   "was sent\n")
+    assert server.requests == []
+    assert not (config.parent / "data" / "anoman-tui" / "usage.sqlite3").exists()

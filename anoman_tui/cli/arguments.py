@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -29,10 +29,15 @@ def scrub_passwords(text: str) -> str:
 
 class SecretScrubbingParser(argparse.ArgumentParser):
     """argparse's parser, except that nothing it prints (a usage error quotes the
-    argument it refuses, whole) shows a password written in a URL."""
+    argument it refuses, whole) shows a password written in a URL, and that a usage
+    error is one line, as every other refusal of the command is (argparse would print
+    the whole usage synopsis above it; `--help` still shows it)."""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         super()._print_message(scrub_passwords(message) if message else message, file)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
 class VersionAction(argparse.Action):
@@ -50,7 +55,14 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+def one_line(text: str) -> str:
+    """`text` with its line breaks as spaces: a refusal is one line."""
+    return " ".join(text.split("\n")).replace("\r", " ")
+
+
 def header(value: str) -> tuple[str, str]:
+    if any("\ud800" <= ch <= "\udfff" for ch in value):  # bytes that are not UTF-8
+        raise argparse.ArgumentTypeError("holds bytes that are not UTF-8 text")
     name, sep, val = value.partition(":")
     name = name.strip()
     if not sep or not name or any(c in name for c in " \t\r\n") or "\n" in val or "\r" in val:
@@ -86,3 +98,24 @@ def non_negative_float(value: str) -> float:
     if not number >= 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return number
+
+
+def temperature(value: str) -> float:
+    """`--temperature`: the range every source of the setting shares
+    (`anoman_tui.parameters`)."""
+    from anoman_tui.parameters import parse_temperature
+
+    try:
+        return parse_temperature(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def max_tokens(value: str) -> int:
+    """`--max-tokens`: the range every source of the setting shares."""
+    from anoman_tui.parameters import parse_max_tokens
+
+    try:
+        return parse_max_tokens(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from anoman_tui.cli.arguments import non_negative_float, positive_float, positive_int
+from anoman_tui.cli.arguments import max_tokens, positive_float, temperature
 
 if TYPE_CHECKING:
     from anoman_tui.config import Settings
@@ -103,13 +103,13 @@ def add_setting_arguments(parser: argparse.ArgumentParser, *, many_models: bool)
         "in the config file",
     )
     parser.add_argument(
-        "--max-tokens", type=positive_int, default=unset, metavar="N",
+        "--max-tokens", type=max_tokens, default=unset, metavar="N",
         help=f"most tokens per answer{screen}; default: $ANOMAN_MAX_TOKENS, then max_tokens "
         "in the config file; unset: not sent (the anthropic format sends 4096)",
     )
     parser.add_argument(
-        "--temperature", type=non_negative_float, default=unset, metavar="T",
-        help=f"sampling temperature, 0 or more{screen}; default: $ANOMAN_TEMPERATURE, then "
+        "--temperature", type=temperature, default=unset, metavar="T",
+        help=f"sampling temperature, 0 to 2{screen}; default: $ANOMAN_TEMPERATURE, then "
         "temperature in the config file; unset: not sent",
     )
     parser.add_argument(

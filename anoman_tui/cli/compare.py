@@ -204,6 +204,9 @@ def load_saved(comparison_id: int, prog: str, *, recordings: bool
 def _compare_usage(args: argparse.Namespace) -> str | None:
     """Why this `compare` command line cannot run, or None."""
     again = "--replay" if args.replay is not None else "--rerun" if args.rerun else None
+    if args.prompt is not None and _not_utf8(args.prompt):
+        # Neither sendable as JSON nor storable: said before anything starts.
+        return "the prompt holds bytes that are not UTF-8 text"
     if again and args.prompt is not None:
         return f"{again} sends the saved comparison's prompt: drop the prompt argument"
     if not again and args.prompt is None:
@@ -223,9 +226,17 @@ def _compare_usage(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _not_utf8(text: str) -> bool:
+    from anoman_tui.config import not_utf8
+
+    return not_utf8(text)
+
+
 def _saved_panes(settings: Settings, record: ComparisonRecord, prog: str) -> Settings | None:
     """`settings` with the saved comparison's panes: each model on its target (the
     default one for a comparison saved before targets), format and parameters."""
+    from pydantic import ValidationError
+
     from anoman_tui.config import PaneConfig
 
     known = settings.all_targets()
@@ -235,9 +246,17 @@ def _saved_panes(settings: Settings, record: ComparisonRecord, prog: str) -> Set
             print(f"{prog}: pane {p.pane}'s target {p.target!r} is not configured here; "
                   "give the models with -m TARGET:MODEL", file=sys.stderr)
             return None
-        panes.append(PaneConfig(model=f"{p.target}:{p.model}" if p.target else p.model,
-                                endpoint=p.endpoint, temperature=p.temperature,
-                                max_tokens=p.max_tokens))
+        try:
+            panes.append(PaneConfig(model=f"{p.target}:{p.model}" if p.target else p.model,
+                                    endpoint=p.endpoint, temperature=p.temperature,
+                                    max_tokens=p.max_tokens))
+        except ValidationError as exc:  # saved before the ranges were checked
+            error = exc.errors()[0]
+            print(f"{prog}: pane {p.pane}'s {'.'.join(map(str, error['loc']))} cannot be sent "
+                  f"again: {error['msg'].removeprefix('Value error, ')} (got "
+                  f"{error.get('input')}); give the models with -m TARGET:MODEL",
+                  file=sys.stderr)
+            return None
     return settings.model_copy(update={"models": [], "panes": panes})
 
 

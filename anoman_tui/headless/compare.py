@@ -89,20 +89,38 @@ async def run_compare(
 
 def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
                             history: HistoryStore | PendingSaves | None = None) -> int:
-    """`compare` from the command line: against `spec.base_url`, or the local gateway.
+    """`compare` from the command line: each model on its target, or (no targets given)
+    against `spec.base_url`, or the local gateway.
 
-    Without a base URL the local gateway starts in-process on a free loopback
-    port with a fresh key; without models, the first three it lists are used.
-    With a `history`, the comparison is saved there.
+    The local gateway starts in-process (a free loopback port, a fresh key) only when a
+    model streams from it, or when no models are given and it is the target that lists
+    them (the first three it lists are then used). A target whose key variable is unset
+    is named, and nothing is sent (exit status 2). With a `history`, the comparison is
+    saved there.
     """
-    gateway = None
+    prog = "anoman-tui compare"
+    # The default target is reached only to pick the models when none are given.
+    picks = not spec.panes and spec.default_target is not None
     wanted = [*(p.target for p in spec.panes if p.target is not None),
-              *([spec.default_target] if spec.default_target else [])]
-    if (not spec.base_url and not wanted) or any(t.is_local for t in wanted):
+              *([spec.default_target] if picks and spec.default_target else [])]
+    for target in dict.fromkeys(wanted):
+        variable = target.missing_key()
+        if variable is not None:
+            models = ", ".join(p.model for p in spec.panes
+                               if p.target is not None and p.target.name == target.name)
+            print(f"{prog}: target {target.name} takes its key from {variable}, which is not "
+                  f"set{f' (for {models})' if models else ''}: set it, or choose another "
+                  "target; nothing was sent", file=sys.stderr)
+            return 2
+    gateway = None
+    # Models without a target stream from `base_url`: unset, from the local gateway.
+    bare = not spec.base_url and (any(p.target is None for p in spec.panes)
+                                  or (not spec.panes and spec.default_target is None))
+    if bare or any(t.is_local for t in wanted):
         from anoman_tui.gateway.embedded import EmbeddedGateway
 
         gateway = EmbeddedGateway().start()
-        if not wanted:
+        if bare:
             spec = replace(spec, base_url=gateway.base_url, api_key=gateway.api_key,
                            gateway_label=f"the local gateway ({gateway.base_url})")
     local = (gateway.base_url, gateway.api_key) if gateway is not None else None
@@ -110,11 +128,17 @@ def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
         spec = replace(spec, panes=tuple(
             replace(p, connection=connect(p.target, local=local)) if p.target is not None
             else p for p in spec.panes))
-        default = connect(spec.default_target, local=local) if spec.default_target else None
+        default = connect(spec.default_target, local=local) \
+            if picks and spec.default_target else None
         if default is not None:
             spec = replace(spec, base_url=default.base_url,
                            api_key=default.api_key.get_secret_value(),
                            gateway_label=default.label())
+        else:
+            # Announced as where each model goes, not as the default target, which is
+            # neither reached nor started.
+            labels = list(dict.fromkeys(c.label() for c in spec.connections))
+            spec = replace(spec, default_target=None, gateway_label=", ".join(labels))
     try:
         return asyncio.run(_compare_main(spec, as_json, history))
     finally:
@@ -136,7 +160,8 @@ async def _compare_main(spec: CompareSpec, as_json: bool,
                 base_url, key, headers, path = default.list_models_args()
                 listed = await client.list_models(base_url, key, (*headers, *spec.headers),
                                                   path)
-            else:
+            elif not spec.connections or len(spec.connections) < len(spec.panes):
+                # Only a pane without a target of its own streams from `base_url`.
                 listed = await client.list_models(spec.base_url, spec.api_key, spec.headers)
         except GatewayRequestError as exc:
             if not spec.panes:
@@ -148,7 +173,8 @@ async def _compare_main(spec: CompareSpec, as_json: bool,
             else:
                 base_url, key, headers, path = connection.list_models_args()
                 try:
-                    models = await client.list_models(base_url, key, headers, path)
+                    models = await client.list_models(base_url, key,
+                                                      (*headers, *spec.headers), path)
                 except GatewayRequestError:
                     continue  # prices only: a target without a model list still streams
             by_target.update({(connection.name, m.id): m for m in models})

@@ -21,6 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
+from anoman_tui.parameters import max_tokens_problem, temperature_problem
 from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.suites.model import Suite
 from anoman_tui.suites.reading import (
@@ -138,13 +139,16 @@ def _suite(data: dict[str, Any], file: Path, shown: str, notes: Notes) -> Suite:
     system = _text(data, "system", shown)
     max_tokens: int | None = None
     if "max_tokens" in data:
-        max_tokens = _positive(data, "max_tokens", shown, 1)
+        problem = max_tokens_problem(data["max_tokens"])
+        if problem:
+            raise SuiteError(f"{shown}: max_tokens: {problem}")
+        max_tokens = data["max_tokens"]
     temperature: float | None = None
     if "temperature" in data:
         raw = data["temperature"]
-        if not number(raw) or raw < 0:
-            raise SuiteError(f"{shown}: temperature: must be a number ≥ 0, "
-                             f"not {shown_value(raw)}")
+        problem = temperature_problem(raw)  # the range flags and the config file share
+        if problem:
+            raise SuiteError(f"{shown}: temperature: {problem}")
         temperature = float(raw)
     endpoint = _text(data, "endpoint", shown)
     if endpoint is not None and endpoint not in ENDPOINTS:

@@ -25,7 +25,7 @@ from anoman_tui.history.runs import RunRefused
 
 if TYPE_CHECKING:
     from anoman_tui.config import Settings
-from anoman_tui.streaming import EndpointFormat
+from anoman_tui.streaming import EndpointFormat, GatewayRequestError, ModelInfo, StreamClient
 from anoman_tui.suites.engine import (
     Cell,
     CellListener,
@@ -35,12 +35,18 @@ from anoman_tui.suites.engine import (
     SuiteRun,
     cells_of,
     missing_cells,
-    with_model_info,
 )
 from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, CellResult, RunSummary, Suite
 from anoman_tui.suites.summary import summarize
-from anoman_tui.targets import Target, TargetConfig, connect, from_config, split_model
+from anoman_tui.targets import (
+    Target,
+    TargetConfig,
+    connect,
+    from_config,
+    split_model,
+    unknown_target,
+)
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -154,6 +160,11 @@ def resolve_models(request: EvalRequest, start_local: Callable[[], LocalServer]
         targets[name] = from_config(name, TargetConfig(base_url=base_url,
                                                        api_key_env=key_env or None))
     wanted: list[tuple[str, Target, str]] = []
+    for what, spec in [*(("model", m) for m in suite.models),
+                       *([("judge", suite.judge)] if suite.judge else [])]:
+        problem = unknown_target(spec, targets, request.default_target)
+        if problem:
+            raise EvalRefused(f"{what} {spec!r}: {problem}")
     for spec in suite.models:
         prefix, model = split_model(spec, targets)
         target_name = prefix or request.default_target
@@ -203,6 +214,57 @@ def resolve_models(request: EvalRequest, start_local: Callable[[], LocalServer]
                           connection=connect(target, local=local),
                           endpoint=target.default_endpoint(request.endpoint))
     return Resolved(slots, gateway, judge)
+
+
+ModelLists = dict[str, "list[ModelInfo] | str"]
+"""Target name -> the models it lists, or why it lists none."""
+
+
+async def model_lists(slots: Sequence[ModelSlot]) -> ModelLists:
+    """What each slot's target lists (`GET /v1/models` or its `models_path`), once per
+    target; where it cannot be listed, the reason."""
+    lists: ModelLists = {}
+    async with StreamClient() as client:
+        for connection in {s.connection.name: s.connection for s in slots}.values():
+            base_url, key, headers, path = connection.list_models_args()
+            try:
+                lists[connection.name] = await client.list_models(base_url, key, headers, path)
+            except GatewayRequestError as exc:
+                lists[connection.name] = str(exc)
+    return lists
+
+
+def _listed_info(lists: ModelLists, slot: ModelSlot) -> ModelInfo | None:
+    listed = lists.get(slot.target_name)
+    if isinstance(listed, str) or listed is None:
+        return None
+    return next((m for m in listed if m.id == slot.model), None)
+
+
+def check_listed(slots: Sequence[ModelSlot], judge: ModelSlot | None,
+                 lists: ModelLists) -> list[str]:
+    """Refuse (`EvalRefused`) a model, or the judge, that its target's list does not
+    hold: a misspelt model would otherwise fail every one of its cells, and be counted
+    as that model failing. A target that lists no models cannot be checked: one warning
+    line each, returned."""
+    warnings = []
+    named = [("model", s) for s in slots] + ([("judge", judge)] if judge is not None else [])
+    for what, slot in named:
+        listed = lists.get(slot.target_name)
+        where = slot.connection.label()
+        if isinstance(listed, str) or not listed:
+            reason = f": {listed}" if isinstance(listed, str) else ""
+            line = (f"{where} lists no models{reason}; {what} {slot.spec!r} is not checked "
+                    "before sending")
+            if line not in warnings:
+                warnings.append(line)
+            continue
+        ids = [m.id for m in listed]
+        if slot.model not in ids:
+            shown = ", ".join(ids[:8]) + (", …" if len(ids) > 8 else "")
+            raise EvalRefused(f"{what} {slot.spec!r}: {slot.model!r} is not a model "
+                              f"{where} lists ({shown}); nothing was sent")
+    return warnings
 
 
 def _self_judge(slots: Sequence[ModelSlot], judge: ModelSlot | None) -> bool:
@@ -354,16 +416,19 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
     resolved = resolve_models(request, start_local)
     try:
         judge_slots = [resolved.judge] if resolved.judge is not None else []
-        infos = asyncio.run(with_model_info([*resolved.slots, *judge_slots]))
+        lists = asyncio.run(model_lists([*resolved.slots, *judge_slots]))
+        infos = [replace(slot, info=_listed_info(lists, slot))
+                 for slot in [*resolved.slots, *judge_slots]]
         slots, judge_slot = infos[:len(resolved.slots)], (
             infos[-1] if resolved.judge is not None else None)
+        unlisted = check_listed(resolved.slots, resolved.judge, lists)
         check_simulated_faults(slots)
         all_cells = cells_of(suite, slots)
         saved: list[dict[str, object]] = []
         saved_pairs: list[dict[str, object]] | None = None
         run_id = request.run_id or new_run_id()
         created_at = time.time()
-        warnings = []
+        warnings = unlisted
         user = request.user
         if store is not None:
             try:

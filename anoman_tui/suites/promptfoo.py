@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 # No stubs in the declared dependencies (pyproject.toml): PyYAML is typed as Any here.
 import yaml
 
+from anoman_tui.parameters import max_tokens_problem, temperature_problem
 from anoman_tui.suites.model import Suite
 from anoman_tui.suites.reading import (
     AssertionDraft,
@@ -52,7 +53,6 @@ from anoman_tui.suites.reading import (
     check_share,
     csv_drafts,
     describe,
-    number,
     read_text,
     shown_value,
     template_problem,
@@ -263,14 +263,14 @@ def _provider(entry: Any, where: str, notes: Notes,
             notes.unsupported(f'{where}: config.{key} is not supported (provider "{pid}")')
             return None
     temperature = config.get("temperature")
-    if temperature is not None and (not number(temperature) or temperature < 0):
-        raise SuiteError(f"{where}: config.temperature: must be a number ≥ 0, "
-                         f"not {shown_value(temperature)}")
+    # The ranges flags and the config file share (anoman_tui.parameters).
+    problem = None if temperature is None else temperature_problem(temperature)
+    if problem:
+        raise SuiteError(f"{where}: config.temperature: {problem}")
     max_tokens = config.get("max_tokens")
-    if max_tokens is not None and (not isinstance(max_tokens, int)
-                                   or isinstance(max_tokens, bool) or max_tokens < 1):
-        raise SuiteError(f"{where}: config.max_tokens: must be a whole number ≥ 1, "
-                         f"not {shown_value(max_tokens)}")
+    problem = None if max_tokens is None else max_tokens_problem(max_tokens)
+    if problem:
+        raise SuiteError(f"{where}: config.max_tokens: {problem}")
     server: dict[str, Any] = {k: config[k] for k in ("apiBaseUrl", "apiHost", "apiKeyEnvar",
                                                       "apiKey") if k in config}
     if not server:

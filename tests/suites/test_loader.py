@@ -264,8 +264,11 @@ value = "[ab"
     ('concurrency = "8"\n' + MINIMAL, 'concurrency: must be a whole number ≥ 1, not "8"'),
     ('repeat = 1.5\n' + MINIMAL, "repeat: must be a whole number ≥ 1, not 1.5"),
     ('max_cost = -0.5\n' + MINIMAL, "max_cost: must be a number of USD ≥ 0, not -0.5"),
-    ('max_tokens = 0\n' + MINIMAL, "max_tokens: must be a whole number ≥ 1"),
-    ('temperature = "hot"\n' + MINIMAL, 'temperature: must be a number ≥ 0, not "hot"'),
+    ('max_tokens = 0\n' + MINIMAL, "max_tokens: must be a whole number from 1 to 1000000, not 0"),
+    ('temperature = "hot"\n' + MINIMAL, 'temperature: must be a number from 0 to 2, not "hot"'),
+    ('temperature = 9\n' + MINIMAL, "temperature: must be a number from 0 to 2, not 9"),
+    ('temperature = inf\n' + MINIMAL, "temperature: must be a number from 0 to 2, not Infinity"),
+    ('temperature = nan\n' + MINIMAL, "temperature: must be a number from 0 to 2, not NaN"),
     ('system = 3\n' + MINIMAL, "system: must be text, not a number"),
     ('endpoint = "openapi"\n' + MINIMAL,
      'endpoint: must be one of openai, anthropic, playground, not "openapi" '

@@ -11,6 +11,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from anoman_tui.parameters import (
+    MAX_TOKENS_MAX,
+    MAX_TOKENS_MIN,
+    TEMPERATURE_MAX,
+    TEMPERATURE_MIN,
+    parse_max_tokens,
+    parse_temperature,
+)
 from anoman_tui.ui.render.pane_state import PaneParams
 
 
@@ -61,10 +69,12 @@ class ParamsScreen(ModalScreen[tuple[PaneParams, bool] | None]):
         p = self._params
         with Vertical(classes="dialog"):
             yield Label(f"Parameters for pane {self._pane}", classes="dialog-title")
-            yield Label("Temperature (0–2, empty = model default)")
+            yield Label(f"Temperature ({TEMPERATURE_MIN:g}–{TEMPERATURE_MAX:g}, "
+                        "empty = model default)")
             yield Input("" if p.temperature is None else f"{p.temperature:g}",
                         placeholder="default", id="temperature")
-            yield Label("Max tokens (empty = model default)")
+            yield Label(f"Max tokens ({MAX_TOKENS_MIN}–{MAX_TOKENS_MAX:,}, "
+                        "empty = model default)")
             yield Input("" if p.max_tokens is None else str(p.max_tokens),
                         placeholder="default", id="max-tokens", type="integer")
             yield Checkbox("Apply to all three panes (sync)", self._sync, id="sync")
@@ -82,21 +92,18 @@ class ParamsScreen(ModalScreen[tuple[PaneParams, bool] | None]):
         error = self.query_one("#params-error", Label)
         temp_text = self.query_one("#temperature", Input).value.strip()
         tokens_text = self.query_one("#max-tokens", Input).value.strip()
+        # The ranges every source of these settings shares (flags, config, suites).
         try:
-            temperature = float(temp_text) if temp_text else None
-        except ValueError:
-            error.update("Temperature must be a number.")
-            return
-        if temperature is not None and not 0 <= temperature <= 2:
-            error.update("Temperature must be between 0 and 2.")
+            temperature = parse_temperature(temp_text) if temp_text else None
+        except ValueError as exc:
+            error.update(f"Temperature {exc}.")
+            self.query_one("#temperature", Input).focus()
             return
         try:
-            max_tokens = int(tokens_text) if tokens_text else None
-        except ValueError:
-            error.update("Max tokens must be a whole number.")
-            return
-        if max_tokens is not None and max_tokens < 1:
-            error.update("Max tokens must be at least 1.")
+            max_tokens = parse_max_tokens(tokens_text) if tokens_text else None
+        except ValueError as exc:
+            error.update(f"Max tokens {exc}.")
+            self.query_one("#max-tokens", Input).focus()
             return
         sync = self.query_one("#sync", Checkbox).value
         self.dismiss((PaneParams(temperature, max_tokens), sync))
