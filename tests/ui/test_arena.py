@@ -423,3 +423,46 @@ async def test_vote_keys_work_in_either_case_and_the_locked_box_takes_no_text(
         vote = saved()[0].vote
         assert vote is not None and vote.winner_pane == 2
         assert box.text == "explain locks"  # Enter: the same prompt, a new draw
+
+
+async def test_the_scoreboard_at_80x24_says_what_it_left_out_and_shows_arena_judge(
+        make_app) -> None:
+    models = ("claude-sonnet-4-6", "anoman-lite", "deepseek-r1")
+    default_path().parent.mkdir(parents=True, exist_ok=True)
+    with HistoryStore.open(default_path()) as store:
+        for i in range(6):  # voted blind rounds, no judge
+            round_id = store.save(ComparisonRecord(prompt=f"round {i}", blind=True, panes=tuple(
+                PaneRecord(pane=n, model=model, base_url="http://x", endpoint="openai",
+                           text="an answer", label="ABC"[n - 1])
+                for n, model in enumerate(models, start=1))))
+            store.cast_vote(round_id, "win", 1 + i % 3, blind=True)
+        store.save(ComparisonRecord(prompt="hi", panes=tuple(  # a request refused: 400s
+            PaneRecord(pane=n, model=model, base_url="http://x", endpoint="openai",
+                       status="failed", committed=False,
+                       failure={"kind": "http_error", "status": 400, "message": "400"})
+            for n, model in enumerate(models, start=1))))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        app.action_scoreboard()
+        await until(pilot, lambda: isinstance(app.screen, ScoreboardScreen))
+        board = app.screen
+        assert isinstance(board, ScoreboardScreen)
+        await until(pilot, lambda: len(board.rows) == 3)
+
+        def words() -> str:
+            return " ".join(" ".join(screen_lines(app)).split())
+
+        await until(pilot, lambda: "1 round refused for the request itself" in words())
+        assert "3 answers" in words() and "refused before streaming" not in words()
+        # The key bar fits 80 columns whole: every key's label, none cut mid-word.
+        bar = screen_lines(app)[-1]
+        for label in ("esc Back", "s Blind/all", "r Rated by", "^q Quit", "f5 Usage",
+                      "^p palette"):
+            assert label in bar, bar
+        # `[arena] judge` as written, never read as markup.
+        assert "no round rated by both yet ([arena] judge gives a verdict" in words()
+        await pilot.press("r")
+        await until(pilot, lambda: "No judge verdicts yet: set [arena] judge in the "
+                    "config file" in words())
