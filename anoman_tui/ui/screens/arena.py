@@ -4,10 +4,14 @@ A round draws three distinct models from the pool (the config's `arena.pool`, el
 every model the default target lists), shuffles them into the panes and names the
 panes A, B, C only: headers, tabs, footers (cost and weighted tokens, which can be
 unique to a model), badges, marks (no "cheapest"), exports and the history all hide
-the models until the vote. TTFT, tokens/s and token counts stay visible.
+the models until the vote. TTFT, tokens/s and token counts stay visible. Every request
+carries `Cache-Control: no-cache`: a model drawn again answers afresh, never with the
+text revealed a round earlier; a pane a server answers from its cache anyway is withheld
+(the pane shows no text and no mark) and cannot win.
 
-Once every pane has ended: A, B, C vote for a pane, T for a tie, X for "all bad" (a
-failed pane cannot win; a round where every pane failed asks for no vote). The vote is
+Once every pane has ended: A, B, C vote for a pane, T for a tie, X for "all bad", in
+either case (a failed or withheld pane cannot win; a round with no answer to vote on
+asks for no vote); the prompt box is locked meanwhile and takes no text. The vote is
 stored with the round in the history, marked blind, and the names are revealed in
 place with each pane's cost. With `[arena] judge` set, the judge then gives its verdict
 on the round (every pair in both orders, docs/judges.md): shown on the status line
