@@ -10,9 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import ComparisonRecord, HistoryStore, PaneRecord
 from tests.cli.helpers import KEY, cli, history_file
+from tests.helpers import LocalGateways
 
 MODELS = ("anoman-lite", "qwen3-coder")
 
@@ -68,3 +71,29 @@ def test_a_scenario_and_a_refused_request_are_left_out_and_said_so(
     assert ("Left out of failure rates and speed figures, not the models' doing: 1 round "
             "under a demo scenario (X-Anoman-Simulate), 2 answers; 1 round refused for the "
             "request itself (a 4xx such as 400, not 408 or 429), 3 answers.") in words
+
+
+@pytest.fixture(scope="module")
+def quick(make_module_gateway: LocalGateways) -> EmbeddedGateway:
+    """A gateway at a twentieth of its models' pace, its cache on (no demo scenario is
+    sent to it: a request with one never reads the cache)."""
+    return make_module_gateway(time_scale=0.05, api_key=KEY, rate_limit_rpm=100_000)
+
+
+def test_a_blind_round_repeated_is_never_answered_from_the_cache(
+        data_home: Path, quick: EmbeddedGateway) -> None:
+    # The same prompt to the same two models twice (no demo scenario: the gateway's
+    # cache is on): the second round would be two cache hits without `no-cache`.
+    ids = []
+    for _ in range(2):
+        run = cli(data_home, "compare", "Explain the blind cache", "--blind", "--json",
+                  "-m", MODELS[0], "-m", MODELS[1], "--base-url", quick.base_url,
+                  env={"ANOMAN_API_KEY": KEY})
+        assert run.returncode == 0, run.stderr
+        ids.append(json.loads(run.stdout)["id"])
+    with HistoryStore.open(history_file(data_home)) as store:
+        for round_id in ids:
+            record = store.get(round_id)
+            assert record is not None and len(record.panes) == 2
+            assert all(p.anoman is not None and p.anoman["cache"]["hit"] is False
+                       for p in record.panes)
