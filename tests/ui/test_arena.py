@@ -368,6 +368,7 @@ async def test_a_pane_answered_from_a_cache_anyway_is_withheld_and_cannot_win(
     try:
         monkeypatch.setenv("ANOMAN_TEST_CACHING_KEY", "sk-caching-1234")
         app = make_app(
+            idle_timeout=30,  # (its server shares the test's busy event loop)
             targets={"caching": {"base_url": server.base_url,
                                  "api_key_env": "ANOMAN_TEST_CACHING_KEY"}},
             arena={"pool": ["caching:listed-1", "anoman-lite", "qwen3-coder"]})
@@ -457,6 +458,7 @@ async def test_the_scoreboard_at_80x24_says_what_it_left_out_and_shows_arena_jud
         await until(pilot, lambda: "1 round refused for the request itself" in words())
         assert "3 answers" in words() and "refused before streaming" not in words()
         # The key bar fits 80 columns whole: every key's label, none cut mid-word.
+        await until(pilot, lambda: screen_lines(app)[-1].startswith("esc Back"))
         bar = screen_lines(app)[-1]
         for label in ("esc Back", "s Blind/all", "r Rated by", "^q Quit", "f5 Usage",
                       "^p palette"):
