@@ -660,9 +660,14 @@ def test_votes_of_a_schema_13_history_get_their_patterns_on_both_engines(
         _voted_history(store, rounds=40)
         before = sorted(map(repr, store.voted_rounds(include_sighted=True)))
         numbers = store.model_numbers()
-    # Back to schema 13: no pattern kept with the votes, no index of simulated panes.
-    undo = ["ALTER TABLE votes DROP COLUMN pattern", "DROP INDEX panes_simulated",
-            "DROP INDEX panes_by_ttft", "DROP INDEX panes_by_rate"]
+    # Back to schema 13: no pattern kept with the votes, no index of simulated panes, no
+    # panes left out (schema 16).
+    undo = ["DROP INDEX panes_left_out", "DROP INDEX panes_by_model",
+            "ALTER TABLE votes DROP COLUMN pattern", "DROP INDEX panes_simulated",
+            "DROP INDEX panes_by_ttft", "DROP INDEX panes_by_rate",
+            "ALTER TABLE panes DROP COLUMN left_out",
+            "CREATE INDEX panes_by_model ON panes (model, status, failure_kind, ttft_s, "
+            "tokens_per_s, cost_usd)"]
     if isinstance(history_location, Path):
         with sqlite3.connect(history_location) as conn:
             for statement in undo:

@@ -28,7 +28,11 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
             "Bradley-Terry rating on the Elo scale with its 95% bootstrap interval (from "
             "the blind votes), beside TTFT p50/p95, tokens/s p50, mean cost per answer, "
             "cost per win and failure rates by kind (from every answer in the history); "
-            "then how far people and the arena's judge agree on the rounds both rated."
+            "then how far people and the arena's judge agree on the rounds both rated. "
+            "Only what the models did counts: answers under a demo scenario or refused for "
+            "the request itself (a 4xx other than 408 and 429) are left out of failure "
+            "rates and speed figures, cache hits out of speed figures, and the scoreboard "
+            "says how many were left out and why."
         ),
     )
     parser.add_argument("--json", action="store_true", help="one JSON document")
@@ -42,30 +46,38 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from anoman_tui.history import LeftOut
     from anoman_tui.report.scoreboard import (
         RATER_WORDS,
         agreement_json,
         agreement_line,
         agreement_of,
         build,
+        left_out_json,
+        left_out_lines,
+        votes_left_out,
     )
 
     rows = []
     rounds = []
     by_user: dict[str, int] = {}
+    left = LeftOut()
     with command_history("anoman-tui scoreboard") as store:
         if store is not None:
             rounds = store.voted_rounds(include_sighted=args.include_sighted,
                                         user=args.user)
             rows = build(rounds, store.model_numbers(), rater=args.rater)
+            left = store.left_out()
             by_user = store.votes_by_user(include_sighted=args.include_sighted)
             if args.user is not None:
                 by_user = {args.user: by_user.get(args.user, 0)}
     agreement = agreement_of(rounds)
+    votes_left = votes_left_out(rounds, args.rater)
     if args.json:
         print(json.dumps({"include_sighted": args.include_sighted, "rater": args.rater,
                           "models": [r.to_json() for r in rows],
                           "agreement": agreement_json(agreement),
+                          "left_out": left_out_json(left, votes_left),
                           "user": args.user, "votes_by_user": by_user}, ensure_ascii=False))
         return 0
     if not rows:
@@ -75,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("No votes yet: run `anoman-tui compare --blind`, then `anoman-tui vote "
                   "ID`.")
+        for line in left_out_lines(left, votes_left):
+            print(line)
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -97,4 +111,6 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, console.measure(table, options=unbounded).maximum)
     console.print(table)
     console.print(agreement_line(agreement), markup=False)
+    for line in left_out_lines(left, votes_left):
+        console.print(line, markup=False)
     return 0

@@ -148,6 +148,8 @@ def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
 
 async def _compare_main(spec: CompareSpec, as_json: bool,
                         store: HistoryStore | PendingSaves | None) -> int:
+    if spec.blind:  # as the arena: a cached answer may be the very one revealed before
+        spec = replace(spec, headers=(*spec.headers, ("Cache-Control", "no-cache")))
     # The model lists also carry prices: without an Anoman block, cost is estimated
     # from them (as on the compare screen). Needed only to pick models when none given.
     listed: list[ModelInfo] = []

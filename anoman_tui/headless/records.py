@@ -23,12 +23,19 @@ def comparison_record(spec: CompareSpec, run: CompareRun) -> ComparisonRecord:
             p.pane, p.model, p.result, base_url=spec.base_url_of(asked),
             endpoint=asked.endpoint, target=p.target, temperature=asked.temperature,
             max_tokens=asked.max_tokens, cost=run.cost(p), conversation=asked.conversation,
-            simulated=run.simulated(p), label=p.label)
+            simulated=run.simulated(p), label=p.label, scenario=_scenario(spec))
         for p, asked in zip(run.panes, spec.panes, strict=True) if p.result is not None
     ]
     return builder.comparison_record(
         spec.prompt, turns, source="compare", system_prompt=spec.system or "",
         blind=spec.blind, rerun_of=spec.original.id if spec.original is not None else None)
+
+
+def _scenario(spec: CompareSpec) -> str:
+    """The demo scenario sent with `-H "X-Anoman-Simulate: ..."` (its directives), else
+    "none": the scoreboard leaves such answers out of a model's figures."""
+    return next((value for name, value in spec.headers
+                 if name.lower() == "x-anoman-simulate" and value.strip()), "none")
 
 
 def compare_json(spec: CompareSpec, record: ComparisonRecord,

@@ -12,7 +12,9 @@ Never Textual, never httpx directly.
 """
 
 from anoman_tui.history.model import (
+    LEFT_OUT_REASONS,
     ComparisonRecord,
+    LeftOut,
     ListedComparison,
     ListedPane,
     ModelNumbers,
@@ -20,6 +22,7 @@ from anoman_tui.history.model import (
     RoundJudgement,
     VotedRound,
     VoteRecord,
+    left_out_reason,
     pane_record,
     result_from_record,
 )
@@ -37,12 +40,14 @@ from anoman_tui.history.runs import (
 from anoman_tui.history.store import HistoryStore, HistoryUnavailable, VoteRefused, default_path
 
 __all__ = [
+    "LEFT_OUT_REASONS",
     "STOP_REASONS",
     "AmbiguousRunId",
     "ComparisonRecord",
     "GroupInfo",
     "HistoryStore",
     "HistoryUnavailable",
+    "LeftOut",
     "ListedComparison",
     "ListedPane",
     "ModelNumbers",
@@ -58,6 +63,7 @@ __all__ = [
     "VoteRefused",
     "VotedRound",
     "default_path",
+    "left_out_reason",
     "pane_record",
     "result_from_record",
 ]

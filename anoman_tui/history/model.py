@@ -179,6 +179,46 @@ class VotedRound:
     judge_winner: str | None = None
     """The judge's best model for a "win"."""
     count: int = 1
+    left_out: tuple[tuple[str, str], ...] = ()
+    """(model, reason) of the panes whose answer was not the model's doing
+    (`left_out_reason`): the scoreboard takes them out of the round."""
+
+
+LEFT_OUT_REASONS = ("scenario", "request", "cache_hit")
+"""Why a pane's answer is not its model's doing (`left_out_reason`), in that order."""
+
+
+def left_out_reason(pane: PaneRecord) -> str | None:
+    """Why this answer says nothing of its model's speed or failures, or None.
+
+    "scenario": the request carried a demo scenario (`X-Anoman-Simulate`: a fault or a
+    pace asked for); "request": refused before streaming for the request itself, a 4xx
+    other than 408 (the server's timeout) and 429 (its rate limit), e.g. a 400 for an
+    invalid parameter, a 401 for a wrong key, a 404 for a model that does not exist;
+    "cache_hit": the gateway answered from its cache (a complete answer, but an earlier
+    one, and the cache's speed). The scoreboard leaves the first two out of failure rates
+    and speed figures, and cache hits out of speed figures."""
+    if pane.scenario not in ("", "none"):
+        return "scenario"
+    failure = pane.failure
+    if isinstance(failure, dict) and failure.get("kind") == "http_error":
+        status = failure.get("status")
+        if isinstance(status, int) and 400 <= status < 500 and status not in (408, 429):
+            return "request"
+    cache = pane.anoman.get("cache") if isinstance(pane.anoman, dict) else None
+    if isinstance(cache, dict) and cache.get("hit") is True:
+        return "cache_hit"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """What the scoreboard's figures leave out, by reason (`LEFT_OUT_REASONS`)."""
+
+    rounds: dict[str, int] = field(default_factory=dict)
+    """Comparisons with at least one pane left out for that reason."""
+    answers: dict[str, int] = field(default_factory=dict)
+    """Panes left out for that reason."""
 
 
 @dataclass(frozen=True)

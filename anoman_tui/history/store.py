@@ -56,6 +56,7 @@ from anoman_tui.history.engines import (
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import (
     ComparisonRecord,
+    LeftOut,
     ListedComparison,
     ListedPane,
     ModelNumbers,
@@ -63,6 +64,7 @@ from anoman_tui.history.model import (
     RoundJudgement,
     VotedRound,
     VoteRecord,
+    left_out_reason,
 )
 from anoman_tui.history.runs import GroupInfo, RunListing, StoredRun
 from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost, decimal_or_none
@@ -235,12 +237,18 @@ def _add_authors(conn: Any) -> None:
     conn.execute("CREATE INDEX votes_by_author ON votes (author)")
 
 
-def vote_pattern(postgres: bool) -> str:
+def vote_pattern(postgres: bool, *, left_out: bool = True) -> str:
     """A scalar subquery: the voted round `votes.comparison_id` as its panes' pattern
-    (`pane`, `model`, `status` of each, unit- and record-separated; in no set order),
-    kept on the vote (`votes.pattern`) for `voted_rounds` to group by."""
+    (`pane`, `model`, `status`, `left_out` of each, unit- and record-separated; in no
+    set order),
+    kept on the vote (`votes.pattern`) for `voted_rounds` to group by. `left_out=False`:
+    without it, as patterns were written before schema 16 (its migration writes them
+    all again)."""
     dialect = POSTGRESQL if postgres else SQLITE
-    part = (f"pane || {dialect.char(31)} || model || {dialect.char(31)} || status")
+    unit = dialect.char(31)
+    part = f"pane || {unit} || model || {unit} || status"
+    if left_out:
+        part += f" || {unit} || COALESCE(left_out, '')"
     return (f"(SELECT {dialect.string_agg(part, dialect.char(30))} FROM panes "
             "WHERE panes.comparison_id = votes.comparison_id)")
 
@@ -257,7 +265,8 @@ def _add_vote_patterns(conn: Any) -> None:
     # and whenever a voted comparison's panes change: the scoreboard groups 100,000
     # votes by it instead of concatenating 300,000 panes per read (0.4-0.8 s).
     conn.execute("ALTER TABLE votes ADD COLUMN pattern TEXT")
-    conn.execute(f"UPDATE votes SET pattern = {vote_pattern(isinstance(conn, PgConnection))}")
+    conn.execute("UPDATE votes SET pattern = "
+                 f"{vote_pattern(isinstance(conn, PgConnection), left_out=False)}")
 
 
 def _index_scoreboard_reads(conn: Any) -> None:
@@ -296,6 +305,46 @@ def _add_round_judgements(conn: sqlite3.Connection) -> None:
     )
 
 
+def _add_left_out(conn: Any) -> None:
+    # Why a pane's answer is not its model's doing (`model.left_out_reason`: a demo
+    # scenario, a request refused for itself, a cache hit), as a column the scoreboard's
+    # reads filter on inside its indexes. Filled for what was saved before from the
+    # columns that already said it; few panes qualify, so only candidates are read.
+    conn.execute("ALTER TABLE panes ADD COLUMN left_out TEXT")
+    updates = []
+    for row in conn.execute(
+            "SELECT comparison_id, pane, scenario, failure, anoman FROM panes "
+            "WHERE scenario <> 'none' OR failure_kind = 'http_error' "
+            "OR anoman LIKE '%\"hit\": true%'").fetchall():
+        reason = left_out_reason(PaneRecord(
+            pane=row["pane"], model="", base_url="", endpoint="", scenario=row["scenario"],
+            failure=_json_or_none(row["failure"]), anoman=_json_or_none(row["anoman"])))
+        if reason is not None:
+            updates.append((reason, row["comparison_id"], row["pane"]))
+    conn.executemany("UPDATE panes SET left_out = ? WHERE comparison_id = ? AND pane = ?",
+                     updates)
+    # The scoreboard's figures leave those panes out: the column joins its indexes.
+    for name, columns in (
+            ("panes_by_model", "model, left_out, status, failure_kind, ttft_s, "
+                               "tokens_per_s, cost_usd"),
+            ("panes_by_ttft", "model, left_out, ttft_s"),
+            ("panes_by_rate", "model, left_out, tokens_per_s")):
+        conn.execute(f"DROP INDEX {name}")
+        conn.execute(f"CREATE INDEX {name} ON panes ({columns})")
+    conn.execute("CREATE INDEX panes_left_out ON panes (left_out, comparison_id) "
+                 "WHERE left_out IS NOT NULL")
+    # Votes keep their round's pattern, which now says which panes are left out.
+    conn.execute(f"UPDATE votes SET pattern = {vote_pattern(isinstance(conn, PgConnection))}")
+
+
+def _json_or_none(text: str | None) -> Any:
+    """A stored JSON column, or None where a hand-edited file left it unreadable."""
+    try:
+        return None if text is None else json.loads(text)
+    except ValueError:
+        return None
+
+
 # MIGRATIONS[n] takes a database at version n to version n + 1.
 MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _create_tables,  # 0 -> 1: comparisons and panes
@@ -313,6 +362,7 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     _add_uids,  # 12 -> 13: each comparison's id across copies of the history
     _add_vote_patterns,  # 13 -> 14: each vote keeps its round's pattern (the scoreboard's)
     _index_scoreboard_reads,  # 14 -> 15: simulated panes, TTFT and tokens/s by model
+    _add_left_out,  # 15 -> 16: panes whose answer was not the model's doing
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -459,6 +509,7 @@ PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = (
     _add_uids,  # 12 -> 13
     _add_vote_patterns,  # 13 -> 14
     _index_scoreboard_reads,  # 14 -> 15
+    _add_left_out,  # 15 -> 16
 )
 """PG_MIGRATIONS[n] takes a PostgreSQL history at PG_BASE_VERSION + n one version on;
 each SQLite migration after schema 11 gets its PostgreSQL counterpart here."""
@@ -512,7 +563,7 @@ _PANE_COLUMNS = (
     "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
     "usage", "anoman", "metrics", "rate_series", "conversation", "target",
     "label", "ttft_s", "tokens_per_s", "cost_usd", "failure_kind", "cost_decimal",
-    "cost_source", "provider_cost", "simulated",
+    "cost_source", "provider_cost", "simulated", "left_out",
 )
 _INSERT_PANE = (
     f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
@@ -540,6 +591,7 @@ def _pane_values(p: PaneRecord) -> tuple[Any, ...]:
         # A blind round's record is saved unmasked; a masked cost is never a stored one.
         "unknown" if p.cost.source == "hidden" else p.cost.source,
         None if p.provider_cost is None else str(p.provider_cost), int(p.simulated),
+        left_out_reason(p),
     )
 
 
@@ -1137,25 +1189,28 @@ class HistoryStore:
         # A round's fields as a tuple while counting, each pattern parsed once: the same
         # pattern comes back with each outcome and winner (12,566 rows in 0.15 s of
         # Python for 100,000 votes over 12 models, half of it building dataclasses).
-        parsed: dict[str, tuple[tuple[str, ...], frozenset[str], dict[int, str]]] = {}
+        parsed: dict[str, tuple[tuple[str, ...], frozenset[str], dict[int, str],
+                                tuple[tuple[str, str], ...]]] = {}
         counts: dict[tuple[Any, ...], int] = {}
         for pattern, blind, outcome, winner_pane, j_outcome, j_best, n in rows:
             found = parsed.get(pattern)
             if found is None:
                 # (concatenation order is the engine's: sorted here, so equal rounds merge)
-                panes = sorted((int(number), model, status) for number, model, status in
-                               (part.split("\x1f") for part in pattern.split("\x1e")))
+                panes = sorted((int(number), model, status, left_out)
+                               for number, model, status, left_out, *_ in
+                               ((*part.split("\x1f"), "") for part in pattern.split("\x1e")))
                 found = parsed[pattern] = (
-                    tuple(m for _, m, _ in panes),
-                    frozenset(m for _, m, status in panes if status != "completed"),
-                    {number: m for number, m, _ in panes})
-            models, failed, by_pane = found
+                    tuple(m for _, m, _, _ in panes),
+                    frozenset(m for _, m, status, _ in panes if status != "completed"),
+                    {number: m for number, m, _, _ in panes},
+                    tuple((m, why) for _, m, _, why in panes if why))
+            models, failed, by_pane, left_out = found
             key = (models, failed, outcome, by_pane.get(winner_pane), bool(blind), j_outcome,
-                   j_best if j_outcome == "win" else None)
+                   j_best if j_outcome == "win" else None, left_out)
             counts[key] = counts.get(key, 0) + n
         return [VotedRound(models, failed, outcome, winner, blind, judge_outcome=j_outcome,
-                           judge_winner=j_winner, count=n)
-                for (models, failed, outcome, winner, blind, j_outcome, j_winner), n
+                           judge_winner=j_winner, count=n, left_out=left_out)
+                for (models, failed, outcome, winner, blind, j_outcome, j_winner, left_out), n
                 in counts.items()]
 
     def votes_by_user(self, *, include_sighted: bool = False) -> dict[str, int]:
@@ -1176,22 +1231,27 @@ class HistoryStore:
     def model_numbers(self) -> dict[str, ModelNumbers]:
         """What the history knows of each model, over every pane it answered: its TTFTs
         and tokens/s (sorted), mean cost shown, and how each answer ended. Aggregated by
-        the database over columns kept for it (schema 6), not JSON read in Python."""
+        the database over columns kept for it (schema 6), not JSON read in Python.
+
+        Only what the model did (`left_out_reason`, `left_out`): answers under a demo
+        scenario or refused for their request are left out of every figure, cache hits
+        out of TTFT and tokens/s."""
         numbers: dict[str, ModelNumbers] = {}
         with self._reading() as conn:
             for row in conn.execute(
                     "SELECT model, COUNT(*) AS n, AVG(cost_usd) AS cost FROM panes "
-                    "GROUP BY model"):
+                    "WHERE left_out IS NULL OR left_out = 'cache_hit' GROUP BY model"):
                 numbers[row["model"]] = ModelNumbers(answers=row["n"],
                                                      mean_cost=row["cost"])
             # (from the index of simulated panes: `simulated` is not in panes_by_model)
             for row in conn.execute(
                     "SELECT model, COUNT(*) AS n FROM panes WHERE simulated = 1 "
                     "GROUP BY model"):
-                numbers[row["model"]].simulated_answers = row["n"]
+                numbers.setdefault(row["model"], ModelNumbers()).simulated_answers = row["n"]
             for row in conn.execute(
                     "SELECT model, failure_kind, COUNT(*) AS n FROM panes "
-                    "WHERE status = 'failed' GROUP BY model, failure_kind"):
+                    "WHERE status = 'failed' AND left_out IS NULL "
+                    "GROUP BY model, failure_kind"):
                 kind = row["failure_kind"] or "failed"
                 numbers[row["model"]].failures[kind] = row["n"]
             if self._dialect is POSTGRESQL:
@@ -1201,7 +1261,8 @@ class HistoryStore:
                 for row in conn.execute(
                         "SELECT model, percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP "
                         "(ORDER BY ttft_s) AS t, percentile_cont(ARRAY[0.5, 0.95]) WITHIN "
-                        "GROUP (ORDER BY tokens_per_s) AS r FROM panes GROUP BY model"):
+                        "GROUP (ORDER BY tokens_per_s) AS r FROM panes "
+                        "WHERE left_out IS NULL GROUP BY model"):
                     found = numbers[row["model"]].percentiles
                     for column, pair in (("ttft_s", row["t"]), ("tokens_per_s", row["r"])):
                         for q, value in zip((50.0, 95.0), pair or (None, None), strict=True):
@@ -1212,7 +1273,8 @@ class HistoryStore:
             # the column (`panes_by_ttft`, `panes_by_rate`) and interpolated here; the
             # 600,000 values sent as text to split and sort here took 0.45 s.
             sizes = {row[0]: (row[1], row[2]) for row in conn.execute(
-                "SELECT model, COUNT(ttft_s), COUNT(tokens_per_s) FROM panes GROUP BY model")}
+                "SELECT model, COUNT(ttft_s), COUNT(tokens_per_s) FROM panes "
+                "WHERE left_out IS NULL GROUP BY model")}
             for model, counts in sizes.items():
                 found = numbers[model].percentiles
                 for column, size in zip(("ttft_s", "tokens_per_s"), counts, strict=True):
@@ -1221,10 +1283,23 @@ class HistoryStore:
                             continue
                         rank = q / 100 * (size - 1)
                         pair = [row[0] for row in conn.execute(
-                            f"SELECT {column} FROM panes WHERE model = ? AND {column} IS NOT "
-                            f"NULL ORDER BY {column} LIMIT 2 OFFSET ?", (model, int(rank)))]
+                            f"SELECT {column} FROM panes WHERE model = ? AND left_out IS NULL "
+                            f"AND {column} IS NOT NULL ORDER BY {column} LIMIT 2 OFFSET ?",
+                            (model, int(rank)))]
                         found[(column, q)] = _interpolated(pair, rank)
         return numbers
+
+    def left_out(self) -> LeftOut:
+        """How many comparisons and answers the scoreboard's figures leave out, by reason
+        (`left_out_reason`): read from the index of the few panes left out."""
+        rounds, answers = {}, {}
+        with self._reading() as conn:
+            for row in conn.execute(
+                    "SELECT left_out, COUNT(DISTINCT comparison_id) AS r, COUNT(*) AS n "
+                    "FROM panes WHERE left_out IS NOT NULL GROUP BY left_out"):
+                rounds[row["left_out"]] = int(row["r"])
+                answers[row["left_out"]] = int(row["n"])
+        return LeftOut(rounds=rounds, answers=answers)
 
     def cast_vote(self, comparison_id: int, outcome: str, winner_pane: int | None, *,
                   blind: bool, voted_at: float | None = None, user: str | None = None) -> None:

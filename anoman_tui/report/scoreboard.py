@@ -7,6 +7,14 @@ arena's judge (its verdicts, read as votes) or by both; the rest from every answ
 gave in the history (`HistoryStore.model_numbers`). Cost per win is what a winning
 answer costs on average: the mean cost of an answer times the rounds played, over the
 wins (None without a win).
+
+Only what the models did counts (`anoman_tui.history.left_out_reason`): answers under a
+demo scenario or refused for their request (a 4xx other than 408 and 429) are left out of
+failure rates and speed figures, cache hits out of speed figures. In a voted round, a
+pane that failed for such a reason does not lose (it was not the model's failure) and a
+cache hit is not rated again (an earlier answer, maybe rated before): each is taken out
+of the round, and the whole vote is left out when it named that pane best or fewer than
+two panes that count are left. `left_out_lines` says how many and why.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from anoman_tui.arena import Scoreboard, Vote, scoreboard
-from anoman_tui.history import ModelNumbers, VotedRound
+from anoman_tui.history import LEFT_OUT_REASONS, LeftOut, ModelNumbers, VotedRound
 
 if TYPE_CHECKING:
     from anoman_tui.judges import Agreement
@@ -112,23 +120,79 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _votes(rounds: list[VotedRound], rater: Rater) -> dict[Vote, int]:
+def _cast(rounds: list[VotedRound], rater: Rater
+          ) -> tuple[dict[Vote, int], dict[str, int]]:
     """The votes a rater cast: people's, the judge's verdicts read as votes (its best
-    wins, a tie is a tie), or both (a round rated by both counts twice)."""
+    wins, a tie is a tie), or both (a round rated by both counts twice); and how many
+    were left out, by the reason of a pane left out of their round."""
     votes: dict[Vote, int] = {}
+    left_out: dict[str, int] = {}
     for r in rounds:
-        if not set(r.models) - r.failed:
-            continue  # every pane failed: not a vote
-        cast = []
+        # (a pane that completed under a demo scenario still answered: it stays rated)
+        gone = {m: why for m, why in r.left_out if why == "cache_hit" or m in r.failed}
+        models = tuple(m for m in r.models if m not in gone)
+        failed = r.failed - set(gone)
+        cast: list[tuple[str | None, str]] = []
         if rater in ("human", "all"):
-            cast.append(Vote(r.models, r.winner if r.outcome == "win" else None,
-                             r.outcome, r.failed))  # type: ignore[arg-type]
+            cast.append((r.winner if r.outcome == "win" else None, r.outcome))
         if rater in ("judge", "all") and r.judge_outcome in ("win", "tie"):
-            cast.append(Vote(r.models, r.judge_winner, r.judge_outcome,  # type: ignore[arg-type]
-                             r.failed))
-        for vote in cast:
+            cast.append((r.judge_winner, r.judge_outcome))
+        for winner, outcome in cast:
+            if gone and (winner in gone or len(models) < 2 or not set(models) - failed):
+                why = min(gone.values(), key=LEFT_OUT_REASONS.index)
+                left_out[why] = left_out.get(why, 0) + r.count
+                continue
+            if not set(models) - failed:
+                continue  # every pane failed: not a vote
+            vote = Vote(models, winner, outcome, failed)  # type: ignore[arg-type]
             votes[vote] = votes.get(vote, 0) + r.count
-    return votes
+    return votes, left_out
+
+
+def votes_left_out(rounds: list[VotedRound], rater: Rater = "human") -> dict[str, int]:
+    """How many of a rater's votes the ratings leave out, by reason (`_cast`)."""
+    return _cast(rounds, rater)[1]
+
+
+# Why answers were left out, in words (`anoman_tui.history.left_out_reason`).
+LEFT_OUT_WORDS = {
+    "scenario": "under a demo scenario (X-Anoman-Simulate)",
+    "request": "refused for the request itself (a 4xx such as 400, not 408 or 429)",
+    "cache_hit": "answered from the gateway's cache",
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def left_out_lines(left: LeftOut, votes: dict[str, int]) -> list[str]:
+    """What the scoreboard leaves out and why, as the command prints it and the screen
+    shows it; nothing when nothing is left out."""
+    lines = []
+    parts = [f"{_plural(left.rounds[why], 'round')} {LEFT_OUT_WORDS[why]}, "
+             f"{_plural(left.answers.get(why, 0), 'answer')}"
+             for why in ("scenario", "request") if left.rounds.get(why)]
+    if parts:
+        lines.append("Left out of failure rates and speed figures, not the models' doing: "
+                     + "; ".join(parts) + ".")
+    if left.answers.get("cache_hit"):
+        lines.append("Cache hits are never in speed figures: "
+                     f"{_plural(left.answers['cache_hit'], 'answer')} "
+                     f"{LEFT_OUT_WORDS['cache_hit']}.")
+    if any(votes.values()):
+        parts = [f"{_plural(votes[why], 'vote')} whose round had a pane "
+                 f"{LEFT_OUT_WORDS[why].split(' (')[0]}"
+                 for why in LEFT_OUT_REASONS if votes.get(why)]
+        lines.append("Left out of the ratings: " + "; ".join(parts) + ".")
+    return lines
+
+
+def left_out_json(left: LeftOut, votes: dict[str, int]) -> dict[str, Any]:
+    """`left_out` of `scoreboard --json`: by reason, the rounds and answers left out of
+    the figures and the votes left out of the ratings."""
+    return {why: {"rounds": left.rounds.get(why, 0), "answers": left.answers.get(why, 0),
+                  "votes": votes.get(why, 0)} for why in LEFT_OUT_REASONS}
 
 
 def agreement_of(rounds: list[VotedRound]) -> Agreement:
@@ -168,7 +232,7 @@ def build(rounds: list[VotedRound], numbers: dict[str, ModelNumbers], *,
           rater: Rater = "human", bootstrap: int = 100, seed: int = 0) -> list[ScoreRow]:
     """The scoreboard rows, best rating first, from the votes of `rater`. A round where
     every pane failed is not a vote and is left out."""
-    votes = _votes(rounds, rater)
+    votes = _cast(rounds, rater)[0]
     if not votes:
         return []
     board: Scoreboard = scoreboard(votes, bootstrap=bootstrap, seed=seed)

@@ -5,6 +5,7 @@ its picture of the ratings)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -17,8 +18,11 @@ from anoman_tui.report import export
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.arena import ArenaScreen
 from anoman_tui.ui.screens.scoreboard import RatingChart, ScoreboardScreen
-from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.pane import ComparePane, PaneMarks
+from anoman_tui.ui.widgets.prompt_box import PromptBox
+from tests.helpers import RecordingGateway
 from tests.pilot import palette, ready, submit, until
+from tests.replay_server import RecordedRequest, Script
 from tests.ui.screen_text import screen_lines
 
 POOL = list(CATALOGUE)
@@ -303,3 +307,164 @@ async def test_the_scoreboard_draws_each_rating_with_its_interval(make_app) -> N
         await until(pilot, lambda: all(f in shown() for f in judged))
         assert all(len(line) <= chart.content_size.width
                    for line in chart.plain().split("\n"))
+
+
+# -- the cache: a model drawn again is never given away by a cached answer ---------------
+
+THREE = ["anoman-lite", "claude-sonnet-4-6", "qwen3-coder"]
+
+
+async def test_ctrl_n_repeats_the_prompt_and_no_pane_is_a_cache_hit(make_app, ui_gateway
+                                                                    ) -> None:
+    # A pool of three: every round draws the same models for the same prompt, which the
+    # gateway's cache holds from round 1 on. Only `Cache-Control: no-cache` on every
+    # request keeps rounds 2 and 3 from being answered from it (the ledger says
+    # `cache_hit` for a request answered from the cache).
+    app = make_app(arena={"pool": THREE})
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        arena = await open_arena(pilot)
+        ledger = ui_gateway.state.ledger
+        await submit(pilot, "explain the arena's cache")
+        for round_number in (1, 2, 3):
+            await until(pilot, lambda n=round_number: arena.round == n
+                        and arena.phase == "voting")
+            assert sorted(p.model for p in arena.panes) == sorted(THREE)
+            results = [p.last_result for p in arena.panes]
+            assert all(r is not None and r.committed and not r.cache_hit for r in results)
+            assert "CACHE" not in everything_shown(app)
+            await until(pilot, lambda rs=results: all(
+                ledger.get(r.request_id) is not None for r in rs))
+            assert [ledger.get(r.request_id)["status"] for r in results] == [
+                "completed"] * 3
+            await until(pilot, lambda n=round_number: len(saved()) == n)
+            await pilot.press("t")
+            await until(pilot, lambda: arena.phase == "revealed")
+            if round_number < 3:
+                await pilot.press("ctrl+n")  # the same prompt, drawn again
+
+
+class CachingServer(RecordingGateway):
+    """An OpenAI-compatible server that answers every request from its cache, `no-cache`
+    or not (as a server may): a JSON answer marked as a cache hit."""
+
+    TEXT = "The very answer revealed a round earlier."
+
+    def script_for(self, request: RecordedRequest) -> Script:
+        if request.method != "POST":
+            return super().script_for(request)
+        body = {"id": "chatcmpl-1", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": self.TEXT}}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 8, "total_tokens": 15},
+                "_anoman": {"cache": {"hit": True}, "cost_usd": "0.000000"}}
+        return Script(content_type="application/json", body=[json.dumps(body).encode()],
+                      chunked=False)
+
+
+async def test_a_pane_answered_from_a_cache_anyway_is_withheld_and_cannot_win(
+        make_app, monkeypatch) -> None:
+    server = CachingServer()
+    await server.start()
+    try:
+        monkeypatch.setenv("ANOMAN_TEST_CACHING_KEY", "sk-caching-1234")
+        app = make_app(
+            idle_timeout=30,  # (its server shares the test's busy event loop)
+            targets={"caching": {"base_url": server.base_url,
+                                 "api_key_env": "ANOMAN_TEST_CACHING_KEY"}},
+            arena={"pool": ["caching:listed-1", "anoman-lite", "qwen3-coder"]})
+        async with app.run_test(size=(200, 50), notifications=True) as pilot:
+            arena = await open_arena(pilot)
+            await submit(pilot, "explain the cache")
+            await until(pilot, lambda: arena.phase == "voting")
+            (request,) = server.streams
+            assert request.headers["cache-control"] == "no-cache"
+            cached = next(p for p in arena.panes if p.model == "listed-1")
+            label = "ABC"[cached.index - 1]
+            assert cached.last_result is not None and cached.last_result.cache_hit
+            shown = everything_shown(app)
+            assert CachingServer.TEXT not in shown  # withheld, not revealed
+            assert "CACHE HIT withheld" in shown
+            # No "fastest first token" for the cache's 0.0 s: it goes to a model.
+            fastest = [p for p in arena.query(ComparePane)
+                       if p.query_one(PaneMarks).display
+                       and "fastest first token" in str(p.query_one(PaneMarks).render())]
+            assert all(p.state.model != "listed-1" for p in fastest)
+            await until(pilot, lambda: saved() and saved()[0].blind)
+            await pilot.press(label.lower())
+            await pilot.pause()
+            assert arena.phase == "voting"
+            assert "answered from the gateway's cache" in everything_shown(app)
+            await pilot.press("t")
+            await until(pilot, lambda: arena.phase == "revealed")
+    finally:
+        await server.stop()
+
+
+@pytest.mark.parametrize("key", ["B", "shift+b"])
+async def test_vote_keys_work_in_either_case_and_the_locked_box_takes_no_text(
+        make_app, key) -> None:
+    # Shift+B, or b with Caps Lock on: the terminal sends `B` (or, reporting modifiers,
+    # shift+b). Today's bug: `B` went into the locked prompt box and Enter did nothing.
+    app = make_app(arena={"pool": THREE})
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        arena = await open_arena(pilot)
+        await submit(pilot, "explain locks")
+        await until(pilot, lambda: arena.phase == "voting")
+        box = arena.query_one(PromptBox)
+        assert box.locked
+        for typed in ("q", "Q", "enter", "ctrl+j"):  # no vote: nothing happens at all
+            await pilot.press(typed)
+        box.insert("typed where no box had focus")  # as the screen does with such keys
+        await pilot.pause()
+        assert box.text == "" and arena.phase == "voting"
+        await until(pilot, lambda: saved() and saved()[0].blind)
+        await pilot.press(key)
+        await until(pilot, lambda: arena.phase == "revealed")
+        assert arena.voted == "B" and not box.locked
+        vote = saved()[0].vote
+        assert vote is not None and vote.winner_pane == 2
+        assert box.text == "explain locks"  # Enter: the same prompt, a new draw
+
+
+async def test_the_scoreboard_at_80x24_says_what_it_left_out_and_shows_arena_judge(
+        make_app) -> None:
+    models = ("claude-sonnet-4-6", "anoman-lite", "deepseek-r1")
+    default_path().parent.mkdir(parents=True, exist_ok=True)
+    with HistoryStore.open(default_path()) as store:
+        for i in range(6):  # voted blind rounds, no judge
+            round_id = store.save(ComparisonRecord(prompt=f"round {i}", blind=True, panes=tuple(
+                PaneRecord(pane=n, model=model, base_url="http://x", endpoint="openai",
+                           text="an answer", label="ABC"[n - 1])
+                for n, model in enumerate(models, start=1))))
+            store.cast_vote(round_id, "win", 1 + i % 3, blind=True)
+        store.save(ComparisonRecord(prompt="hi", panes=tuple(  # a request refused: 400s
+            PaneRecord(pane=n, model=model, base_url="http://x", endpoint="openai",
+                       status="failed", committed=False,
+                       failure={"kind": "http_error", "status": 400, "message": "400"})
+            for n, model in enumerate(models, start=1))))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None)
+        app.action_scoreboard()
+        await until(pilot, lambda: isinstance(app.screen, ScoreboardScreen))
+        board = app.screen
+        assert isinstance(board, ScoreboardScreen)
+        await until(pilot, lambda: len(board.rows) == 3)
+
+        def words() -> str:
+            return " ".join(" ".join(screen_lines(app)).split())
+
+        await until(pilot, lambda: "1 round refused for the request itself" in words())
+        assert "3 answers" in words() and "refused before streaming" not in words()
+        # The key bar fits 80 columns whole: every key's label, none cut mid-word.
+        await until(pilot, lambda: screen_lines(app)[-1].startswith("esc Back"))
+        bar = screen_lines(app)[-1]
+        for label in ("esc Back", "s Blind/all", "r Rated by", "^q Quit", "f5 Usage",
+                      "^p palette"):
+            assert label in bar, bar
+        # `[arena] judge` as written, never read as markup.
+        assert "no round rated by both yet ([arena] judge gives a verdict" in words()
+        await pilot.press("r")
+        await until(pilot, lambda: "No judge verdicts yet: set [arena] judge in the "
+                    "config file" in words())

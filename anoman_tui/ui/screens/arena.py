@@ -4,10 +4,14 @@ A round draws three distinct models from the pool (the config's `arena.pool`, el
 every model the default target lists), shuffles them into the panes and names the
 panes A, B, C only: headers, tabs, footers (cost and weighted tokens, which can be
 unique to a model), badges, marks (no "cheapest"), exports and the history all hide
-the models until the vote. TTFT, tokens/s and token counts stay visible.
+the models until the vote. TTFT, tokens/s and token counts stay visible. Every request
+carries `Cache-Control: no-cache`: a model drawn again answers afresh, never with the
+text revealed a round earlier; a pane a server answers from its cache anyway is withheld
+(the pane shows no text and no mark) and cannot win.
 
-Once every pane has ended: A, B, C vote for a pane, T for a tie, X for "all bad" (a
-failed pane cannot win; a round where every pane failed asks for no vote). The vote is
+Once every pane has ended: A, B, C vote for a pane, T for a tie, X for "all bad", in
+either case (a failed or withheld pane cannot win; a round with no answer to vote on
+asks for no vote); the prompt box is locked meanwhile and takes no text. The vote is
 stored with the round in the history, marked blind, and the names are revealed in
 place with each pane's cost. With `[arena] judge` set, the judge then gives its verdict
 on the round (every pair in both orders, docs/judges.md): shown on the status line
@@ -54,14 +58,19 @@ class ArenaScreen(CompareScreen):
 
     BINDINGS = [
         # Voting keys: single letters, live only while a round waits for its vote (the
-        # prompt box is locked then, so they cannot be typing).
+        # prompt box is locked then, so they cannot be typing). Either case: Shift or Caps
+        # Lock sends `B`, and a terminal reporting modifiers `shift+b`.
         # One footer entry for the five ("a b c t x Vote"): it fits 80 columns; the status
         # line says what each key means.
-        Binding("a", "vote('A')", "A best", id="arena.vote_a", priority=True, group=_VOTE),
-        Binding("b", "vote('B')", "B best", id="arena.vote_b", priority=True, group=_VOTE),
-        Binding("c", "vote('C')", "C best", id="arena.vote_c", priority=True, group=_VOTE),
-        Binding("t", "vote('tie')", "Tie", id="arena.vote_tie", priority=True, group=_VOTE),
-        Binding("x", "vote('bad')", "All bad", id="arena.vote_bad", priority=True,
+        Binding("a,A,shift+a", "vote('A')", "A best", id="arena.vote_a", priority=True,
+                group=_VOTE),
+        Binding("b,B,shift+b", "vote('B')", "B best", id="arena.vote_b", priority=True,
+                group=_VOTE),
+        Binding("c,C,shift+c", "vote('C')", "C best", id="arena.vote_c", priority=True,
+                group=_VOTE),
+        Binding("t,T,shift+t", "vote('tie')", "Tie", id="arena.vote_tie", priority=True,
+                group=_VOTE),
+        Binding("x,X,shift+x", "vote('bad')", "All bad", id="arena.vote_bad", priority=True,
                 group=_VOTE),
         Binding("ctrl+n", "next_round", "Next round", id="arena.next", priority=True),
         Binding("escape", "leave", "Abort / leave", id="arena.leave", priority=True),
@@ -81,6 +90,10 @@ class ArenaScreen(CompareScreen):
         self.judge_said: str | None = None
         """The arena judge's verdict on the revealed round, in words (None: no judge)."""
         self._pool: list[tuple[Target, str]] = []
+        # Every request of a round asks the gateway not to answer from its cache: a model
+        # drawn again would be given away by the very text revealed a round earlier,
+        # and "fastest first token" would go to the cache.
+        self.set_reactive(CompareScreen.bypass_cache, True)
 
     # -- the screen -------------------------------------------------------------------
 
@@ -113,7 +126,7 @@ class ArenaScreen(CompareScreen):
         elif self.phase == "voting":
             what = ("vote:", "A, B or C for the best answer · T tie · X all bad", True)
         elif self.phase == "no_vote":
-            what = ("", "every pane failed: no vote · Ctrl+N next round", True)
+            what = ("", "no answer to vote on · Ctrl+N next round", True)
         elif self.phase == "drawing":
             what = ("", "drawing three models…", True)
         else:
@@ -209,8 +222,7 @@ class ArenaScreen(CompareScreen):
         return False
 
     def turn_ended(self) -> None:
-        drawn = [p for p in self.panes if p.model]
-        if not any(p.last_result is not None and p.last_result.committed for p in drawn):
+        if not any(_votable(p) for p in self.panes):
             self.phase = "no_vote"  # every pane failed: nothing to vote on
         else:
             self.phase = "voting"
@@ -221,7 +233,7 @@ class ArenaScreen(CompareScreen):
     def _lock_prompt(self, locked: bool) -> None:
         # While a vote is due the letters are votes, not typing.
         prompt = self.query_one(PromptBox)
-        prompt.disabled = locked
+        prompt.locked = locked
         if locked:
             self.pane(self._active_pane).answer.focus()
         else:
@@ -263,7 +275,11 @@ class ArenaScreen(CompareScreen):
         if choice in LABELS:
             state = self.panes[LABELS.index(choice)]
             result = state.last_result
-            if not state.model or result is None or not result.committed:
+            if result is not None and result.cache_hit:
+                self.notify(f"{choice} was answered from the gateway's cache: it is left "
+                            "out of this round.", severity="warning", timeout=4)
+                return
+            if not _votable(state):
                 self.notify(f"{choice} did not complete: a failed pane cannot win.",
                             severity="warning", timeout=4)
                 return
@@ -431,6 +447,14 @@ class ArenaScreen(CompareScreen):
             self.action_zoom()
             return
         self.dismiss()
+
+
+def _votable(state: PaneState) -> bool:
+    """A drawn pane whose answer can win: it completed, and not from the gateway's cache
+    (withheld in a blind round, left out of the round's vote on the scoreboard)."""
+    result = state.last_result
+    return bool(state.model) and result is not None and result.committed \
+        and not result.cache_hit
 
 
 def _keep_verdict(pending: PendingSaves, saved: ComparisonRecord,

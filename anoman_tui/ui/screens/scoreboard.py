@@ -6,7 +6,10 @@ the arena judge's verdicts and both. Under the table, the ratings as a picture: 
 model's rating (●) and its 95% interval (├──┤) on one axis, with the figures in words
 beside them (`RatingChart`, `anoman_tui.ui.render.charts.interval_chart`, drawn again at
 the widget's width on every resize and whenever the rows change); then how far people
-and the judge agree on the rounds both rated. Esc goes back.
+and the judge agree on the rounds both rated; then what was left out of the figures and
+why (answers under a demo scenario, refused for their request, cache hits). Esc goes back.
+
+Every line of words is plain text, never markup: `[arena] judge` is shown as written.
 """
 
 from __future__ import annotations
@@ -115,10 +118,12 @@ class ScoreboardScreen(Screen[None]):
     }
     """
 
+    # Short labels: with the app's keys they fit 80 columns whole (the status line says
+    # what s and r switch between); narrower, r and then s give way, never a cut word.
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="scoreboard.back"),
-        Binding("s", "toggle_sighted", "Blind / all votes", id="scoreboard.sighted"),
-        Binding("r", "next_rater", "People / judge / both", id="scoreboard.rater"),
+        Binding("s", "toggle_sighted", "Blind/all", id="scoreboard.sighted"),
+        Binding("r", "next_rater", "Rated by", id="scoreboard.rater"),
     ]
 
     def __init__(self, store: HistoryStore) -> None:
@@ -137,7 +142,8 @@ class ScoreboardScreen(Screen[None]):
         with VerticalScroll(id="scoreboard-chart-box", can_focus=False):
             yield RatingChart(id="scoreboard-chart")
         yield Label("", id="scoreboard-agreement", classes="usage-status")
-        yield KeyBar(shed=())
+        yield Label("", id="scoreboard-left-out", classes="usage-status")
+        yield KeyBar(shed=("next_rater", "toggle_sighted"))
 
     def on_mount(self) -> None:
         from anoman_tui.report.scoreboard import COLUMNS
@@ -167,18 +173,21 @@ class ScoreboardScreen(Screen[None]):
             agreement_line,
             agreement_of,
             build,
+            left_out_lines,
+            votes_left_out,
         )
 
         status = self.query_one("#scoreboard-status", Label)
         rater = self.rater
 
-        def read() -> tuple[list[ScoreRow], Agreement]:
+        def read() -> tuple[list[ScoreRow], Agreement, list[str]]:
             rounds = self.store.voted_rounds(include_sighted=self.include_sighted)
             return (build(rounds, self.store.model_numbers(), rater=rater),
-                    agreement_of(rounds))
+                    agreement_of(rounds),
+                    left_out_lines(self.store.left_out(), votes_left_out(rounds, rater)))
 
         try:
-            self.rows, agreement = await asyncio.to_thread(read)
+            self.rows, agreement, left_out = await asyncio.to_thread(read)
         except HistoryUnavailable as exc:
             status.update(Text(f"Could not read the history: {exc.reason}", style="bold"))
             return
@@ -191,16 +200,19 @@ class ScoreboardScreen(Screen[None]):
         if self.include_sighted and rater != "judge":
             votes = votes.replace("blind votes", "blind and sighted votes")
         if self.rows:
-            status.update(f"{len(self.rows)} models, best rating first · rated by {votes} "
-                          "· s: blind / sighted · r: people / judge / both · rating: "
-                          "Bradley–Terry, Elo scale, 95% bootstrap interval · ← → more "
-                          "columns")
+            said = (f"{len(self.rows)} models, best rating first · rated by {votes} "
+                    "· s: blind / sighted · r: people / judge / both · rating: "
+                    "Bradley–Terry, Elo scale, 95% bootstrap interval · ← → more columns")
         elif rater == "judge":
-            status.update("No judge verdicts yet: set [arena] judge in the config file; "
-                          "the judge gives its verdict on each blind round after its "
-                          "vote · r: people / judge / both")
+            said = ("No judge verdicts yet: set [arena] judge in the config file; the judge "
+                    "gives its verdict on each blind round after its vote · r: people / "
+                    "judge / both")
         else:
-            status.update(f"No {votes} yet: play a round in the arena (Ctrl+P → Arena "
-                          "mode) or run `anoman-tui compare --blind`.")
+            said = (f"No {votes} yet: play a round in the arena (Ctrl+P → Arena mode) or "
+                    "run `anoman-tui compare --blind`.")
+        status.update(Text(said))  # (a str would be read as markup: "[arena]" eaten)
         self.agreement = agreement
-        self.query_one("#scoreboard-agreement", Label).update(agreement_line(agreement))
+        self.query_one("#scoreboard-agreement", Label).update(Text(agreement_line(agreement)))
+        left = self.query_one("#scoreboard-left-out", Label)
+        left.update(Text(" ".join(left_out)))
+        left.display = bool(left_out)

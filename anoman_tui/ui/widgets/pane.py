@@ -60,6 +60,7 @@ SPARK_CELLS = 40  # the sparkline shows at most the last 10 s (fewer cells if na
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 TICK_S = 0.2  # header spinner (figures: every other tick; a multiple of FrameClock.INTERVAL)
 SIMULATED_STYLE = "bold italic dark_orange"  # plain text, unlike any other header word
+CACHE_WITHHELD = "CACHE HIT withheld: a blind round shows no cached answer"
 STATE_LABELS = {
     "idle": "idle",
     "waiting": "waiting",
@@ -584,7 +585,9 @@ class ComparePane(Vertical):
         if result is None:
             return PaneFigures(self.state.index, completed=False)
         if self.state.label:  # no "cheapest" in a blind round: it would tell the price
-            return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
+            # (nor a mark for a cached answer: the cache was fast, not the model)
+            return PaneFigures(self.state.index, result.committed and not result.cache_hit,
+                               result.metrics.ttft_s,
                                result.metrics.output_tokens_per_s, None)
         cost = self.cost().usd
         return PaneFigures(self.state.index, result.committed, result.metrics.ttft_s,
@@ -799,6 +802,11 @@ class ComparePane(Vertical):
         elif kind is AnomanMetadata:
             assert isinstance(event, AnomanMetadata)
             self._anoman = event.block
+            if event.block.cache_hit and self.state.label:
+                # A blind pane's cached answer is withheld (`_conclude`): its text came
+                # in the same read, so it goes before a frame draws it.
+                self.answer.clear()
+                self.answer.begin_turn(self._prompt)
             self._draw_footer()
         elif kind is StreamFailed:
             pass  # shown with the result, once
@@ -870,14 +878,20 @@ class ComparePane(Vertical):
             self._usage = result.usage
         if result.anoman is not None:
             self._anoman = result.anoman
-        if not drawn and not self._reasoning_chunks:
+        # A blind round never shows a cached answer: it may be one revealed a round
+        # earlier, which would name the model (the arena asks for no-cache; a server
+        # may answer from its cache anyway).
+        withheld = result.cache_hit and bool(self.state.label) and not drawn
+        if not drawn and not self._reasoning_chunks and not withheld:
             # Reasoning that came whole with the result (a cache hit): the view puts
             # it above the answer, even one already drawn.
             self.answer.append_reasoning(result.reasoning)
-        if result.cache_hit and not self._chunks and not drawn:
+        if result.cache_hit and not self._chunks and not drawn and not withheld:
             self.answer.append(result.text)
         cut = cut_badge(result)
-        if result.failure is not None:
+        if withheld:
+            self.answer.end_turn(dim=True, note=f"{CACHE_WITHHELD} · left out of this round")
+        elif result.failure is not None:
             said = describe_failure(result.failure)
             self.answer.end_turn(
                 dim=True, note=f"{said.symbol} {said.headline} · not part of the conversation",
@@ -895,6 +909,8 @@ class ComparePane(Vertical):
             self._show_badge(text, severity)
         elif cut is not None:
             self._show_badge(cut, "-warning")
+        elif withheld:
+            self._show_badge(f"● {CACHE_WITHHELD}", "-warning")
         elif result.cache_hit:
             self._show_badge("● CACHE HIT: the complete answer came from the gateway's cache",
                              "-success")

@@ -2,13 +2,17 @@
 reports it) inserts a newline. Up/Down at the edges recall earlier prompts.
 
 Send and newline are priority bindings with ids, so they show in the footer and
-a `keymap` can move them; TextArea would otherwise take Enter for itself."""
+a `keymap` can move them; TextArea would otherwise take Enter for itself.
+
+A locked box (`locked`: the arena's while a round waits for its vote, when letters are
+votes) takes no text at all: not typed, pasted, inserted nor sent."""
 
 from __future__ import annotations
 
 from textual import events
 from textual.binding import Binding
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult, Location
 
 from anoman_tui.ui.messages import PromptSubmitted
 
@@ -32,6 +36,25 @@ class PromptBox(TextArea):
         self._past: list[str] = []
         self._recall: int | None = None
 
+    @property
+    def locked(self) -> bool:
+        """Taking no text: read-only and disabled (it cannot be focused either)."""
+        return self.read_only and self.disabled
+
+    @locked.setter
+    def locked(self, value: bool) -> None:
+        self.read_only = value
+        self.disabled = value
+
+    def insert(self, text: str, location: Location | None = None, *,
+               maintain_selection_offset: bool = True) -> EditResult:
+        # Text typed where no box had focus is put here by the screen (`insert`), which
+        # TextArea's own read-only check does not cover.
+        if self.locked:
+            return EditResult(end_location=self.cursor_location, replaced_text="")
+        return super().insert(text, location,
+                              maintain_selection_offset=maintain_selection_offset)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # TextArea's F7 (select all) would take the compare screen's F7 (Diff) whenever
         # the box has focus, which is nearly always; Shift+arrows and the mouse still select.
@@ -47,7 +70,8 @@ class PromptBox(TextArea):
         self.call_later(self.submit)
 
     def action_newline(self) -> None:
-        self.call_later(self.insert, "\n")
+        if not self.locked:
+            self.call_later(self.insert, "\n")
 
     def on_key(self, event: events.Key) -> None:
         # Runs before TextArea's own key handling; prevent_default() skips it.
@@ -69,7 +93,7 @@ class PromptBox(TextArea):
 
     def submit(self) -> None:
         prompt = self.text.strip()
-        if not prompt:
+        if not prompt or self.locked:
             return
         if not self._past or self._past[-1] != prompt:
             self._past.append(prompt)
