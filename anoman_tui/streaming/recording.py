@@ -11,9 +11,10 @@ Their replay, `ReplayTransport`, is in `anoman_tui.streaming.replay`: this modul
 imports no HTTP stack, so reading a history stays cheap.
 
 The request's key is never recorded: request headers are not kept, only an allowlist
-of response headers is, and a key a server echoed back is masked in the bytes.
+of response headers is, and a key (or the URL's password) a server echoed back is masked
+in the bytes.
 
-May import: the standard library, the rest of `anoman_tui.streaming`.
+May import: the standard library, the rest of `anoman_tui.streaming`, `anoman_tui.safe_text`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from anoman_tui.safe_text import url_password
 from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS, EndpointFormat
 
 if TYPE_CHECKING:
@@ -337,9 +339,12 @@ class RecordingCapture:
         self._close_read()
         if self._status is None and ending in ("completed", "closed"):
             ending = "reset"
-        secret = self._request.api_key.get_secret_value().encode()
-        reads = _mask(self._reads, secret)
-        headers = tuple((n, _mask_text(v, secret.decode())) for n, v in self._headers)
+        reads, headers = self._reads, list(self._headers)
+        # The key, and a password the URL carries: a server may echo either back.
+        for secret in (self._request.api_key.get_secret_value(),
+                       url_password(self._request.base_url)):
+            reads = _mask(reads, secret.encode())
+            headers = [(n, _mask_text(v, secret)) for n, v in headers]
         previous = 0.0
 
         def since(at: float) -> float:
@@ -356,7 +361,7 @@ class RecordingCapture:
             path=self._request.request_path,
             model=self._request.model,
             status=self._status,
-            headers=headers,
+            headers=tuple(headers),
             headers_at=headers_at,
             reads=relative,
             ending=ending,
