@@ -159,7 +159,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
     todo, run_id, total = prepared.todo, prepared.run_id, prepared.total
     prog = "anoman-tui eval"
     console = Console(file=out, highlight=False, soft_wrap=not request.as_json)
-    err = Console(stderr=True, highlight=False)
+    err = Console(file=masked_stream(sys.stderr, suite_secrets(request)), highlight=False)
     view_console = err if request.as_json else console
     live = view_console.is_terminal
     view: ProgressView | None = None
