@@ -20,8 +20,14 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from anoman_tui.history import HistoryStore
 from anoman_tui.safe_text import mask_secret
+from anoman_tui.ui.screens import export
+from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.screens.text_input import TextInputScreen
+from tests.reliability.app_helpers import connect_to, remote_app, send, settled, until
 from tests.replay_server import ReplayServer, Script
 
 KEY = "anm-sk-known-secret-key-7f3a9c1e5b2d4086"
@@ -203,3 +209,31 @@ async def test_a_url_password_is_never_stored_or_shown(
         assert "Traceback" not in err, err
         assert "user:***@" in err, err
         assert_no_secret(out + err, f"usage error {args[2:]}", PASSWORD_LEAKS)
+
+
+async def test_the_screens_export_masks_every_key(replay: ReplayServer, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl+S on the compare screen: each report masks the key the app sends and a key
+    variable's (another target's) that a server echoed into an answer."""
+    echo_scripts(replay)
+    monkeypatch.setenv("OPENAI_API_KEY", OTHER)
+    monkeypatch.setattr(export, "default_path",
+                        lambda record, fmt, directory=None: tmp_path / f"screen.{fmt}")
+    app = remote_app(replay.base_url, ["echo", "echo-401", "echo"], key=KEY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await connect_to(pilot, replay.base_url)
+        await send(pilot, "leak it")
+        await until(pilot, lambda: settled(app), 60)
+        for downs, fmt in enumerate(("md", "html", "json")):
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            for _ in range(downs):
+                await pilot.press("down")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, TextInputScreen))
+            await pilot.press("enter")
+            path = tmp_path / f"screen.{fmt}"
+            await until(pilot, lambda p=path: p.exists() and "aabb" in p.read_text(), 60)
+            text = path.read_text()
+            assert_no_secret(text, f"the screen's {fmt} export")
+            assert mask_secret(KEY) in text and mask_secret(OTHER) in text, fmt
