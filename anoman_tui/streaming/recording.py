@@ -340,11 +340,12 @@ class RecordingCapture:
         if self._status is None and ending in ("completed", "closed"):
             ending = "reset"
         reads, headers = self._reads, list(self._headers)
-        # The key, and a password the URL carries: a server may echo either back.
-        for secret in (self._request.api_key.get_secret_value(),
-                       url_password(self._request.base_url)):
-            reads = _mask(reads, secret.encode())
-            headers = [(n, _mask_text(v, secret)) for n, v in headers]
+        # The key (its last four kept, to tell keys apart), and a password the URL carries
+        # (none of it): a server may echo either back.
+        for secret, keep in ((self._request.api_key.get_secret_value(), 4),
+                             (url_password(self._request.base_url), 0)):
+            reads = _mask(reads, secret.encode(), keep)
+            headers = [(n, _mask_text(v, secret, keep)) for n, v in headers]
         previous = 0.0
 
         def since(at: float) -> float:
@@ -370,22 +371,28 @@ class RecordingCapture:
         )
 
 
-def _mask_text(text: str, secret: str) -> str:
-    return text.replace(secret, _masked(len(secret), secret).decode()) if secret else text
+def _mask_text(text: str, secret: str, keep: int = 4) -> str:
+    if not secret or len(secret) < 4:
+        return text
+    return text.replace(secret, _masked(len(secret), secret, keep).decode())
 
 
-def _masked(length: int, secret: str) -> bytes:
-    return (b"*" * max(length - 4, 0)) + secret[-4:].encode()
+def _masked(length: int, secret: str, keep: int = 4) -> bytes:
+    """`length` bytes: stars, then the secret's last `keep` characters."""
+    tail = secret[-keep:].encode() if keep else b""
+    return b"*" * max(length - len(tail), 0) + tail
 
 
-def _mask(reads: list[tuple[float, bytes]], secret: bytes) -> list[tuple[float, bytes]]:
-    """Mask a key echoed in the body, even across reads, keeping every read's length."""
+def _mask(reads: list[tuple[float, bytes]], secret: bytes,
+          keep: int = 4) -> list[tuple[float, bytes]]:
+    """Mask a key echoed in the body, even across reads, keeping every read's length
+    (and the key's last `keep` characters)."""
     if not secret or len(secret) < 4:
         return reads
     whole = b"".join(chunk for _, chunk in reads)
     if secret not in whole:
         return reads
-    whole = whole.replace(secret, _masked(len(secret), secret.decode()))
+    whole = whole.replace(secret, _masked(len(secret), secret.decode(), keep))
     masked = []
     offset = 0
     for at, chunk in reads:

@@ -24,6 +24,7 @@ import pytest
 
 from anoman_tui.history import HistoryStore
 from anoman_tui.safe_text import mask_secret
+from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
 from anoman_tui.ui.screens import export
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen
@@ -237,3 +238,17 @@ async def test_the_screens_export_masks_every_key(replay: ReplayServer, tmp_path
             text = path.read_text()
             assert_no_secret(text, f"the screen's {fmt} export")
             assert mask_secret(KEY) in text and mask_secret(OTHER) in text, fmt
+
+
+async def test_a_url_password_a_server_echoes_is_not_recorded(replay: ReplayServer) -> None:
+    echoed = f"bad password {PASSWORD} for user".encode()
+    replay.scripts["m"] = Script(status=401, content_type="text/plain",
+                                 headers=[("X-Request-Id", f"id-{PASSWORD}")], body=[echoed])
+    request = StreamRequest(base_url=replay.base_url.replace("://", f"://user:{PASSWORD}@"),
+                            api_key=KEY, model="m", record=True,
+                            messages=(ChatTurn(role="user", content="hi"),))
+    async with StreamClient() as client:
+        result = await client.stream(request).wait()
+    assert result.recording is not None and result.recording.status == 401
+    assert_no_secret(json.dumps(result.recording.to_json()) + result.recording.body.decode(),
+                     "the recording", PASSWORD_LEAKS)
