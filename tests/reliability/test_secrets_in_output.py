@@ -140,6 +140,11 @@ async def test_a_key_the_history_kept_is_masked_in_every_export(
         assert code == 0, err
         assert_no_secret(out + err, f"export --format {fmt}")
         assert mask_secret(KEY) in out and mask_secret(OTHER) in out, fmt
+    for listing in (["history"], ["history", "--json"]):
+        code, out, err = await cli(*listing, cwd=tmp_path)
+        assert code == 0, err
+        assert_no_secret(out + err, " ".join(listing))
+        assert mask_secret(KEY) in out, listing  # the prompt, masked
     code, out, err = await cli("export", str(leaky), "--format", "md", cwd=tmp_path)
     assert code == 0, err
     assert_no_secret((tmp_path / f"comparison-{leaky}.md").read_text(), "the .md file")
@@ -174,6 +179,15 @@ async def test_an_echoed_key_is_masked_in_every_eval_output(
             assert_no_secret(path.read_text(), f"{path.name} ({extra})")
         if extra == ["--json"]:
             assert mask_secret(OTHER) in out  # the 401's message, masked
+            # The run as the history keeps it, shown and written again.
+            code, out, err = await cli("runs", "show", json.loads(out)["run_id"], "--json",
+                                       "--junit", str(junit), "--html", str(html),
+                                       cwd=tmp_path)
+            assert code == 0, err
+            assert_no_secret(out + err, "runs show")
+            for path in (junit, html):
+                assert_no_secret(path.read_text(), f"{path.name} (runs show)")
+            assert mask_secret(OTHER) in out
         # The answer is in the JUnit file (with --no-history at least), masked.
         if extra == ["--no-history"]:
             assert mask_secret(KEY) in junit.read_text()
