@@ -98,8 +98,9 @@ def url_password(url: str | None) -> str:
 
 
 def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` with every secret (`secret_list`) and every Anoman-shaped key masked
-    (`mask_secret`), and every URL's password redacted (`redact_urls`)."""
+    """`text` with every secret and every Anoman-shaped key masked (`mask_secret`), and
+    every URL's password redacted (`redact_urls`). `secrets` as `secret_list` (or
+    `anoman_tui.secrets_in_use`) gives them: longest first, none too short."""
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, mask_secret(secret))
