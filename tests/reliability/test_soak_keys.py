@@ -6,9 +6,9 @@ beyond the bounds below. 60 comparisons by default, 200 with --run-slow.
 
 Keys: a known key goes through the app, the logs and `anoman-tui compare`, including
 servers that echo the key back in error messages; it is never found on screen, in the
-log file, in CLI output or in error messages. (Keys echoed into answers, and every
-export, `eval` output and URL password: tests/reliability/test_secrets_in_output.py.) `--api-key` help says the environment or the config
-file is safer.
+log file, in CLI output or in error messages. `--api-key` help says the environment or
+the config file is safer. (Keys echoed into answers, every export, `eval`'s outputs and
+URL passwords: tests/reliability/test_secrets_in_output.py.)
 """
 
 from __future__ import annotations
