@@ -41,6 +41,7 @@ from anoman_tui.parameters import (
     max_tokens_problem,
     temperature_problem,
 )
+from anoman_tui.safe_text import redact_urls
 from anoman_tui.streaming.request import EndpointFormat
 from anoman_tui.targets import (
     BUILT_IN,
@@ -421,7 +422,9 @@ def _describe(exc: ValidationError, flags: dict[str, Any]) -> str:
         # key variable's name belongs (`targets.NAME.api_key_env`).
         # Nor a history URL: it may hold a password.
         if not {"api_key", "api_key_env", "history_url"} & set(loc):
-            shown = json.dumps(error.get("input"), default=str, ensure_ascii=False)
+            # (a URL's password never: `redact_urls`)
+            shown = redact_urls(json.dumps(error.get("input"), default=str,
+                                           ensure_ascii=False))
             message += f" (got {shown[:60]}{'…' if len(shown) > 60 else ''})"
         by_source.setdefault(source_of(key, flags), []).append(f"{'.'.join(loc)}: {message}")
     return "; ".join(f"{source}: {'; '.join(items)}" for source, items in by_source.items())

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from anoman_tui.safe_text import redact_url
 from anoman_tui.streaming import EndpointFormat, normalize_base_url
 
 TargetKind = Literal["anoman", "openai-compatible", "anthropic"]
@@ -172,7 +173,8 @@ class Target(BaseModel):
 
     def describe(self) -> str:
         """`litellm (http://127.0.0.1:4000)`: what a header or a list says about it."""
-        return f"{self.name} ({self.base_url})" if self.base_url else f"{self.name} (embedded)"
+        return f"{self.name} ({redact_url(self.base_url)})" if self.base_url \
+            else f"{self.name} (embedded)"
 
 
 def _target(name: str, kind: TargetKind, base_url: str | None, **fields: Any) -> Target:
@@ -287,12 +289,13 @@ class Connection(BaseModel):
 
     def label(self) -> str:
         """`local gateway (127.0.0.1:8787)`, `litellm (http://127.0.0.1:4000)`."""
-        host = self.base_url.removeprefix("http://").removeprefix("https://")
+        shown = redact_url(self.base_url)  # never a password the URL carries
+        host = shown.removeprefix("http://").removeprefix("https://")
         if self.target.is_local:
             return f"local gateway ({host})"
         if self.target.name == "gateway":  # the one set by base_url: its URL says it all
-            return self.base_url
-        return f"{self.target.name} ({self.base_url})"
+            return shown
+        return f"{self.target.name} ({shown})"
 
     def list_models_args(self) -> tuple[str, str, tuple[tuple[str, str], ...], str]:
         """(base_url, bearer key, headers, path) for `StreamClient.list_models`: an

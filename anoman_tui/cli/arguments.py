@@ -7,24 +7,18 @@ argparse only: imported on every start-up, so nothing heavy.
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-# user:password@ in any URL (postgresql://ann:pw@db/team): what argparse echoes of an
-# argument it refuses must not show the password.
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^:/@\s'\"]*):[^@/\s'\"]*@")
-
-
-_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&\s'\"]*")
-
-
 def scrub_passwords(text: str) -> str:
-    """`text` with the password of every URL in it replaced by `***`."""
-    return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", text))
+    """`text` with the password of every URL in it replaced by `***` (what argparse
+    echoes of an argument it refuses must not show it: postgresql://ann:pw@db/team)."""
+    from anoman_tui.safe_text import redact_urls
+
+    return redact_urls(text)
 
 
 class SecretScrubbingParser(argparse.ArgumentParser):

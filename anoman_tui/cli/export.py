@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from anoman_tui.cli._history import command_history
 from anoman_tui.cli.arguments import positive_int
-from anoman_tui.cli.common import gateway_key
 from anoman_tui.cli.help import HISTORY_AND_REPORTS
 
 if TYPE_CHECKING:
@@ -48,6 +47,8 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.report import export
+    from anoman_tui.safe_text import mask_secrets, masked
+    from anoman_tui.secrets_in_use import secrets_in_use
 
     path = history_label(history_location("anoman-tui export"))
     record = None
@@ -60,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"anoman-tui export: no comparison {args.id} in the history ({path}); "
               "`anoman-tui history` lists the ids", file=sys.stderr)
         return 2
-    text = export(record.masked(), args.format)  # a blind round: labels until its vote
+    # A blind round: labels until its vote. No key: a server may have echoed one into an
+    # answer or an error the history keeps as it came (and a URL its password).
+    secrets = secrets_in_use()
+    text = mask_secrets(export(masked(record.masked(), secrets), args.format), secrets)
     if args.output == "-":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return 0
@@ -75,22 +79,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _known_keys() -> list[str]:
-    """Every key this user's settings hold (the gateway's, each target's): an exported
-    recording masks them wherever a server echoed one."""
-    import os
-
-    from anoman_tui.config import ConfigError, load_settings
-
-    keys = [os.environ.get("ANOMAN_API_KEY", "")]
-    try:
-        settings = load_settings()
-    except ConfigError:
-        return [k for k in keys if k]  # a broken config file: the variable's key still
-    keys += [gateway_key(settings), *(t.key() for t in settings.all_targets().values())]
-    return [k for k in dict.fromkeys(keys) if k]
-
-
 def _export_recording(args: argparse.Namespace, store: HistoryStore,
                       record: ComparisonRecord) -> int:
     """`export --format recording`: the comparison with its streams, as one file."""
@@ -100,12 +88,13 @@ def _export_recording(args: argparse.Namespace, store: HistoryStore,
         comparison_document,
         dumps,
     )
+    from anoman_tui.secrets_in_use import secrets_in_use
     from anoman_tui.streaming.recording import RecordingError
 
     prog = "anoman-tui export"
     try:
         recordings = {} if record.hidden else store.recordings(args.id)
-        text = dumps(comparison_document(record, recordings, _known_keys()))
+        text = dumps(comparison_document(record, recordings, secrets_in_use()))
     except PortableRefused as exc:
         print(f"{prog}: comparison {args.id} cannot be exported as a recording: {exc.reason}",
               file=sys.stderr)

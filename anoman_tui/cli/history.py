@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from anoman_tui.cli._history import history_label, history_location
-    from anoman_tui.safe_text import terminal_safe
+    from anoman_tui.safe_text import masked, terminal_safe
+    from anoman_tui.secrets_in_use import secrets_in_use
 
     location = history_location("anoman-tui history")
     exists = isinstance(location, str) or location.exists()
@@ -75,10 +76,12 @@ def run(args: argparse.Namespace) -> int:
         print(what[0].upper() + what[1:], file=sys.stderr if args.json else sys.stdout)
         return 0
     width = shutil.get_terminal_size().columns
+    secrets = secrets_in_use()
     for record in records:
         when = datetime.fromtimestamp(record.created_at).astimezone()
         hidden = record.hidden
-        record = record.masked()  # a blind round shows its labels until its vote
+        # A blind round shows its labels until its vote; no key shows (`secrets_in_use`).
+        record = masked(record.masked(), secrets)
         if args.json:
             entry: dict[str, Any] = {
                 "id": record.id,

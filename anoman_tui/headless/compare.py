@@ -27,6 +27,8 @@ from anoman_tui.headless.run import CompareRun, save_to_history
 from anoman_tui.headless.spec import CompareSpec, PaneSpec
 from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
+from anoman_tui.safe_text import mask_secrets, masked, masked_stream
+from anoman_tui.secrets_in_use import secrets_in_use
 from anoman_tui.streaming import GatewayRequestError, ModelInfo, StreamClient
 from anoman_tui.targets import connect
 
@@ -44,9 +46,12 @@ async def run_compare(
 
     With a `history`, the comparison is saved there once every model has ended.
     """
-    out = out or sys.stdout  # looked up now: a caller may have redirected it
-    console = Console(file=out, highlight=False, soft_wrap=False)
-    err_console = Console(stderr=True, highlight=False)
+    # No key leaves: the settings' and this run's are masked in every answer, error and
+    # line written (a server may echo one back; a user may paste one into a prompt).
+    secrets = spec_secrets(spec)
+    out = masked_stream(out or sys.stdout, secrets)  # sys.stdout looked up now: a caller
+    console = Console(file=out, highlight=False, soft_wrap=False)  # may have redirected it
+    err_console = Console(file=masked_stream(sys.stderr, secrets), highlight=False)
     live_console = err_console if as_json else console
     live_ok = live_console.is_terminal
     # Into a file or a pipe, text goes as it came: Rich would wrap it at 80 columns,
@@ -64,8 +69,8 @@ async def run_compare(
     try:
         if live_ok:
             with Live(
-                progress_table(run), console=live_console, refresh_per_second=8,
-                transient=True, get_renderable=lambda: progress_table(run),
+                progress_table(run, secrets), console=live_console, refresh_per_second=8,
+                transient=True, get_renderable=lambda: progress_table(run, secrets),
             ):
                 await run.run()
         else:
@@ -74,17 +79,25 @@ async def run_compare(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
 
-    record = comparison_record(spec, run)
+    for pane in run.panes:
+        pane.result = masked(pane.result, secrets)
+    record = masked(comparison_record(spec, run), secrets)
     history_id = save_to_history(history, record, spec.record_limit) \
         if history is not None and run.ended else None
     if as_json:
-        out.write(json.dumps(compare_json(spec, record, history_id), ensure_ascii=False)
-                  + "\n")
+        document = masked(compare_json(spec, record, history_id), secrets)
+        out.write(json.dumps(document, ensure_ascii=False) + "\n")
         out.flush()
     else:
         rerun = record if spec.original is not None and spec.replay is None else None
         print_results(console, run, rerun, as_is=as_is)
     return 0 if all(p.result and p.result.status == "completed" for p in run.panes) else 1
+
+
+def spec_secrets(spec: CompareSpec) -> tuple[str, ...]:
+    """The secrets to mask in a run's output: the settings', and the keys it sends."""
+    return secrets_in_use([spec.api_key,
+                           *(c.api_key.get_secret_value() for c in spec.connections)])
 
 
 def run_compare_with_target(spec: CompareSpec, *, as_json: bool,
@@ -167,7 +180,8 @@ async def _compare_main(spec: CompareSpec, as_json: bool,
                 listed = await client.list_models(spec.base_url, spec.api_key, spec.headers)
         except GatewayRequestError as exc:
             if not spec.panes:
-                print(f"anoman-tui compare: cannot list models: {exc}", file=sys.stderr)
+                print("anoman-tui compare: cannot list models: "
+                      + mask_secrets(str(exc), spec_secrets(spec)), file=sys.stderr)
                 return 1
         for connection in {c.name: c for c in spec.connections}.values():
             if default is not None and connection.name == default.name:

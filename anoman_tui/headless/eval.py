@@ -28,6 +28,8 @@ from rich.text import Text
 from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
 from anoman_tui.report.suite_files import write_files
+from anoman_tui.safe_text import mask_secrets, masked, masked_stream
+from anoman_tui.secrets_in_use import secrets_in_use
 from anoman_tui.suites.engine import Progress, RunOutcome
 from anoman_tui.suites.model import NOT_RUN, CellResult
 
@@ -127,21 +129,28 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
              out: IO[str] | None = None, pending: PendingSaves | None = None) -> int:
     """Run (or continue) the suite; print and write its reports; the exit status.
     `pending`: the writes through `store`, waiting for its server when it goes away."""
-    out = out or sys.stdout
+    # No key leaves: a server may echo one into an answer or an error (`_report`).
+    secrets = suite_secrets(request)
+    out = masked_stream(out or sys.stdout, secrets)
     prog = "anoman-tui eval"
     try:
         prepared = prepare(request, store, start_embedded)
     except EvalRefused as exc:
-        print(f"{prog}: {exc.reason}", file=sys.stderr)
+        print(f"{prog}: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
         return EXIT_USAGE
     if prepared.store is not None:
         prepared.pending = pending
     try:
         for line in prepared.warnings:
-            print(f"{prog}: {line}", file=sys.stderr)
+            print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
         return _run_and_report(prepared, out)
     finally:
         prepared.stop()
+
+
+def suite_secrets(request: EvalRequest) -> tuple[str, ...]:
+    """The secrets to mask in a run's output: the settings', and its targets' keys."""
+    return secrets_in_use([t.key() for t in request.targets.values()])
 
 
 def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
@@ -153,7 +162,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
 
     # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
     console = output_console(out, soft_wrap=not request.as_json)
-    err = Console(stderr=True, highlight=False)
+    err = Console(file=masked_stream(sys.stderr, suite_secrets(request)), highlight=False)
     view_console = err if request.as_json else console
     live = view_console.is_terminal
     view: ProgressView | None = None
@@ -226,14 +235,16 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
 
     assert isinstance(summary, RunSummary)
     suite = request.suite
+    secrets = suite_secrets(request)
+    results, summary = masked(results, secrets), masked(summary, secrets)
     if suite.skipped:
         print(f"anoman-tui eval: skipped (unsupported): {'; '.join(suite.skipped)}",
               file=sys.stderr)
     write_files(request, results, summary, run_id, created_at, finished, stopped)
     if request.as_json:
-        document = run_json(run_id=run_id, suite=suite, results=results, summary=summary,
-                            finished=finished, stopped=stopped, skipped=suite.skipped,
-                            user=user)
+        document = masked(run_json(run_id=run_id, suite=suite, results=results,
+                                   summary=summary, finished=finished, stopped=stopped,
+                                   skipped=suite.skipped, user=user), secrets)
         out.write(json.dumps(document, ensure_ascii=False) + "\n")
         out.flush()
     else:

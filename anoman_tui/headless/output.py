@@ -20,7 +20,7 @@ from anoman_tui.headless.run import CompareRun, PaneProgress, ProgressListener, 
 from anoman_tui.headless.spec import CompareSpec
 from anoman_tui.history import ComparisonRecord
 from anoman_tui.report.rerun import rerun_deltas
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.safe_text import mask_partial_end, mask_secrets, terminal_safe
 from anoman_tui.streaming import describe_failure
 
 
@@ -141,7 +141,8 @@ def failure_lines(run: CompareRun) -> list[str]:
     return ["failures:", *lines] if lines else []
 
 
-def progress_table(run: CompareRun) -> Table:
+def progress_table(run: CompareRun, secrets: tuple[str, ...] = ()) -> Table:
+    """The live view; `secrets` are masked in each latest text, a half-arrived one too."""
     table = Table(box=None, show_header=True, expand=True)
     table.add_column("#", width=2, justify="right")
     table.add_column("model", no_wrap=True)
@@ -149,7 +150,8 @@ def progress_table(run: CompareRun) -> Table:
     table.add_column("chunks", justify="right")
     table.add_column("latest text", no_wrap=True, overflow="ellipsis", ratio=1)
     for p in run.panes:
-        tail = " ".join(terminal_safe(p.tail).split())[-80:]
+        tail = " ".join(mask_partial_end(mask_secrets(terminal_safe(p.tail), secrets),
+                                         secrets).split())[-80:]
         table.add_row(
             str(p.pane),
             Text(p.shown),

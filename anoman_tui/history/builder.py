@@ -4,7 +4,8 @@ Both hand it what each pane sent and how its stream ended (`PaneTurn`); it makes
 `ComparisonRecord` the history saves, the exports write and the JSON documents serialize,
 and (`for_history`) applies the recording limit with the one sentence that says so.
 
-May import: the standard library, the rest of `anoman_tui.history`, `anoman_tui.streaming`.
+May import: the standard library, the rest of `anoman_tui.history`, `anoman_tui.streaming`,
+`anoman_tui.safe_text`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from anoman_tui.history.model import ComparisonRecord, pane_record
+from anoman_tui.safe_text import redact_url
 from anoman_tui.streaming import StreamResult
 from anoman_tui.streaming.cost import UNKNOWN, Cost
 
@@ -58,7 +60,9 @@ def comparison_record(
     pane keeps its own too)."""
     records = tuple(
         pane_record(
-            p.pane, p.model, base_url=p.base_url, endpoint=p.endpoint, result=p.result,
+            # A target's URL may carry user:password@: the history never keeps it.
+            p.pane, p.model, base_url=redact_url(p.base_url), endpoint=p.endpoint,
+            result=p.result,
             temperature=p.temperature, max_tokens=p.max_tokens, scenario=p.scenario,
             rate_series=p.rate_series, cost=p.cost, conversation=p.conversation,
             target=p.target, simulated=p.simulated, label=p.label)

@@ -31,6 +31,7 @@ from typing import Any
 
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, VoteRecord
+from anoman_tui.safe_text import redact_url
 from anoman_tui.streaming.cost import Cost, decimal_or_none
 
 # (_mask: the one way a recording masks a key in its bytes, even across reads)
@@ -154,7 +155,7 @@ def _pane_document(p: PaneRecord, recording: StreamRecording) -> dict[str, Any]:
         "pane": p.pane,
         "model": p.model,
         "target": p.target,
-        "base_url": p.base_url,
+        "base_url": redact_url(p.base_url),  # never a URL's password
         "endpoint": p.endpoint,
         "temperature": p.temperature,
         "max_tokens": p.max_tokens,

@@ -20,8 +20,12 @@ def write_files(request: EvalRequest, results: list[CellResult], summary: RunSum
     to `problem` in one line (else on stderr) and the others are still written."""
     from anoman_tui.report.suite_html import suite_html
     from anoman_tui.report.suite_junit import junit_xml
+    from anoman_tui.safe_text import masked
+    from anoman_tui.secrets_in_use import secrets_in_use
 
     suite = request.suite
+    # No key in a file: a server may echo one into an answer or an error.
+    results = masked(results, secrets_in_use([t.key() for t in request.targets.values()]))
     if request.junit is not None:
         _write(request.junit, junit_xml(suite=suite, results=results, run_id=run_id),
                problem)

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from anoman_tui.safe_text import redact_urls
 from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
 from anoman_tui.streaming.request import normalize_base_url
 
@@ -29,7 +30,7 @@ class GatewayRequestError(Exception):
     """
 
     def __init__(self, message: str, *, retryable: bool = False) -> None:
-        super().__init__(message)
+        super().__init__(redact_urls(message))  # it names the URL: never its password
         self.retryable = retryable
 
 

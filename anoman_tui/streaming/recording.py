@@ -11,9 +11,10 @@ Their replay, `ReplayTransport`, is in `anoman_tui.streaming.replay`: this modul
 imports no HTTP stack, so reading a history stays cheap.
 
 The request's key is never recorded: request headers are not kept, only an allowlist
-of response headers is, and a key a server echoed back is masked in the bytes.
+of response headers is, and a key (or the URL's password) a server echoed back is masked
+in the bytes.
 
-May import: the standard library, the rest of `anoman_tui.streaming`.
+May import: the standard library, the rest of `anoman_tui.streaming`, `anoman_tui.safe_text`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from anoman_tui.safe_text import url_password
 from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS, EndpointFormat
 
 if TYPE_CHECKING:
@@ -337,9 +339,13 @@ class RecordingCapture:
         self._close_read()
         if self._status is None and ending in ("completed", "closed"):
             ending = "reset"
-        secret = self._request.api_key.get_secret_value().encode()
-        reads = _mask(self._reads, secret)
-        headers = tuple((n, _mask_text(v, secret.decode())) for n, v in self._headers)
+        reads, headers = self._reads, list(self._headers)
+        # The key (its last four kept, to tell keys apart), and a password the URL carries
+        # (none of it): a server may echo either back.
+        for secret, keep in ((self._request.api_key.get_secret_value(), 4),
+                             (url_password(self._request.base_url), 0)):
+            reads = _mask(reads, secret.encode(), keep)
+            headers = [(n, _mask_text(v, secret, keep)) for n, v in headers]
         previous = 0.0
 
         def since(at: float) -> float:
@@ -356,7 +362,7 @@ class RecordingCapture:
             path=self._request.request_path,
             model=self._request.model,
             status=self._status,
-            headers=headers,
+            headers=tuple(headers),
             headers_at=headers_at,
             reads=relative,
             ending=ending,
@@ -365,22 +371,28 @@ class RecordingCapture:
         )
 
 
-def _mask_text(text: str, secret: str) -> str:
-    return text.replace(secret, _masked(len(secret), secret).decode()) if secret else text
+def _mask_text(text: str, secret: str, keep: int = 4) -> str:
+    if not secret or len(secret) < 4:
+        return text
+    return text.replace(secret, _masked(len(secret), secret, keep).decode())
 
 
-def _masked(length: int, secret: str) -> bytes:
-    return (b"*" * max(length - 4, 0)) + secret[-4:].encode()
+def _masked(length: int, secret: str, keep: int = 4) -> bytes:
+    """`length` bytes: stars, then the secret's last `keep` characters."""
+    tail = secret[-keep:].encode() if keep else b""
+    return b"*" * max(length - len(tail), 0) + tail
 
 
-def _mask(reads: list[tuple[float, bytes]], secret: bytes) -> list[tuple[float, bytes]]:
-    """Mask a key echoed in the body, even across reads, keeping every read's length."""
+def _mask(reads: list[tuple[float, bytes]], secret: bytes,
+          keep: int = 4) -> list[tuple[float, bytes]]:
+    """Mask a key echoed in the body, even across reads, keeping every read's length
+    (and the key's last `keep` characters)."""
     if not secret or len(secret) < 4:
         return reads
     whole = b"".join(chunk for _, chunk in reads)
     if secret not in whole:
         return reads
-    whole = whole.replace(secret, _masked(len(secret), secret.decode()))
+    whole = whole.replace(secret, _masked(len(secret), secret.decode(), keep))
     masked = []
     offset = 0
     for at, chunk in reads:

@@ -4,11 +4,11 @@ Soak: many comparisons in a row in one headless app (aborts and failures mixed i
 no growth in running asyncio tasks, open sockets (counted as file descriptors) or memory
 beyond the bounds below. 60 comparisons by default, 200 with --run-slow.
 
-Keys: a known key goes through the app, the logs and `anoman-tui compare` (the project
-has no export feature yet; the CLI's --json output stands in for it), including servers
-that echo the key back in error messages; it is never found on screen, in the log file,
-in CLI output or in error messages. `--api-key` help says the environment or the config
-file is safer.
+Keys: a known key goes through the app, the logs and `anoman-tui compare`, including
+servers that echo the key back in error messages; it is never found on screen, in the
+log file, in CLI output or in error messages. `--api-key` help says the environment or
+the config file is safer. (Keys echoed into answers, every export, `eval`'s outputs and
+URL passwords: tests/reliability/test_secrets_in_output.py.)
 """
 
 from __future__ import annotations

@@ -104,10 +104,29 @@ def _recording_file(app: App[Any], record: ComparisonRecord,
         p.pane: p.recording for p in record.panes if p.recording is not None}
     if len(recordings) < len(record.panes) and store is not None and record.id is not None:
         recordings = store.recordings(record.id)
-    # Every key the app holds is masked, as the command masks its settings' keys.
-    targets = getattr(app, "targets", {})
-    keys = [getattr(app, "api_key", ""), *(t.key() for t in targets.values())]
-    return dumps(comparison_document(record, recordings, [k for k in keys if k]))
+    return dumps(comparison_document(record, recordings, _app_secrets(app)))
+
+
+def _app_secrets(app: App[Any]) -> tuple[str, ...]:
+    """Every key the app holds and the settings' (as `anoman-tui export` masks them)."""
+    from anoman_tui.secrets_in_use import secrets_in_use
+
+    connector = getattr(app, "connector", None)  # (a test's bare app has none)
+    if connector is None:
+        return secrets_in_use()
+    return secrets_in_use([
+        connector.api_key, *(t.key() for t in connector.targets.values()),
+        *(c.api_key.get_secret_value() for c in connector.connections.values())])
+
+
+def _report(app: App[Any], record: ComparisonRecord, fmt: str) -> str:
+    """A report (`anoman_tui.report.export`) with no key in it: a server may have echoed
+    one into an answer or an error, and a target's URL may hold a password."""
+    from anoman_tui.report import export  # off the first paint's path
+    from anoman_tui.safe_text import mask_secrets, masked
+
+    secrets = _app_secrets(app)
+    return mask_secrets(export(masked(record, secrets), fmt), secrets)  # type: ignore[arg-type]
 
 
 def export_comparison(
@@ -158,9 +177,7 @@ def export_comparison(
                     content = await asyncio.to_thread(_recording_file, app, record, store)
                 else:
                     assert record is not None
-                    from anoman_tui.report import export  # off the first paint's path
-
-                    content = await asyncio.to_thread(export, record, fmt)  # type: ignore[arg-type]
+                    content = await asyncio.to_thread(_report, app, record, fmt)
                 await asyncio.to_thread(_write, path, content)
             except OSError as exc:
                 app.notify(f"Could not write {path}: {exc.strerror or exc}.",
