@@ -93,6 +93,10 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("--retries", type=_retries, metavar="N", default=None,
                         help="retries of a stream that could not reach its server "
                         "(default 2)")
+    parser.add_argument("--max-retry-after", type=non_negative_float, metavar="SECONDS",
+                        default=None,
+                        help="wait out a 429's Retry-After at most this long (default 60, "
+                        "the engine's MAX_RETRY_AFTER_S; a long wait is announced)")
     parser.add_argument("--max-cost", type=_usd, metavar="USD", default=None,
                         help="start no new stream once the cost spent reaches this "
                         "(default: the suite's max_cost; exit status 3)")
@@ -234,6 +238,8 @@ def run(args: argparse.Namespace) -> int:
                        if t.max_concurrency is not None},
         headers=headers,
     )
+    if args.max_retry_after is not None:
+        options = replace(options, max_retry_after=args.max_retry_after)
     request = EvalRequest(
         suite=suite, targets=targets, default_target=settings.default_target,
         endpoint=settings.endpoint, options=options, as_json=args.json, junit=args.junit,
