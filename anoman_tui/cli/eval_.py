@@ -106,6 +106,9 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("--skip-unsupported", action="store_true",
                         help="a promptfoo config: skip what anoman-tui does not support "
                         "(listed under `skipped` and on stderr) instead of refusing it")
+    parser.add_argument("--allow-outside-files", action="store_true",
+                        help="read files the suite names outside its own folder (refused "
+                        "by default: a suite could send any file to a model)")
     parser.add_argument("--judge", metavar="[TARGET:]MODEL", default=None,
                         help="the judge model for llm-rubric assertions and --pairwise "
                         "(wins over the suite's `judge`; docs/judges.md)")
@@ -193,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
             run_id: str | None = stored.run_id
     else:
         try:
-            suite = load_suite(args.suite, skip_unsupported=args.skip_unsupported)
+            suite = load_suite(args.suite, skip_unsupported=args.skip_unsupported,
+                               allow_outside_files=args.allow_outside_files)
         except SuiteError as exc:
             print(f"{PROG}: {exc.message}", file=sys.stderr)
             return 2
