@@ -18,6 +18,7 @@ from anoman_tui.history import (
     ComparisonRecord,
     GroupInfo,
     HistoryStore,
+    HistoryUnavailable,
     PaneRecord,
     VoteRefused,
 )
@@ -389,5 +390,27 @@ def test_a_replay_while_others_spool_removes_only_the_lines_it_wrote(
         assert lost == []
         written = [uid for uid in mine if store.find_uid(uid) is not None]
         assert len(store.recent(limit=100)) == len(written)  # each written once
+    finally:
+        store.close()
+
+
+def test_a_save_refused_for_its_uid_leaves_the_next_saves_working(
+        postgres_server: PostgresServer) -> None:
+    """Two processes writing one comparison: the second save is refused (the uid is
+    held) inside an aborted pipeline; the saves after it still work. (psycopg counted a
+    statement it began preparing in that pipeline as prepared, and a later save failed
+    with 'prepared statement "_pg3_N" does not exist': a replay then dropped it.)"""
+    store = HistoryStore.open(postgres_server.new_database())
+    try:
+        one = dataclasses.replace(_record("one"), uid="held-uid")
+        store.save(one, uid="held-uid")
+        for n in range(8):  # (psycopg prepares a statement on its 6th use)
+            for _ in range(2):
+                with pytest.raises(HistoryUnavailable):
+                    store.save(dataclasses.replace(_record(f"again {n}"), uid="held-uid"),
+                               uid="held-uid")
+            store.save(_record(f"fresh {n}"))  # never 'prepared statement ... not exist'
+        assert store.find_uid("held-uid") is not None
+        assert len(store.recent(limit=100)) == 9
     finally:
         store.close()

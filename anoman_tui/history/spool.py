@@ -173,8 +173,10 @@ def spool(path: Path, store: str, writes: list[Write]) -> Path:
             path = path.with_name(f"pending-saves-{os.getpid()}.jsonl")
             if path.exists():
                 # (A process of the same id before this one: keep its lines too.)
-                path = Path(tempfile.mkstemp(prefix="pending-saves-", suffix=".jsonl",
-                                             dir=path.parent)[1])
+                fd, name = tempfile.mkstemp(prefix="pending-saves-", suffix=".jsonl",
+                                            dir=path.parent)
+                os.close(fd)
+                path = Path(name)
             _rewrite(path, [_line(store, w) for w in writes])
             return path
         _rewrite(path, [*_held_lines(path), *(_line(store, w) for w in writes)])
