@@ -95,8 +95,8 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
                         "(default 2)")
     parser.add_argument("--max-retry-after", type=non_negative_float, metavar="SECONDS",
                         default=None,
-                        help="wait out a 429's Retry-After at most this long (default 60, "
-                        "the engine's MAX_RETRY_AFTER_S; a long wait is announced)")
+                        help="wait out a 429's Retry-After at most this long (default 60; "
+                        "a wait of 10 s or more is announced)")
     parser.add_argument("--max-cost", type=_usd, metavar="USD", default=None,
                         help="start no new stream once the cost spent reaches this "
                         "(default: the suite's max_cost; exit status 3)")
