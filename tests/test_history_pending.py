@@ -18,6 +18,7 @@ from anoman_tui.history import (
     ComparisonRecord,
     GroupInfo,
     HistoryStore,
+    HistoryUnavailable,
     PaneRecord,
     VoteRefused,
 )
@@ -282,4 +283,134 @@ def test_take_left_hands_the_waiting_writes_over_once(postgres_server: PostgresS
     finally:
         if not postgres_server.running():
             postgres_server.start()
+        store.close()
+
+
+# -- the spool across processes ---------------------------------------------------------
+
+_SPOOLER = r"""
+import os, sys, time
+from pathlib import Path
+from anoman_tui.history.model import ComparisonRecord, PaneRecord
+from anoman_tui.history.pending import comparison_write
+from anoman_tui.history.spool import spool
+from anoman_tui.streaming.cost import Cost
+
+path, store, tag, count, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+while not os.path.exists(go):  # every process starts spooling at once
+    time.sleep(0.001)
+for i in range(count):
+    uid = f"{tag}-{i}"
+    pane = PaneRecord(pane=1, model="m1", base_url="http://x", endpoint="openai",
+                      text="answer", cost=Cost(None, "unknown"))
+    record = ComparisonRecord(prompt=uid, panes=(pane,), uid=uid, created_at=1.0)
+    spool(Path(path), store, [comparison_write(record)])
+    print("kept", uid, flush=True)
+"""
+
+_REPLAYER = r"""
+import os, sys, time
+from pathlib import Path
+from anoman_tui.history import HistoryStore
+from anoman_tui.history.spool import replay
+
+path, url, rounds, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+while not os.path.exists(go):
+    time.sleep(0.001)
+store = HistoryStore.open(url)
+for _ in range(rounds):
+    done = replay(store, Path(path))
+    assert not done.problems, done.problems
+store.close()
+print("replayed", flush=True)
+"""
+
+
+def _processes(tmp_path: Path, jobs: list[list[str]]) -> list[str]:
+    """Run the scripts at once (they wait for a shared start); their stdout, in order."""
+    import os
+    import subprocess
+    import sys
+
+    go = tmp_path / "go"
+    started = [subprocess.Popen([sys.executable, "-c", *job, str(go)], text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=dict(os.environ)) for job in jobs]
+    go.touch()
+    outputs = []
+    for process in started:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        outputs.append(out)
+    return outputs
+
+
+def test_processes_spooling_at_once_each_keep_every_line_once(tmp_path: Path) -> None:
+    """Twelve processes keep three writes each into one spool at the same moment: every
+    one is told "kept", and the file holds every line exactly once (one shared temporary
+    name, no lock: 32 processes said "kept" and the file held 28)."""
+    path = tmp_path / FILE_NAME
+    outputs = _processes(tmp_path, [[_SPOOLER, str(path), "db:5432/h", f"p{n}", "3"]
+                                    for n in range(12)])
+    told = sorted(line.split()[1] for out in outputs for line in out.splitlines())
+    uids = [w.data["uid"] for _, w in read_spool(path)]
+    assert len(told) == 36
+    assert sorted(uids) == told  # every write kept, none twice
+    assert not list(tmp_path.glob("*.tmp"))  # no temporary left behind
+
+
+def test_a_replay_while_others_spool_removes_only_the_lines_it_wrote(
+        tmp_path: Path, postgres_server: PostgresServer) -> None:
+    """Processes spool writes for this server and another while two others replay the
+    spool into this server: each write ends in the history or still in the file, none
+    is lost, no line is in the file twice, and the other server's lines are all there."""
+    url = postgres_server.new_database()
+    store = HistoryStore.open(url)
+    try:
+        address = store.address
+        assert address is not None
+        path = tmp_path / FILE_NAME
+        for i in range(10):  # what an earlier session left
+            record = dataclasses.replace(_record(f"early-{i}"), uid=f"early-{i}")
+            spool(path, address, [comparison_write(record)])
+        jobs = [[_SPOOLER, str(path), address if n % 2 else "db.example:5432/other",
+                 f"p{n}", "4"] for n in range(8)]
+        jobs += [[_REPLAYER, str(path), url, "3"] for _ in range(2)]
+        outputs = _processes(tmp_path, jobs)
+        assert all(out.strip() == "replayed" for out in outputs[8:])
+        lines = [(where, w.data["uid"]) for where, w in read_spool(path)]
+        assert len(lines) == len(set(lines))  # nothing doubled
+        others = sorted(uid for where, uid in lines if where != address)
+        assert others == sorted(f"p{n}-{i}" for n in range(0, 8, 2) for i in range(4))
+        held = {uid for where, uid in lines if where == address}
+        mine = [f"early-{i}" for i in range(10)] + [
+            f"p{n}-{i}" for n in range(1, 8, 2) for i in range(4)]
+        # (A line a replay removed was written: the history has it, once.)
+        lost = [uid for uid in mine if uid not in held and store.find_uid(uid) is None]
+        assert lost == []
+        written = [uid for uid in mine if store.find_uid(uid) is not None]
+        assert len(store.recent(limit=100)) == len(written)  # each written once
+    finally:
+        store.close()
+
+
+def test_a_save_refused_for_its_uid_leaves_the_next_saves_working(
+        postgres_server: PostgresServer) -> None:
+    """Two processes writing one comparison: the second save is refused (the uid is
+    held) inside an aborted pipeline; the saves after it still work. (psycopg counted a
+    statement it began preparing in that pipeline as prepared, and a later save failed
+    with 'prepared statement "_pg3_N" does not exist': a replay then dropped it.)"""
+    store = HistoryStore.open(postgres_server.new_database())
+    try:
+        one = dataclasses.replace(_record("one"), uid="held-uid")
+        store.save(one, uid="held-uid")
+        for n in range(8):  # (psycopg prepares a statement on its 6th use)
+            for _ in range(2):
+                with pytest.raises(HistoryUnavailable):
+                    store.save(dataclasses.replace(_record(f"again {n}"), uid="held-uid"),
+                               uid="held-uid")
+            store.save(_record(f"fresh {n}"))  # never 'prepared statement ... not exist'
+        assert store.find_uid("held-uid") is not None
+        assert len(store.recent(limit=100)) == 9
+    finally:
         store.close()

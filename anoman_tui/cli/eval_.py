@@ -93,6 +93,10 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("--retries", type=_retries, metavar="N", default=None,
                         help="retries of a stream that could not reach its server "
                         "(default 2)")
+    parser.add_argument("--max-retry-after", type=non_negative_float, metavar="SECONDS",
+                        default=None,
+                        help="wait out a 429's Retry-After at most this long (default 60; "
+                        "a wait of 10 s or more is announced)")
     parser.add_argument("--max-cost", type=_usd, metavar="USD", default=None,
                         help="start no new stream once the cost spent reaches this "
                         "(default: the suite's max_cost; exit status 3)")
@@ -102,6 +106,9 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
     parser.add_argument("--skip-unsupported", action="store_true",
                         help="a promptfoo config: skip what anoman-tui does not support "
                         "(listed under `skipped` and on stderr) instead of refusing it")
+    parser.add_argument("--allow-outside-files", action="store_true",
+                        help="read files the suite names outside its own folder (refused "
+                        "by default: a suite could send any file to a model)")
     parser.add_argument("--judge", metavar="[TARGET:]MODEL", default=None,
                         help="the judge model for llm-rubric assertions and --pairwise "
                         "(wins over the suite's `judge`; docs/judges.md)")
@@ -189,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
             run_id: str | None = stored.run_id
     else:
         try:
-            suite = load_suite(args.suite, skip_unsupported=args.skip_unsupported)
+            suite = load_suite(args.suite, skip_unsupported=args.skip_unsupported,
+                               allow_outside_files=args.allow_outside_files)
         except SuiteError as exc:
             print(f"{PROG}: {exc.message}", file=sys.stderr)
             return 2
@@ -234,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
                        if t.max_concurrency is not None},
         headers=headers,
     )
+    if args.max_retry_after is not None:
+        options = replace(options, max_retry_after=args.max_retry_after)
     request = EvalRequest(
         suite=suite, targets=targets, default_target=settings.default_target,
         endpoint=settings.endpoint, options=options, as_json=args.json, junit=args.junit,

@@ -36,7 +36,7 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from anoman_tui.history import VoteRefused
+    from anoman_tui.history import HistoryUnavailable, VoteRefused
     from anoman_tui.history.portable import PortableRefused, read_comparison_document
     from anoman_tui.safe_text import terminal_safe
 
@@ -56,10 +56,19 @@ def run(args: argparse.Namespace) -> int:
         # The same comparison imported twice (or migrated, then imported) is one: it
         # would count twice on the scoreboard.
         held = store.find_uid(record.uid) if record.uid else None
+        if held is None:
+            try:
+                new_id = store.save(record, uid=record.uid)
+            except HistoryUnavailable as exc:
+                # Another import of the same file (two at once) saved it between the
+                # look-up and this save: the uid is held now, and it is the same
+                # comparison, not a broken history.
+                held = None if exc.transient or not record.uid else store.find_uid(record.uid)
+                if held is None:
+                    raise
         if held is not None:
             print(f"already in the history as comparison {held}: nothing imported")
             return 0
-        new_id = store.save(record, uid=record.uid)
         if record.vote is not None:
             vote = record.vote
             try:

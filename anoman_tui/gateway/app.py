@@ -197,7 +197,7 @@ class _Gateway:
 
             plan = state.model_faults.get(chat.model, FaultPlan()).overlay(header_plan)
             if plan.status is not None:
-                self._raise_simulated_status(plan.status)
+                self._raise_simulated_status(plan.status, plan.retry_after)
             model = CATALOGUE.get(chat.model)
             if model is None:
                 raise _PrecallError(404, "not_found_error",
@@ -263,7 +263,7 @@ class _Gateway:
         return GenerationResponse(run, on_end)  # type: ignore[return-value]
 
     @staticmethod
-    def _raise_simulated_status(code: int) -> None:
+    def _raise_simulated_status(code: int, retry_after: int | None = None) -> None:
         if code == 403:
             # At Anoman a 403 is a guardrail block (docs/wire-contract.md §3.1): simulate it
             # with the body a real block has, so a client's guardrail badge can be shown, and
@@ -282,7 +282,8 @@ class _Gateway:
                 failure_class="guardrail_blocked", code="injection_blocked", row_status="blocked",
                 anoman={"guardrails": verdicts, "blocked_by": "injection", "simulated": True})
         error_type, message = _STATUS_ERRORS.get(code, ("api_error", "simulated error"))
-        headers = {"retry-after": "1"} if code in (429, 503, 529) else None
+        headers = {"retry-after": str(1 if retry_after is None else retry_after)} \
+            if code in (429, 503, 529) else None
         raise _PrecallError(code, error_type, message, failure_class="simulated_status",
                             code=f"simulated_{code}", headers=headers)
 

@@ -5,7 +5,8 @@ A ``FaultPlan`` says how one request should misbehave or be paced:
 terminator), ``drop-after=N`` (close the connection, no terminator),
 ``stall-after=N`` (stop sending, keep the connection open),
 ``malformed-after=N`` (one invalid frame), ``status=CODE`` (that pre-call
-error), ``ttft=SECONDS``, ``rate=TOKENS_PER_S`` and ``tokens=N``.
+error), ``retry-after=SECONDS`` (the `Retry-After` a 429, 503 or 529 asks for; 1 when
+not set), ``ttft=SECONDS``, ``rate=TOKENS_PER_S`` and ``tokens=N``.
 
 Imports only the standard library.
 """
@@ -37,6 +38,7 @@ class FaultPlan:
     ttft: float | None = None
     rate: float | None = None
     tokens: int | None = None
+    retry_after: int | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -63,7 +65,7 @@ class FaultPlan:
             value = value.strip()
             if not sep or not value:
                 raise FaultSyntaxError(f"expected key=value, got {item!r}")
-            if name in (*_AFTER_KEYS, "tokens"):
+            if name in (*_AFTER_KEYS, "tokens", "retry_after"):
                 values[name] = _int(name, value, minimum=0 if name != "tokens" else 1)
             elif name == "status":
                 code = _int(name, value, minimum=400)

@@ -30,7 +30,7 @@ from anoman_tui.history.pending import PendingSaves
 from anoman_tui.report.suite_files import write_files
 from anoman_tui.safe_text import mask_secrets, masked, masked_stream
 from anoman_tui.secrets_in_use import secrets_in_use
-from anoman_tui.suites.engine import Progress, RunOutcome
+from anoman_tui.suites.engine import Cell, Progress, RunOutcome
 from anoman_tui.suites.model import NOT_RUN, CellResult
 
 # The run's preparation is shared with the suite screen; its names stay importable here.
@@ -167,6 +167,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
     live = view_console.is_terminal
     view: ProgressView | None = None
     run = prepared.make_run(lambda cell: view.cell(cell) if view is not None else None)
+    run.on_wait = _announce_wait
     view = ProgressView(view_console, run.progress, live=live,
                         max_cost=request.options.max_cost, done_before=total - len(todo),
                         total=total)
@@ -224,6 +225,16 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
               f"cells not run; {then}", file=sys.stderr)
         return EXIT_COST_LIMIT
     return exit_status(results, request.min_pass_rate)
+
+
+def _announce_wait(cell: Cell, wait: float, asked: float | None) -> None:
+    """A cell about to wait out a rate limit for long: said on stderr, with the cap."""
+    from anoman_tui.safe_text import terminal_safe
+
+    capped = f" (the server asked for {asked:g} s; --max-retry-after caps it)" \
+        if asked is not None and asked > wait else ""
+    print(f"anoman-tui eval: {terminal_safe(cell.slot.spec)} is rate limited (429): waiting "
+          f"{wait:.0f} s before sending again{capped}", file=sys.stderr, flush=True)
 
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,

@@ -216,10 +216,22 @@ class PgConnection:
                 except psycopg.Error as exc:
                     failed = exc
         except psycopg.Error:
+            self._forget_prepared()
             if failed is None:
                 raise
         if failed is not None:
+            self._forget_prepared()
             raise failed
+
+    def _forget_prepared(self) -> None:
+        """After an aborted pipeline: psycopg counts a statement it began preparing in it
+        as prepared although the server skipped it, and its next use fails ('prepared
+        statement "_pg3_N" does not exist': a later save refused, seen when two processes
+        wrote one comparison at once). Its cache is started afresh (psycopg's own
+        `_prepared`: there is no public way)."""
+        prepared = getattr(self._conn, "_prepared", None)
+        if prepared is not None:
+            prepared.clear()  # (and DEALLOCATE ALL after the next statement, the ROLLBACK)
 
     @property
     def in_transaction(self) -> bool:

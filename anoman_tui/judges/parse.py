@@ -7,7 +7,11 @@ a pass; here it is an error), "score" a number within 0..1.
 
 Both parsers read the judge's LAST word: the last JSON object, the last `[[X]]`. What the
 judge quotes from the prompt comes before its own verdict, and the prompt's inserted texts
-were defanged (`prompts.defang`), so nothing echoed from an answer can match.
+were defanged (`prompts.defang`), so nothing echoed from an answer can match. A raw
+control character inside a string (a line break in the reason, as models write them) does
+not make an object unreadable; a verdict after the last readable object that cannot be
+read (a `"pass":` that does not parse) is a judge error, never a fall-back to an earlier
+object: a fail read as the pass before it would be the worst reading.
 
 Pure: the standard library only.
 """
@@ -29,7 +33,9 @@ VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]", re.IGNORECASE)
 MAX_REASON = 500
 """Characters of the judge's reason kept: it is shown in one line of a table."""
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)
+"""strict=False: control characters inside strings are read as they are."""
+_PASS_KEY = re.compile(r'"pass"\s*:')
 
 
 class JudgeError(ValueError):
@@ -50,7 +56,9 @@ def parse_rubric(reply: str) -> RubricVerdict:
     ```json or not). Without "score", the score is 1.0 for a pass and 0.0 for a fail;
     "reason" may be missing or null (then ""), and is made one line of at most
     `MAX_REASON` characters."""
-    found = _last_object(reply)
+    found, end = _last_object(reply)
+    if found is not None and _PASS_KEY.search(reply, end):
+        raise JudgeError("the judge's last verdict is not JSON that can be read")
     if found is None:
         raise JudgeError("the judge's reply has no JSON object")
     if "pass" not in found:
@@ -95,10 +103,11 @@ def one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
-def _last_object(reply: str) -> dict[str, Any] | None:
+def _last_object(reply: str) -> tuple[dict[str, Any] | None, int]:
     """The last JSON object that parses from some `{` of `reply`, objects nested in one
-    found skipped (it is read whole)."""
+    found skipped (it is read whole), and where it ends (0 for none)."""
     last: dict[str, Any] | None = None
+    last_end = 0
     start = reply.find("{")
     while start != -1:
         try:
@@ -107,9 +116,9 @@ def _last_object(reply: str) -> dict[str, Any] | None:
             start = reply.find("{", start + 1)
             continue
         if isinstance(value, dict):  # always, from a "{"
-            last = value
+            last, last_end = value, end
         start = reply.find("{", end)
-    return last
+    return last, last_end
 
 
 def _show(value: object) -> str:

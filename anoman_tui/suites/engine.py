@@ -11,7 +11,11 @@ leaves whole cases behind. It starts a cell when
   exponential back-off),
 - and the spent cost has not reached `max_cost` (cells never started are `not_run`).
 
-A 429 puts the cell back at the head of its target's queue; a transport error (the
+A 429 puts the cell back at the head of its target's queue; its `Retry-After` is waited
+out up to `max_retry_after` seconds (`--max-retry-after`, default
+`MAX_RETRY_AFTER_S`: a server asking for a day is not obeyed for a day), and a wait of
+`LONG_WAIT_S` or more is told to `on_wait` (the views say so). Stopping (Ctrl+C,
+SIGTERM) ends every wait at once, and no request starts after it. A transport error (the
 server could not be reached: `transport_error`, docs/wire-contract.md §8) is retried
 up to `retries` times; any other failure is the cell's result. Every request asks the
 gateway not to answer from its cache (`Cache-Control: no-cache`, as a rerun does): the
@@ -86,6 +90,11 @@ READ_MIN_GAP_S = 0.001
 """The gap paced reads need besides the grid (the grid alone spaces them)."""
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
+MAX_RETRY_AFTER_S = 60.0
+"""The longest a cell (or the judge) waits out one 429's `Retry-After` unless
+`RunOptions.max_retry_after` says otherwise (docs/suites.md)."""
+LONG_WAIT_S = 10.0
+"""A rate-limit wait this long or longer is announced (`SuiteRun.on_wait`)."""
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -147,6 +156,8 @@ class RunOptions:
     keep_events: bool = False
     """Each stream keeps its events (`ModelStream.events`), so a view can open a running
     cell and show its answer so far (the suite screen); headless runs need not pay."""
+    max_retry_after: float = MAX_RETRY_AFTER_S
+    """The longest one 429's `Retry-After` is waited out, in seconds (capped to this)."""
     keep_results: bool = True
     """Keep every result in memory for `RunOutcome.results`. Off when the caller reads
     them back from the history: results held to the end pin the memory allocated between
@@ -171,13 +182,15 @@ class TargetLimit:
     def can_start(self, now: float) -> bool:
         return self.running < self.limit and now >= self.resume_at
 
-    def rate_limited(self, retry_after_s: float | None, now: float) -> float:
-        """A 429: halve the limit (at least 1) and wait; returns the wait in seconds."""
+    def rate_limited(self, retry_after_s: float | None, now: float,
+                     cap_s: float = MAX_RETRY_AFTER_S) -> float:
+        """A 429: halve the limit (at least 1) and wait; returns the wait in seconds
+        (`Retry-After`, at most `cap_s`)."""
         self.limit = max(1, min(self.limit, max(self.running, 1)) // 2)
         self.successes = 0
         self.limited_in_a_row += 1
         if retry_after_s is not None and retry_after_s >= 0:
-            wait = min(retry_after_s, 600.0)
+            wait = min(retry_after_s, max(0.0, cap_s))
         else:
             wait = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (self.limited_in_a_row - 1))
             wait *= random.uniform(0.8, 1.2)  # clients backing off together spread out
@@ -255,6 +268,8 @@ class SuiteRun:
                  judge: Judge | None = None, pending: PendingSaves | None = None) -> None:
         self.suite = suite
         self.judge = judge
+        if judge is not None:
+            judge.max_retry_after = options.max_retry_after
         self.slots = list(slots)
         self.run_id = run_id
         self.options = options
@@ -278,6 +293,12 @@ class SuiteRun:
         `get` is atomic)."""
         self.on_start: Callable[[Cell], None] = lambda cell: None
         """Told when a cell's stream starts (on the run's loop)."""
+        self.on_wait: Callable[[Cell, float, float | None], None] = \
+            lambda cell, wait, asked: None
+        """Told when a cell is to wait out a rate limit for `LONG_WAIT_S` or more: (the
+        cell, the wait in seconds, the `Retry-After` the server asked, if it did)."""
+        self._stopped: asyncio.Event | None = None
+        """Set by `stop()`: every wait in the run ends on it."""
         self._paused = False
         self._wake: asyncio.Event | None = None
         self._stopping = False
@@ -301,6 +322,8 @@ class SuiteRun:
         """Ctrl+C: start nothing more and abort the streams in flight (their cells stay
         missing, for `--resume`)."""
         self._stopping = True
+        if self._stopped is not None:
+            self._stopped.set()  # the cells waiting out a 429 or a back-off stop waiting
         if self._wake is not None:
             self._wake.set()  # (a paused run waits for nothing else)
         for stream in list(self._streams):
@@ -356,6 +379,9 @@ class SuiteRun:
         running: dict[asyncio.Task[CellResult | None], Cell] = {}
         stopped: str | None = None
         wake = self._wake = asyncio.Event()
+        self._stopped = asyncio.Event()
+        if self._stopping:
+            self._stopped.set()
         async with contextlib.AsyncExitStack() as clients:
             client = await clients.enter_async_context(
                 StreamClient(read_gap=READ_MIN_GAP_S, read_grid=READ_GRID,
@@ -473,6 +499,8 @@ class SuiteRun:
         try:
             retries = 0
             while True:
+                if self._stopping:
+                    return None  # stopped while it waited: no request after a stop
                 result = await self._stream(client, cell)
                 failure = result.failure
                 if self._stopping and result.status == "cancelled":
@@ -482,7 +510,10 @@ class SuiteRun:
                         and self._rate_waits.get(cell.key, 0) < MAX_RATE_LIMIT_WAITS):
                     self._rate_waits[cell.key] = self._rate_waits.get(cell.key, 0) + 1
                     progress.rate_limited += 1
-                    wait = limit.rate_limited(failure.retry_after_s, time.monotonic())
+                    wait = limit.rate_limited(failure.retry_after_s, time.monotonic(),
+                                              self.options.max_retry_after)
+                    if wait >= LONG_WAIT_S:
+                        self.on_wait(cell, wait, failure.retry_after_s)
                     progress.waiting_until = max(progress.waiting_until,
                                                  time.monotonic() + wait)
                     if limit.running > limit.limit:
@@ -490,13 +521,13 @@ class SuiteRun:
                         # the head, so it runs as soon as the target has room.
                         queues[cell.slot.target_name].appendleft(cell)
                         return None
-                    await asyncio.sleep(max(0.0, limit.resume_at - time.monotonic()))
+                    await self._pause(limit.resume_at - time.monotonic())
                     continue
                 if (failure is not None and failure.kind in RETRIED_KINDS
                         and retries < self.options.retries and not self._stopping):
                     retries += 1
                     progress.retries += 1
-                    await asyncio.sleep(min(5.0, 0.25 * 2 ** (retries - 1)))
+                    await self._pause(min(5.0, 0.25 * 2 ** (retries - 1)))
                     continue
                 break
             if result.committed:
@@ -531,6 +562,13 @@ class SuiteRun:
             return saved
         finally:
             release()
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait `seconds`, or less: until the run is stopped."""
+        if seconds <= 0 or self._stopped is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), seconds)
 
     def _pairs_if_complete(self, group: tuple[str, int]) -> None:
         """Once every model of a (case, repeat) has its answer, judge each pair of those

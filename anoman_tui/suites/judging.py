@@ -8,7 +8,9 @@ no verdict (a judge error: counted and shown, never a pass or a fail of the mode
 what it cost.
 
 A transport error is retried as the models' streams are (`retries`), a 429 waited out
-(`Retry-After`, else a back-off) up to `MAX_RATE_LIMIT_WAITS` times.
+(`Retry-After` up to `max_retry_after` seconds, else a back-off) up to
+`MAX_RATE_LIMIT_WAITS` times. `cancel()` aborts the streams and ends every wait at once;
+no request starts after it.
 
 Imports the stream core and `anoman_tui.judges`; no Rich, no Textual.
 """
@@ -16,6 +18,7 @@ Imports the stream core and `anoman_tui.judges`; no Rich, no Textual.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from dataclasses import dataclass
 from decimal import Decimal
@@ -41,6 +44,8 @@ from anoman_tui.suites.model import Assertion
 from anoman_tui.suites.slots import ModelSlot
 
 MAX_RATE_LIMIT_WAITS = 5
+MAX_RETRY_AFTER_S = 60.0
+"""The engine's cap on one `Retry-After` (`RunOptions.max_retry_after` sets the judge's)."""
 JUDGE_TEMPERATURE = 0.0
 """Verdicts should not vary between two readings of the same answers."""
 
@@ -79,12 +84,21 @@ class Judge:
         self.headers = headers
         self.rubric_template = rubric_template or RUBRIC_PROMPT
         self.pairwise_template = pairwise_template or PAIRWISE_PROMPT
+        self.max_retry_after = MAX_RETRY_AFTER_S
         self._limit = asyncio.Semaphore(max(1, concurrency))
         self._streams: set[ModelStream] = set()
+        self._cancelled = asyncio.Event()
 
     def cancel(self) -> None:
+        self._cancelled.set()
         for stream in list(self._streams):
             stream.cancel()
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait `seconds`, or less: until `cancel()`."""
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._cancelled.wait(), seconds)
 
     async def rubric(self, client: StreamClient, question: str, assertion: Assertion,
                      answer: str) -> RubricOutcome:
@@ -122,6 +136,9 @@ class Judge:
         known = False
         async with self._limit:
             while True:
+                if self._cancelled.is_set():
+                    return JudgeCall("", "the judge was stopped", spent if known else None,
+                                     False)
                 stream = client.stream(self._request(prompt))
                 self._streams.add(stream)
                 try:
@@ -142,12 +159,12 @@ class Judge:
                     waits += 1
                     wait = failure.retry_after_s if failure.retry_after_s is not None \
                         else min(30.0, 2.0 ** (waits - 1)) * random.uniform(0.8, 1.2)
-                    await asyncio.sleep(min(max(wait, 0.0), 600.0))
+                    await self._pause(min(max(wait, 0.0), self.max_retry_after))
                     continue
                 if failure is not None and failure.kind == "transport_error" \
                         and retries < self.retries:
                     retries += 1
-                    await asyncio.sleep(min(5.0, 0.25 * 2 ** (retries - 1)))
+                    await self._pause(min(5.0, 0.25 * 2 ** (retries - 1)))
                     continue
                 kind = failure.kind if failure is not None else result.status
                 message = failure.message if failure is not None else result.status

@@ -33,12 +33,16 @@ from anoman_tui.suites.reading import (
     assertion_draft,
     build_cases,
     check_share,
+    check_size,
     closest,
     csv_drafts,
     describe,
+    files_within,
     number,
+    plain,
     read_text,
     shown_value,
+    too_long_number,
     vars_table,
 )
 
@@ -54,14 +58,17 @@ _CASE_KEYS = ("id", "prompt", "vars", "threshold", "assert")
 _JSONL_KEYS = ("id", "prompt", "vars", "assert", "threshold")
 
 
-def load_suite(path: str | Path, *, skip_unsupported: bool = False) -> Suite:
-    """The suite in `path`: TOML, or a promptfoo config (`.yaml`/`.yml`)."""
+def load_suite(path: str | Path, *, skip_unsupported: bool = False,
+               allow_outside_files: bool = False) -> Suite:
+    """The suite in `path`: TOML, or a promptfoo config (`.yaml`/`.yml`). The files it
+    names must be inside its folder's tree unless `allow_outside_files`."""
     shown = str(path)
     file = Path(path)
     if file.suffix.lower() in (".yaml", ".yml"):
         # Imported here: PyYAML stays off the path of TOML suites.
         from anoman_tui.suites.promptfoo import load_promptfoo
-        return load_promptfoo(file, skip_unsupported=skip_unsupported, shown=shown)
+        return load_promptfoo(file, skip_unsupported=skip_unsupported, shown=shown,
+                              allow_outside_files=allow_outside_files)
     if file.suffix.lower() != ".toml":
         raise SuiteError(f"{shown}: a suite is a .toml file, or a promptfoo config "
                          f"(.yaml, .yml)")
@@ -71,7 +78,15 @@ def load_suite(path: str | Path, *, skip_unsupported: bool = False) -> Suite:
         data = tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{shown}: {_toml_error(str(exc))}") from None
-    return _suite(data, file, shown, Notes(skip_unsupported))
+    except RecursionError:
+        raise SuiteError(f"{shown}: nested too deeply to read") from None
+    except ValueError:  # a whole number of thousands of digits
+        raise too_long_number(shown) from None
+    plain(data, shown)
+    with files_within(file.parent, allow_outside=allow_outside_files):
+        suite = _suite(data, file, shown, Notes(skip_unsupported))
+    check_size(suite, shown)
+    return suite
 
 
 def _toml_error(message: str) -> str:
@@ -282,6 +297,11 @@ def jsonl_drafts(path: Path, shown: str, notes: Notes) -> list[CaseDraft]:
             table = json.loads(line, parse_float=Decimal)
         except json.JSONDecodeError as exc:
             raise SuiteError(f"{where}: not JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise SuiteError(f"{where}: nested too deeply to read") from None
+        except ValueError:  # a whole number of thousands of digits
+            raise too_long_number(where) from None
+        plain(table, where)
         if not isinstance(table, dict):
             raise SuiteError(f"{where}: must be a JSON object, not {describe(table)}")
         if "prompt" not in table and "vars" not in table:

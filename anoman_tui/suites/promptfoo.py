@@ -51,11 +51,15 @@ from anoman_tui.suites.reading import (
     assertion_draft,
     build_cases,
     check_share,
+    check_size,
     csv_drafts,
     describe,
+    files_within,
+    plain,
     read_text,
     shown_value,
     template_problem,
+    too_long_number,
     var_text,
 )
 from anoman_tui.targets import BUILT_IN, LOCAL
@@ -77,12 +81,19 @@ _DESCRIPTION_ID_MAX = 40
 
 
 def load_promptfoo(path: Path, *, skip_unsupported: bool = False,
-                   shown: str | None = None) -> Suite:
+                   shown: str | None = None, allow_outside_files: bool = False) -> Suite:
     """The suite a promptfoo config describes. `shown`: the file as the user named it,
-    for messages (default: `path`)."""
+    for messages (default: `path`). Its `file://` files must be inside the config's
+    folder tree unless `allow_outside_files`."""
     shown = shown or str(path)
-    notes = Notes(skip_unsupported)
     data = _load_yaml(read_text(path, shown), shown)
+    with files_within(path.parent, allow_outside=allow_outside_files):
+        suite = _suite(data, path, shown, Notes(skip_unsupported))
+    check_size(suite, shown)
+    return suite
+
+
+def _suite(data: Any, path: Path, shown: str, notes: Notes) -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{shown}: a promptfoo config is a YAML mapping (description, "
                          f"prompts, providers, tests), not {describe(data)}")
@@ -119,13 +130,19 @@ def load_promptfoo(path: Path, *, skip_unsupported: bool = False,
 
 def _load_yaml(text: str, shown: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        loaded = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         place = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise SuiteError(f"{shown}: {place}{exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise SuiteError(f"{shown}: not YAML: {exc}") from None
+    except RecursionError:
+        raise SuiteError(f"{shown}: nested too deeply to read") from None
+    except ValueError:  # a whole number of thousands of digits
+        raise too_long_number(shown) from None
+    plain(loaded, shown)
+    return loaded
 
 
 def _beside(shown: str, ref: str) -> str:
@@ -429,8 +446,9 @@ def _prompt_texts(text: str, where: str, shown: str, base: Path, notes: Notes,
             try:
                 loaded = (json.loads(content) if suffix == ".json"
                           else yaml.safe_load(content))
-            except (ValueError, yaml.YAMLError):
+            except (ValueError, yaml.YAMLError, RecursionError):
                 raise SuiteError(f"{where}: {ref}: not valid {suffix[1:].upper()}") from None
+            plain(loaded, f"{where}: {ref}")
             found = _chat(loaded, f"{where} ({ref})", notes, systems)
         else:
             notes.unsupported(f"{where}: prompts from {suffix} files are not supported "
@@ -467,7 +485,7 @@ def _chat_json(text: str) -> Any:
         return None
     try:
         loaded = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(loaded, list) and loaded and all(
             isinstance(m, dict) and "role" in m for m in loaded):
@@ -593,6 +611,10 @@ def _tests_file(entry: str, where: str, shown: str, base: Path,
                 items.append((f"{file_shown}: line {n}", json.loads(line)))
             except ValueError as exc:
                 raise SuiteError(f"{file_shown}: line {n}: not JSON: {exc}") from None
+            except RecursionError:
+                raise SuiteError(f"{file_shown}: line {n}: nested too deeply to read") \
+                    from None
+            plain(items[-1][1], f"{file_shown}: line {n}")
     elif suffix in (".yaml", ".yml", ".json"):
         loaded = _load_yaml(read_text(file, file_shown), file_shown)
         if isinstance(loaded, dict):

@@ -7,6 +7,14 @@ templates, every assertion checked by `assertions.problem`).
 Templates are `{{ var }}` only: a Nunjucks filter (`{{ x | upper }}`), tag (`{% if %}`)
 or any other expression is named and refused; `{# comments #}` render as nothing.
 
+Every file a suite names is read by `read_text`: while a suite is read
+(`files_within`), a file must resolve (symlinks followed) inside the suite file's folder
+tree unless `--allow-outside-files` was given (a suite from elsewhere must not send
+`/etc/passwd` or `/proc/self/environ` to a model); only regular files are read (a FIFO
+would block forever, `/dev/zero` never ends), of at most `MAX_FILE_BYTES`. What a file
+holds is checked by `plain` before it is used: nesting, numbers that are not finite or
+not a machine's, text that is not Unicode.
+
 Its own module so that `loader` can hand a YAML file to `promptfoo` while both use these
 pieces without importing each other in a circle.
 
@@ -16,18 +24,23 @@ May import: the standard library, `anoman_tui.suites.model` and
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import io
+import math
+import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import stat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from anoman_tui.suites.assertions import problem
-from anoman_tui.suites.model import ASSERTION_TYPES, Assertion, Case
+from anoman_tui.suites.model import ASSERTION_TYPES, Assertion, Case, Suite
 
 
 class SuiteError(Exception):
@@ -312,15 +325,153 @@ def expected_draft(cell: str, where: str, notes: Notes) -> AssertionDraft | None
     return AssertionDraft(where, name, negate, value, threshold, 1.0)
 
 
-def read_text(path: Path, shown: str) -> str:
+MAX_FILE_BYTES = 50_000_000
+"""The largest suite file, cases file, prompt or var file read (docs/suites.md)."""
+MAX_DEPTH = 64
+"""Tables and lists nested deeper than this in a suite's data are refused."""
+MAX_VALUES = 5_000_000
+"""Values (texts, numbers, tables, lists) in one file's data, at most."""
+MAX_INTEGER = 2 ** 63 - 1
+"""Whole numbers beyond this (either sign) are refused: no setting needs one."""
+
+
+@dataclass(frozen=True)
+class _Folder:
+    root: Path
+    """The suite file's folder, symlinks resolved."""
+    allow_outside: bool
+
+
+_within: ContextVar[_Folder | None] = ContextVar("suite_folder", default=None)
+
+
+@contextlib.contextmanager
+def files_within(folder: Path, *, allow_outside: bool = False) -> Iterator[None]:
+    """While the block reads a suite: the files it names must be inside `folder`'s tree
+    (unless `allow_outside`)."""
+    token = _within.set(_Folder(Path(os.path.realpath(folder)), allow_outside))
     try:
-        return path.read_text(encoding="utf-8-sig")
+        yield
+    finally:
+        _within.reset(token)
+
+
+def read_text(path: Path, shown: str) -> str:
+    """A suite's file as text: inside the suite's folder (`files_within`), a regular
+    file, at most `MAX_FILE_BYTES`, UTF-8; else one-line `SuiteError`."""
+    real = Path(os.path.realpath(path))  # symlinks resolved before the inside-check
+    folder = _within.get()
+    if folder is not None and not folder.allow_outside and not real.is_relative_to(
+            folder.root):
+        resolved = "" if real == Path(os.path.abspath(path)) else f" (it leads to {real})"
+        raise SuiteError(f"{shown}: outside the suite's folder {folder.root}{resolved}: "
+                         f"refused (eval --allow-outside-files reads it)")
+    try:
+        # Non-blocking: opening a FIFO must not wait for a writer (it is refused below).
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise SuiteError(f"{shown}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise SuiteError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise SuiteError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            mode = os.fstat(handle.fileno())
+            if not stat.S_ISREG(mode.st_mode):
+                raise SuiteError(f"{shown}: not a regular file ({_kind(mode.st_mode)}): "
+                                 f"refused")
+            if mode.st_size > MAX_FILE_BYTES:
+                raise SuiteError(_too_large(shown))
+            data = handle.read(MAX_FILE_BYTES + 1)  # (a /proc file says 0 bytes)
+    except OSError as exc:
+        raise SuiteError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SuiteError(_too_large(shown))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+
+
+MAX_CELLS = 100_000
+"""cases × models × repeat, at most, in one suite (docs/suites.md): checked before a
+cell is built (`repeat = 1000000000` grew memory by 75 MB/s and printed nothing)."""
+
+
+def check_size(suite: Suite, shown: str) -> None:
+    cases, models, repeat = len(suite.cases), len(suite.models), suite.repeat
+    cells = cases * models * repeat
+    if cells > MAX_CELLS:
+        raise SuiteError(
+            f"{shown}: {cases:,} case{'s' if cases != 1 else ''} × {models} "
+            f"model{'s' if models != 1 else ''} × repeat {repeat:,} = {cells:,} cells: "
+            f"more than the {MAX_CELLS:,} one run may have (docs/suites.md)")
+
+
+def _too_large(shown: str) -> str:
+    return f"{shown}: larger than {MAX_FILE_BYTES // 1_000_000} MB: refused"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def plain(value: Any, where: str) -> None:
+    """Refuse, in one line naming the place (`where: cases[2].vars.x`), data a reader gave
+    that nothing downstream can use: nesting deeper than `MAX_DEPTH`, a NaN or infinite
+    number, a whole number beyond `MAX_INTEGER`, text holding a lone surrogate (JSON's
+    `"\\ud800"`: it cannot be sent, saved or shown)."""
+    todo: list[tuple[Any, str, int]] = [(value, "", 0)]
+    seen = 0
+    while todo:
+        item, place, depth = todo.pop()
+        seen += 1
+        if seen > MAX_VALUES:  # (YAML aliases can make billions out of a few lines)
+            raise SuiteError(f"{where}: more than {MAX_VALUES:,} values")
+        at = f"{where}: {place}" if place else where
+        if isinstance(item, dict | list | tuple) and depth >= MAX_DEPTH:
+            raise SuiteError(f"{at}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                todo.append((key, place, depth + 1))
+                name = str(key) if not isinstance(key, str) or not _SURROGATE.search(key) \
+                    else "?"
+                todo.append((inner, f"{place}.{name}" if place else name, depth + 1))
+        elif isinstance(item, list | tuple):
+            todo.extend((inner, f"{place}[{i}]", depth + 1) for i, inner in enumerate(item))
+        elif isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise SuiteError(f"{at}: text holding a lone surrogate "
+                                 f"({_shown_surrogate(item)}), which is not a character")
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, int):
+            if abs(item) > MAX_INTEGER:
+                raise SuiteError(f"{at}: the number {str(item)[:12]}… is too large")
+        elif isinstance(item, float | Decimal):
+            finite = item.is_finite() if isinstance(item, Decimal) else math.isfinite(item)
+            if not finite:
+                raise SuiteError(f"{at}: {str(item).lower()} is not a finite number")
+
+
+def too_long_number(where: str) -> SuiteError:
+    """A whole number of thousands of digits (Python will not even read it)."""
+    return SuiteError(f"{where}: a number too large to read")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _shown_surrogate(text: str) -> str:
+    found = _SURROGATE.search(text)
+    return f"\\u{ord(found.group()):04x}" if found else ""
 
 
 def csv_drafts(path: Path, shown: str, notes: Notes, *,

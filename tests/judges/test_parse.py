@@ -63,9 +63,26 @@ def test_the_last_object_wins() -> None:
     assert parse_rubric(reply) == RubricVerdict(False, 0.3, "second")
 
 
-def test_an_object_that_does_not_parse_after_the_verdict_is_ignored() -> None:
+def test_a_verdict_that_does_not_parse_after_the_last_object_is_no_verdict() -> None:
+    """The judge's last word is a verdict that cannot be read: a judge error, never the
+    earlier object (a fail would read as the pass before it)."""
     reply = '{"pass": true, "score": 0.8} and then {"pass": fals'
-    assert parse_rubric(reply).passed is True
+    with pytest.raises(JudgeError, match="last verdict is not JSON that can be read"):
+        parse_rubric(reply)
+    # Other text after the verdict does not count.
+    assert parse_rubric('{"pass": true} and {not json} then {"note": 1').passed is True
+
+
+@pytest.mark.parametrize("control", ["\n", "\t", "\x01", "\x1b", "\x00", "\x7f"])
+def test_a_raw_control_character_in_the_verdict_does_not_let_an_earlier_object_win(
+        control: str) -> None:
+    """A line break (or any control character) written raw inside the reason keeps the
+    last object the verdict: before, it was skipped and an earlier pass won."""
+    reply = ('First thought: {"pass": true, "score": 1.0, "reason": "fine"}\n'
+             f'Final: {{"pass": false, "score": 0.1, "reason": "misses{control}the point"}}')
+    verdict = parse_rubric(reply)
+    assert (verdict.passed, verdict.score) == (False, 0.1)
+    assert verdict.reason.startswith("misses") and verdict.reason.endswith("the point")
 
 
 def test_objects_nested_in_the_verdict_are_part_of_it() -> None:

@@ -16,18 +16,23 @@ from pydantic import SecretStr
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
+from anoman_tui.streaming import StreamClient
 from anoman_tui.suites.engine import (
+    MAX_RETRY_AFTER_S,
     ModelSlot,
     RunOptions,
     SuiteRun,
+    TargetLimit,
     cells_of,
     missing_cells,
     with_model_info,
 )
+from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import Assertion, Case, CellResult, Suite
 from anoman_tui.suites.summary import summarize
 from anoman_tui.targets import Connection, TargetConfig, from_config, gateway_target
 from tests.helpers import LocalGateways
+from tests.suites.judge_scripts import slot_at
 
 
 @pytest.fixture(scope="module")
@@ -302,3 +307,31 @@ def test_a_target_limit_halves_on_a_429_and_grows_back_after_successes() -> None
     for _ in range(TargetLimit.WINDOW * 20):
         limit.succeeded()
     assert limit.limit == 8
+
+
+def test_a_retry_after_is_capped_at_the_run_s_maximum() -> None:
+    limit = TargetLimit(4)
+    assert limit.rate_limited(100_000.0, now=0.0) == MAX_RETRY_AFTER_S == 60.0
+    assert limit.rate_limited(100_000.0, now=0.0, cap_s=2.5) == 2.5
+    assert limit.rate_limited(1.0, now=0.0, cap_s=2.5) == 1.0
+
+
+async def test_cancelling_the_judge_ends_its_retry_after_wait_and_sends_nothing_more(
+        gateway: EmbeddedGateway) -> None:
+    """The judge waiting out a 429 (`Retry-After: 100000`, capped at 60 s) stops waiting
+    when cancelled (Ctrl+C), and sends no request after it."""
+    judge = Judge(slot_at(gateway.base_url, gateway.api_key, "anoman-lite", 0),
+                  concurrency=1, retries=0, idle_timeout=10,
+                  headers=(("X-Anoman-Simulate", "status=429,retry-after=100000"),))
+    before = gateway.state.ledger.count()
+    async with StreamClient() as client:
+        asking = asyncio.create_task(judge.ask(client, "Is this right?"))
+        deadline = asyncio.get_running_loop().time() + 30
+        while gateway.state.ledger.count() == before and not asking.done() \
+                and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
+        assert not asking.done()
+        judge.cancel()
+        call = await asyncio.wait_for(asking, 5)
+    assert call.error is not None and not call.answered
+    assert gateway.state.ledger.count() == before + 1

@@ -446,3 +446,24 @@ def test_a_grader_of_one_test_or_an_unknown_grader_is_unsupported(tmp_path: Path
         load_suite(write(tmp_path, "providers: [openai:m]\nprompts: [p]\n"
                          "defaultTest: {options: {provider: 'exec:grade.sh'}}\n"
                          "tests: [{vars: {}}]\n"))
+
+
+def test_file_refs_stay_inside_the_config_s_folder_unless_allowed(tmp_path: Path) -> None:
+    """`file://` resolves inside the config's folder tree (symlinks followed first);
+    `allow_outside_files` reads a file elsewhere, whose text is then the prompt."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (tmp_path / "shared.txt").write_text("Shared prompt about {{x}}")
+    (folder / "inside.txt").write_text("Inside prompt about {{x}}")
+    (folder / "link.txt").symlink_to(tmp_path / "shared.txt")
+    config = folder / "promptfooconfig.yaml"
+    for ref in ("../shared.txt", "link.txt"):
+        config.write_text(f"providers: [openai:gpt-4o-mini]\nprompts: [file://{ref}]\n"
+                          "tests:\n  - vars: {x: tea}\n")
+        with pytest.raises(SuiteError, match="outside the suite's folder"):
+            load_suite(config)
+        suite = load_suite(config, allow_outside_files=True)
+        assert suite.cases[0].prompt == "Shared prompt about tea"
+    config.write_text("providers: [openai:gpt-4o-mini]\nprompts: [file://./sub/../inside.txt]\n"
+                      "tests:\n  - vars: {x: tea}\n")
+    assert load_suite(config).cases[0].prompt == "Inside prompt about tea"
