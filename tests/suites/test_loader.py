@@ -267,8 +267,8 @@ value = "[ab"
     ('max_tokens = 0\n' + MINIMAL, "max_tokens: must be a whole number from 1 to 1000000, not 0"),
     ('temperature = "hot"\n' + MINIMAL, 'temperature: must be a number from 0 to 2, not "hot"'),
     ('temperature = 9\n' + MINIMAL, "temperature: must be a number from 0 to 2, not 9"),
-    ('temperature = inf\n' + MINIMAL, "temperature: must be a number from 0 to 2, not Infinity"),
-    ('temperature = nan\n' + MINIMAL, "temperature: must be a number from 0 to 2, not NaN"),
+    ('temperature = inf\n' + MINIMAL, "temperature: infinity is not a finite number"),
+    ('temperature = nan\n' + MINIMAL, "temperature: nan is not a finite number"),
     ('system = 3\n' + MINIMAL, "system: must be text, not a number"),
     ('endpoint = "openapi"\n' + MINIMAL,
      'endpoint: must be one of openai, anthropic, playground, not "openapi" '
