@@ -12,10 +12,10 @@ standard library.
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import ipaddress
 import logging
-import errno
 import signal
 import socket
 import sys
