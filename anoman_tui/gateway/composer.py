@@ -141,7 +141,7 @@ _KIND_PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
                             r"selamat (pagi|siang|sore|malam)|apa kabar)\b", re.I)),
     ("code", re.compile(r"\b(function|script|snippet|code|regex|class|implement|program|"
                         r"python|javascript|typescript|bash|sql query|kode|fungsi|skrip|"
-                        r"program|koding|rust|golang|kotlin)\b", re.I)),
+                        r"program|koding)\b", re.I)),
     ("compare", re.compile(r"\b(compare|comparison|vs\.?|versus|difference|differences|"
                            r"better than|bandingkan|perbandingan|perbedaan|bedanya|"
                            r"lebih baik mana)\b", re.I)),
