@@ -800,8 +800,10 @@ def _code(rng: random.Random, r: _Reading) -> str:
                            **docs)
 
 
-def _intro(rng: random.Random, r: _Reading) -> str:
-    if r.follow is not None:
+def _intro(rng: random.Random, r: _Reading, *, opening: bool = True) -> str:
+    """The answer's first sentence (for a follow-up, one naming the earlier topic), or
+    (``opening`` False) another sentence on the topic, for a later section."""
+    if r.follow is not None and opening:
         return _follow_intro(rng, r)
     bank = _INTROS[r.lang]
     kind = r.kind if r.kind in bank else "explain"
@@ -875,7 +877,7 @@ def _section(rng: random.Random, r: _Reading, style: Style) -> str:
         return f"{lead}\n\n{code}\n\n### {h['notes']}\n\n{_bullets(rng, r, 3)}\n\n{closing}"
     if style == "verbose":
         note = _fill(rng.choice(_NOTES[r.lang]), r)
-        second = _intro(rng, r)
+        second = _intro(rng, r, opening=False)
         parts = [f"# {r.title}: {h['guide']}\n\n{intro}",
                  f"## {h['background']}\n\n{second}",
                  f"## {h['steps']}\n\n{_bullets(rng, r, 5, numbered=True)}",
