@@ -119,9 +119,12 @@ def read_task(prompt: str) -> Task:
     return Task("", tuple(words[:3]), phrase)
 
 
-def code_block(task: Task, language: str) -> str:
-    """A fenced block in ``language`` doing ``task`` (a sketch for an unknown task)."""
+def code_block(task: Task, language: str, *, recursive: bool = False) -> str:
+    """A fenced block in ``language`` doing ``task`` (a sketch for an unknown task);
+    ``recursive``: the recursive version, where one is written out."""
     known = _KNOWN.get(task.key, {}).get(language)
+    if recursive:
+        known = _RECURSIVE.get(task.key, {}).get(language, known)
     body = known if known is not None else _sketch(task, language)
     return f"```{language}\n{body.strip()}\n```"
 
@@ -815,6 +818,78 @@ public class ReverseString {
         System.out.println(reverseString("stressed")); // desserts
     }
 }
+''',
+    },
+}
+
+
+# Recursive versions, for a follow-up that asks for one ("make it recursive").
+_RECURSIVE: dict[str, dict[str, str]] = {
+    "palindrome": {
+        "python": '''
+def is_palindrome(text: str) -> bool:
+    """Whether `text` reads the same backwards, ignoring case and non-letters: recursively,
+    comparing the outer pair and then what is inside it."""
+    letters = "".join(c.lower() for c in text if c.isalnum())
+    if len(letters) < 2:
+        return True
+    return letters[0] == letters[-1] and is_palindrome(letters[1:-1])
+
+
+print(is_palindrome("A man, a plan, a canal: Panama"))  # True
+''',
+        "javascript": '''
+function isPalindrome(text) {
+  const letters = text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  if (letters.length < 2) return true;
+  return letters[0] === letters.at(-1) && isPalindrome(letters.slice(1, -1));
+}
+
+console.log(isPalindrome("A man, a plan, a canal: Panama")); // true
+''',
+    },
+    "factorial": {
+        "python": '''
+def factorial(n: int) -> int:
+    """n! for n >= 0, recursively: n * (n - 1)!."""
+    if n < 0:
+        raise ValueError("factorial is defined for n >= 0")
+    return 1 if n < 2 else n * factorial(n - 1)
+
+
+print(factorial(5))  # 120
+''',
+        "javascript": '''
+function factorial(n) {
+  if (n < 0) throw new RangeError("factorial is defined for n >= 0");
+  return n < 2 ? 1n : BigInt(n) * factorial(n - 1);
+}
+
+console.log(factorial(5)); // 120n
+''',
+    },
+    "fibonacci": {
+        "python": '''
+from functools import cache
+
+
+@cache
+def fibonacci(n: int) -> int:
+    """The n-th Fibonacci number, recursively (memoised, so it stays linear)."""
+    return n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)
+
+
+print([fibonacci(i) for i in range(10)])  # [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]
+''',
+    },
+    "reverse": {
+        "python": '''
+def reverse_string(text: str) -> str:
+    """`text` backwards, recursively: the last character, then the rest reversed."""
+    return text if len(text) < 2 else text[-1] + reverse_string(text[:-1])
+
+
+print(reverse_string("stressed"))  # desserts
 ''',
     },
 }

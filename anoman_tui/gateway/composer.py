@@ -792,7 +792,8 @@ def _table(rng: random.Random, r: _Reading, rows: int) -> str:
 
 def _code(rng: random.Random, r: _Reading) -> str:
     if r.task is not None:
-        return code_block(r.task, r.code_lang)
+        recursive = r.follow is not None and bool(re.search(r"\brecurs", r.follow, re.I))
+        return code_block(r.task, r.code_lang, recursive=recursive)
     docs = _CODE_DOCS[r.lang]
     template = rng.choice(_CODE[r.code_lang])
     ident = r.ident

@@ -120,6 +120,9 @@ def test_a_follow_up_continues_the_conversations_topic(gateway: EmbeddedGateway,
         assert term.lower() in _first_prose_sentence(text).lower(), (follow_up, text)
         assert not _not_sentences(text), (follow_up, text)
         assert "it recursive" not in text.lower() and "itu penting" not in text.lower()
+        if "recursive" in follow_up:  # the same task's code, now calling itself
+            code = "".join(re.findall(r"```python\n(.*?)```", text, re.S))
+            assert code.count("is_palindrome(") >= 3, text  # def, its own call, the example
 
 
 def test_the_old_follow_up_fails_the_grammar_check() -> None:
