@@ -272,7 +272,8 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
         gateway = EmbeddedGateway(GatewayConfig(time_scale=time_scale),
                                   db_path=tmp / "usage.sqlite3").start()
         try:
-            app = AnomanApp(Settings(theme="anoman-dark"), models=models,
+            # Temperature 0: the simulated answers, so the screenshots, are the same each run.
+            app = AnomanApp(Settings(theme="anoman-dark", temperature=0), models=models,
                             gateway_factory=lambda: gateway)
             async with app.run_test(size=SIZE) as pilot:
                 await until(pilot, lambda: app.compare.base_url is not None)

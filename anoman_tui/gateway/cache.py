@@ -6,6 +6,10 @@ fault-injected requests) and read before a request starts. A hit answers with
 JSON even for `stream: true` (docs/wire-contract.md §6). Bounded LRU, in memory, used from the
 event loop only.
 
+A hit gives back the one answer drawn before, also for a request whose answer varies
+(temperature above 0, no seed); a request sent with `Cache-Control: no-cache` neither
+reads an entry nor is held to one, so it gets a fresh draw (app.py).
+
 Imports only the standard library.
 """
 

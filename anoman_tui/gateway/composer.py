@@ -22,12 +22,23 @@ Imports only the standard library and the catalogue / judge / tokenizer / topic 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from anoman_tui.gateway.catalogue import SimulatedModel, Style
+from anoman_tui.gateway.code import (
+    LANGUAGE_WORDS,
+    Task,
+    code_block,
+    code_language,
+    names_language,
+    read_task,
+)
+from anoman_tui.gateway.instructions import Instructions, read_instructions, without_instructions
 from anoman_tui.gateway.judge import content_words, judge_reply
 from anoman_tui.gateway.judge import words as judge_words
 from anoman_tui.gateway.tokenizer import tokenize
@@ -142,6 +153,10 @@ _KIND_PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
 ]
 
 
+_REQUEST = re.compile(r"^\W*(?:can|could|would|will) (?:you|u)\s+(?:please\s+)?"
+                      r"(?!be\b|have\b|say\b)(?=[a-z])", re.I)
+
+
 def classify(prompt: str) -> Kind:
     """What kind of answer the prompt asks for; an explanation when nothing else fits."""
     text = prompt.strip()
@@ -149,6 +164,8 @@ def classify(prompt: str) -> Kind:
     for kind, pattern in _KIND_PATTERNS:
         if not pattern.search(text):
             continue
+        if kind == "yesno" and _REQUEST.search(text):
+            continue  # "Can you make it recursive?" asks for something, not for a yes
         if kind in ("greeting", "thanks") and len(words) > 6:
             continue  # "Hi, can you explain ...": the greeting is not the request
         if kind == "yesno" and len(words) > 14:
@@ -222,6 +239,10 @@ class _Reading:
     code_lang: str
     ident: str  # a Python-style name for code ("connection_pooling")
     haiku: bool
+    task: Task | None = None  # what a coding request's code is to do
+    # A follow-up: what the latest turn adds to the earlier topic ("recursive instead of
+    # iterative"), quoted as the user wrote it; None when the prompt is not a follow-up.
+    follow: str | None = None
 
     @property
     def Main(self) -> str:  # the capitalised form templates use as {Main}
@@ -250,8 +271,16 @@ def read_prompt(prompt: str) -> _Reading:
     ident = re.sub(r"\W+", "_", "_".join(ident_words)).strip("_") or "item"
     if not ident.isidentifier():
         ident = f"item_{ident}"
+    task = None
+    if kind == "code":
+        code_lang = code_language(prompt)
+        task = read_task(prompt)
+        unnamed = re.sub(r"\s{2,}", " ", LANGUAGE_WORDS.sub(" ", prompt)).strip()
+        if unnamed != prompt.strip():  # "a function in Rust that ...": the function's task
+            topic = read_topic(unnamed)
+            main = topic.main or main
     return _Reading(lang, kind, topic.title or _cap(main), main, topic.context, tuple(every),
-                    a, b, code_lang, ident, haiku="haiku" in low)
+                    a, b, code_lang, ident, haiku="haiku" in low, task=task)
 
 
 def _fill(template: str, r: _Reading) -> str:
@@ -762,6 +791,9 @@ def _table(rng: random.Random, r: _Reading, rows: int) -> str:
 
 
 def _code(rng: random.Random, r: _Reading) -> str:
+    if r.task is not None:
+        recursive = r.follow is not None and bool(re.search(r"\brecurs", r.follow, re.I))
+        return code_block(r.task, r.code_lang, recursive=recursive)
     docs = _CODE_DOCS[r.lang]
     template = rng.choice(_CODE[r.code_lang])
     ident = r.ident
@@ -769,7 +801,11 @@ def _code(rng: random.Random, r: _Reading) -> str:
                            **docs)
 
 
-def _intro(rng: random.Random, r: _Reading) -> str:
+def _intro(rng: random.Random, r: _Reading, *, opening: bool = True) -> str:
+    """The answer's first sentence (for a follow-up, one naming the earlier topic), or
+    (``opening`` False) another sentence on the topic, for a later section."""
+    if r.follow is not None and opening:
+        return _follow_intro(rng, r)
     bank = _INTROS[r.lang]
     kind = r.kind if r.kind in bank else "explain"
     return _fill(rng.choice(bank[kind]), r)
@@ -837,11 +873,12 @@ def _section(rng: random.Random, r: _Reading, style: Style) -> str:
             return f"{intro}\n\n{para1}\n\n{verdict}\n\n{closing}"
         return f"{intro}\n\n{para1}\n\n{para2}\n\n{closing}"
     if style == "code":
-        lead = _fill(_INTROS[r.lang]["code"][0], r) if r.kind == "code" else intro
+        lead = _fill(_INTROS[r.lang]["code"][0], r) if r.kind == "code" and r.follow is None \
+            else intro
         return f"{lead}\n\n{code}\n\n### {h['notes']}\n\n{_bullets(rng, r, 3)}\n\n{closing}"
     if style == "verbose":
         note = _fill(rng.choice(_NOTES[r.lang]), r)
-        second = _intro(rng, r)
+        second = _intro(rng, r, opening=False)
         parts = [f"# {r.title}: {h['guide']}\n\n{intro}",
                  f"## {h['background']}\n\n{second}",
                  f"## {h['steps']}\n\n{_bullets(rng, r, 5, numbered=True)}",
@@ -873,16 +910,211 @@ def _reasoning(rng: random.Random, r: _Reading) -> str:
     return " ".join(_fill(s.replace("{kind}", kind), r) for s in chosen)
 
 
-def _reading_for(model: SimulatedModel, prompt: str) -> _Reading:
-    """What ``model`` takes from the prompt: everything, or (coverage "gist") the topic
-    and only the gist of its context: one word, the last content word of the context's
-    first part ("postgres, bursty load" -> "postgres", "a broken kettle" -> "kettle")."""
-    reading = read_prompt(prompt)
-    if model.coverage == "gist" and reading.context:
+def _reading_for(model: SimulatedModel, prompt: str,
+                 conversation: Sequence[tuple[str, str]] = ()) -> _Reading:
+    """What ``model`` takes from the prompt (in its conversation): everything, or
+    (coverage "gist") the topic and only the gist of its context: one word, the last
+    content word of the context's first part ("postgres, bursty load" -> "postgres",
+    "a broken kettle" -> "kettle")."""
+    reading = _read_in_conversation(prompt, conversation)
+    if model.coverage == "gist" and reading.context and reading.follow is None:
         first = reading.context.split(", ")[0]
         kept = [w for w in _WORD.findall(first) if w.lower() not in _STOPWORDS]
         return replace(reading, context=kept[-1] if kept else first)
     return reading
+
+
+# -- conversations: follow-ups and instructions ------------------------------------------
+
+# Words that point back at something said before ("make it recursive", "why is that?").
+_ANAPHORA = frozenset("""
+    it its this these those them they ini itu tersebut begitu
+""".split())  # noqa: SIM905 - a word list reads better as text
+# "that" points back only where it is not a relative pronoun ("is that", "that's", "do that").
+_POINTING_THAT = re.compile(r"\b(?:is|was|about|do|does|with|for|like|of) that\b|\bthat'?s\b|"
+                            r"\bthat\W*$", re.I)
+_FOLLOW_OPENER = re.compile(
+    r"^\W*(and|also|but|so|then|now|instead|what about|how about|why|why not|ok|okay|"
+    r"tell me more|more|go on|continue|lalu|terus|dan|bagaimana dengan|gimana dengan|kalau|"
+    r"kenapa|mengapa)\b", re.I)
+_FOLLOW_WORDS = 14  # a longer message is a question of its own
+
+
+def _anaphoric(prompt: str, reading: _Reading) -> bool:
+    """Whether ``prompt`` leans on an earlier turn for its topic."""
+    words = [w.lower() for w in _WORD.findall(prompt)]
+    if not words or len(words) > _FOLLOW_WORDS:
+        return False
+    first = reading.main.split()[0].lower() if reading.main.split() else ""
+    return (first in _ANAPHORA or reading.main in ("this topic", "topik ini")
+            or any(w in _ANAPHORA for w in words) or bool(_POINTING_THAT.search(prompt))
+            or bool(_FOLLOW_OPENER.match(prompt)))
+
+
+def _what_follows(reading: _Reading) -> str:
+    """What a follow-up adds, in the user's words, without the pointing-back words
+    ("it recursive instead of iterative" -> "recursive instead of iterative")."""
+    if reading.main in ("this topic", "topik ini"):
+        return ""
+    words = reading.main.split()
+    while words and (words[0].lower() in _ANAPHORA or words[0].lower() in _STOPWORDS):
+        words = words[1:]
+    return " ".join(words).strip(" ,;:")
+
+
+def _read_in_conversation(prompt: str, conversation: Sequence[tuple[str, str]]) -> _Reading:
+    """The prompt's reading; for a follow-up, the earlier topic with what the follow-up
+    adds (``follow``); instructions are taken out before the topic is read."""
+    asked = without_instructions(prompt) or prompt
+    reading = read_prompt(asked)
+    earlier = _earlier_user_turns(conversation, prompt)
+    if not earlier or not _anaphoric(asked, reading):
+        return reading
+    base = None
+    for turn in reversed(earlier):
+        text = without_instructions(turn) or turn
+        candidate = read_prompt(text)
+        first = candidate.main.split()[0].lower() if candidate.main.split() else ""
+        if candidate.main not in ("this topic", "topik ini") and first not in _ANAPHORA:
+            base = candidate
+            break
+    if base is None:
+        return reading
+    kind = reading.kind
+    if kind in ("explain", "yesno") or (base.kind == "code" and kind != "compare"):
+        kind = base.kind if base.kind not in ("greeting", "thanks") else kind
+    follow = _what_follows(reading)
+    code_lang, task = base.code_lang, base.task
+    if kind == "code":
+        if names_language(asked):
+            code_lang = code_language(asked)
+        if task is None:
+            task = read_task(text if base.kind == "code" else asked)
+        if reading.task is not None and reading.task.key:
+            task = reading.task
+    # The follow-up's words are quoted in the opening only: they need not be a noun phrase
+    # ("recursive instead of iterative"), so sentences keep the earlier topic and context.
+    return replace(base, kind=kind, follow=follow,
+                   lang=reading.lang, code_lang=code_lang, task=task,
+                   words=tuple(dict.fromkeys((*base.words, *reading.words))))
+
+
+def _earlier_user_turns(conversation: Sequence[tuple[str, str]], prompt: str) -> list[str]:
+    """The user turns before the prompt (the last user turn)."""
+    users = [text for role, text in conversation if role == "user"]
+    if users and users[-1] == prompt:
+        users = users[:-1]
+    return users
+
+
+_FOLLOW_INTROS: dict[Lang, list[str]] = {
+    "en": [
+        "Staying with {main}, here is how \u201c{follow}\u201d changes the answer.",
+        "Back to {main}: with \u201c{follow}\u201d in mind, a few things change.",
+        "For {main}, \u201c{follow}\u201d shifts the picture in a few places, and the rest of "
+        "the earlier answer still holds.",
+    ],
+    "id": [
+        "Masih tentang {main}, begini \u201c{follow}\u201d mengubah jawabannya.",
+        "Kembali ke {main}: dengan \u201c{follow}\u201d, beberapa hal berubah.",
+    ],
+}
+_MORE_INTROS: dict[Lang, list[str]] = {
+    "en": ["Here is more on {main}, one step further than before.",
+           "Going deeper into {main}, here is the next layer."],
+    "id": ["Berikut lebih jauh tentang {main}, selangkah lebih dalam dari sebelumnya.",
+           "Masuk lebih dalam ke {main}, inilah lapisan berikutnya."],
+}
+
+
+def _follow_intro(rng: random.Random, r: _Reading) -> str:
+    bank = _FOLLOW_INTROS if r.follow else _MORE_INTROS
+    template = rng.choice(bank[r.lang])
+    return template.format(main=r.main, follow=r.follow or "")
+
+
+def _sentence(text: str) -> str:
+    """``text`` as one sentence: capitalised, ending in a full stop."""
+    text = _cap(text.strip().rstrip(":;,").strip())
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _lead(rng: random.Random, r: _Reading) -> list[str]:
+    """The sentences that open a prescribed-form answer: the answer's gist."""
+    if r.kind == "yesno":
+        bank = _SHORT[r.lang]
+        answer = "yes" if rng.random() < 0.6 else "no"
+        lead = [rng.choice(bank[answer]), _fill(bank[answer + "_why"][0], r)]
+        return [_intro(rng, r), *lead] if r.follow is not None else lead
+    lead = [_intro(rng, r)]
+    if r.kind == "compare":
+        lead.append(_fill(rng.choice(_VERDICT[r.lang]), r))
+    return lead
+
+
+def _missing_words(text: str, prompt: str) -> list[str]:
+    have = judge_words(text)
+    missing = [w for w in content_words(prompt, keep_case=True) if w.lower() not in have]
+    return missing[:_MAX_RESTATED]
+
+
+_WITH_IN_MIND: dict[Lang, str] = {"en": ", with {words} in mind.",
+                                  "id": ", dengan memperhatikan {words}."}
+
+
+def _joined(words: list[str], lang: Lang) -> str:
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {'dan' if lang == 'id' else 'and'} {words[-1]}"
+
+
+def _prescribed(rng: random.Random, r: _Reading, form: Instructions, style: Style,
+                prompt: str, full: bool) -> str:
+    """An answer in the form the instructions ask for: JSON, a list, or N sentences."""
+    points = [_sentence(text) for _, text in _sentences(
+        rng, r, _STEPS[r.lang] if r.kind == "steps" else _POINTS[r.lang], 7)]
+    rng.shuffle(points)
+    lead = [_sentence(s) for s in _lead(rng, r)]
+    if form.json:
+        body: dict[str, object] = {"topic": r.main}
+        if r.context:
+            body["context"] = r.context
+        count = 2 if style == "terse" else 3 if style in ("plain", "code") else 4
+        body["answer"] = " ".join(lead)
+        body["points"] = points[:count]
+        if full:
+            missing = _missing_words(json.dumps(body, ensure_ascii=False), prompt)
+            if missing:
+                body["keywords"] = missing
+        return json.dumps(body, ensure_ascii=False, indent=2)
+    if form.bullets or form.numbered:
+        count = form.sentences or (3 if style == "terse" else 6 if style == "verbose" else 4)
+        items = (lead + points)[:count]
+        if full:
+            missing = _missing_words(" ".join(items), prompt)
+            if missing:
+                keywords = _RESTATE[r.lang].format(words=", ".join(missing))
+                if form.sentences:  # the count asked for is kept: the last item says them
+                    items[-1] = items[-1][:-1] + _WITH_IN_MIND[r.lang].format(
+                        words=_joined(missing, r.lang))
+                else:
+                    items.append(keywords)
+        marks = [f"{i}." if form.numbered else "-" for i in range(1, len(items) + 1)]
+        return "\n".join(f"{mark} {item}" for mark, item in zip(marks, items, strict=True))
+    count = form.sentences or 3
+    chosen = (lead + points)[:count]
+    if full:
+        missing = _missing_words(" ".join(chosen), prompt)
+        if missing:
+            chosen[-1] = chosen[-1][:-1] + _WITH_IN_MIND[r.lang].format(
+                words=_joined(missing, r.lang))
+    return " ".join(chosen)
+
+
+def _instructions(prompt: str, conversation: Sequence[tuple[str, str]]) -> Instructions:
+    """The form asked for: by the system prompt, then (on top) by the prompt itself."""
+    system = "\n".join(text for role, text in conversation if role in ("system", "developer"))
+    return read_instructions(system).merged(read_instructions(prompt))
 
 
 # A closing line restating the question's content words an answer has not used yet
@@ -910,21 +1142,43 @@ def _restate_missing(text: str, prompt: str, r: _Reading) -> str:
     return f"{text}\n\n{bank[r.lang].format(words=', '.join(missing))}"
 
 
-def compose_answer(model: SimulatedModel, prompt: str, seed: int = 0) -> ComposedAnswer:
-    """The deterministic answer of ``model`` to ``prompt`` for ``seed``."""
+def compose_answer(model: SimulatedModel, prompt: str, seed: int = 0, *,
+                   conversation: Sequence[tuple[str, str]] = ()) -> ComposedAnswer:
+    """The deterministic answer of ``model`` to ``prompt`` for ``seed``; ``conversation``
+    is the whole request ((role, text), system first, ``prompt`` its last user turn), read
+    for the earlier topic of a follow-up and for the system prompt's instructions."""
     if model.role == "judge":
         return ComposedAnswer(reasoning="", text=judge_reply(prompt))
-    reading = _reading_for(model, prompt)
+    reading, form, style = _plan(model, prompt, conversation)
     rng = _rng(model.name, prompt, seed)
-    text = _section(rng, reading, model.style)
+    if form.any_form and reading.kind not in ("greeting", "thanks", "poem"):
+        # What is restated is what was asked about, not the words asking for the form.
+        asked = without_instructions(prompt) or prompt
+        text = _prescribed(rng, reading, form, style, asked, model.coverage == "full")
+        reasoning = _reasoning(rng, reading) if model.thinking else ""
+        return ComposedAnswer(reasoning=reasoning, text=text)
+    text = _section(rng, reading, style)
+    if reading.follow is not None and reading.kind == "yesno":
+        text = f"{_follow_intro(rng, reading)} {text}"
     reasoning = _reasoning(rng, reading) if model.thinking else ""
     if model.coverage == "full":
         text = _restate_missing(text, prompt, reading)
     return ComposedAnswer(reasoning=reasoning, text=text)
 
 
+def _plan(model: SimulatedModel, prompt: str, conversation: Sequence[tuple[str, str]]
+          ) -> tuple[_Reading, Instructions, Style]:
+    form = _instructions(prompt, conversation)
+    reading = _reading_for(model, prompt, conversation)
+    if form.lang is not None and form.lang != reading.lang:
+        reading = replace(reading, lang=form.lang)
+    style: Style = "terse" if form.concise else model.style
+    return reading, form, style
+
+
 def answer_tokens(
-    model: SimulatedModel, prompt: str, seed: int, text: str, exact_tokens: int | None
+    model: SimulatedModel, prompt: str, seed: int, text: str, exact_tokens: int | None,
+    *, conversation: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """``text`` (the composed answer) as tokens, cut or extended to ``exact_tokens``."""
     tokens = tokenize(text)
@@ -936,10 +1190,10 @@ def answer_tokens(
         while tokens and len(tokens) < exact_tokens:
             tokens.extend(tokenize("\n\n" + text))
         return tokens[:exact_tokens]
-    reading = _reading_for(model, prompt)
+    reading, _form, style = _plan(model, prompt, conversation)
     while len(tokens) < exact_tokens:
         # More of the same voice: another section, composed with a shifted seed.
-        section = _section(_rng(model.name, prompt, seed, f"more{extra}"), reading, model.style)
+        section = _section(_rng(model.name, prompt, seed, f"more{extra}"), reading, style)
         tokens.extend(tokenize("\n\n" + section))
         extra += 1
     return tokens[:exact_tokens]

@@ -139,14 +139,24 @@ class GenerationRun:
     # -- the answer --------------------------------------------------------------
 
     @cached_property
+    def answer_seed(self) -> int:
+        """The seed the simulated model composes with: the request's, 0 at temperature 0,
+        else a fresh draw, so a repeated prompt is not answered word for word again."""
+        request = self.request
+        if request.seed is not None:
+            return request.seed
+        return _ANSWER_DRAW.getrandbits(63) if request.varies else 0
+
+    @cached_property
     def _answer(self) -> _ComposedAnswer:
         # Composed on first use: a stream composes it while its first token is due (the
         # simulated model's own work, inside its TTFT), not before the response starts
         # (measured ~0.2 ms of the gateway's TTFT overhead otherwise).
         request, model = self.request, self.model
-        answer = compose_answer(model, request.prompt, request.seed)
-        text_tokens = answer_tokens(model, request.prompt, request.seed, answer.text,
-                                    self.plan.tokens)
+        seed = self.answer_seed
+        answer = compose_answer(model, request.prompt, seed, conversation=request.messages)
+        text_tokens = answer_tokens(model, request.prompt, seed, answer.text,
+                                    self.plan.tokens, conversation=request.messages)
         reasoning_tokens = tokenize(answer.reasoning)
         finish = "stop"
         budget = request.max_tokens
@@ -479,6 +489,9 @@ class GenerationRun:
 
 
 _COMPOSE_IN_THREAD_TOKENS = 4_000
+# Seeds of the answers drawn afresh (temperature above 0, no seed): seeded from the OS, so
+# no two gateway runs draw the same sequence.
+_ANSWER_DRAW = random.SystemRandom()
 _TIMER_SLACK_S = 0.002  # epoll rounds waits up to 1 ms, and waking from idle adds more
 
 

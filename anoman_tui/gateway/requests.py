@@ -40,10 +40,18 @@ class ChatRequest:
     prompt: str  # what the simulated answer is about: the last user turn
     stream: bool
     max_tokens: int | None
-    seed: int
+    seed: int | None  # as sent; None when the request names none
+    temperature: float | None = None  # as sent; None: the API's default (1.0)
     params: dict[str, Any] = field(default_factory=dict)  # cache-relevant parameters
     compare_id: str | None = None
     panel: int | None = None
+
+    @property
+    def varies(self) -> bool:
+        """Whether the answer is drawn afresh for this request: at a temperature above 0,
+        unset included (the OpenAI and Anthropic APIs default to 1.0), unless a seed is
+        given; at temperature 0 or with a seed, the same request gets the same answer."""
+        return self.seed is None and self.temperature != 0.0
 
     @property
     def prompt_tokens(self) -> int:
@@ -188,12 +196,13 @@ def parse_chat_request(body: Any, wire: WireFormat, *, playground: bool = False)
             max_tokens = _opt_int(body, "max_tokens", 1, MAX_TOKENS_LIMIT)
         n = _opt_int(body, "n", 1, 1)
         del n  # only n=1 is meaningful for a streamed comparison
-    seed = _opt_int(body, "seed", -(2**63), 2**63 - 1) or 0
+    seed = _opt_int(body, "seed", -(2**63), 2**63 - 1)
+    temperature = _opt_number(body, "temperature", 0.0, 2.0)
 
     params: dict[str, Any] = {
         "max_tokens": max_tokens,
         "seed": seed,
-        "temperature": _opt_number(body, "temperature", 0.0, 2.0),
+        "temperature": temperature,
         "top_p": _opt_number(body, "top_p", 0.0, 1.0),
         "stop": _stop(body, "stop" if wire == "openai" else "stop_sequences"),
     }
@@ -220,6 +229,7 @@ def parse_chat_request(body: Any, wire: WireFormat, *, playground: bool = False)
         stream=stream,
         max_tokens=max_tokens,
         seed=seed,
+        temperature=temperature,
         params=params,
         compare_id=compare_id,
         panel=panel,

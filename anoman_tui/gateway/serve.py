@@ -12,10 +12,12 @@ standard library.
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import ipaddress
 import logging
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -54,7 +56,35 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _run_until_signalled(server: GatewayServer) -> None:
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port``, as uvicorn would bind it; bound here so that a
+    port in use is one clear line rather than uvicorn's log and exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def bind_error(host: str, port: int, exc: OSError) -> str:
+    """The one line ``serve`` prints when it cannot bind."""
+    shown = f"[{host}]" if ":" in host else host
+    if exc.errno == errno.EADDRINUSE:
+        return (f"anoman-tui serve: port {port} is already in use on {shown} (is another "
+                "gateway running?); choose another with --port, or --port 0 for any free one")
+    if exc.errno == errno.EACCES:
+        return (f"anoman-tui serve: not allowed to listen on port {port} ({shown}); "
+                "choose a port above 1023 with --port")
+    reason = exc.strerror or str(exc)
+    return f"anoman-tui serve: cannot listen on {shown}:{port}: {reason}"
+
+
+def _run_until_signalled(server: GatewayServer, sock: socket.socket) -> None:
     """Run ``server``; SIGINT/SIGTERM end it gracefully and the command returns normally.
 
     uvicorn re-raises the signal it caught once it has shut down, which would kill
@@ -62,12 +92,12 @@ def _run_until_signalled(server: GatewayServer) -> None:
     place while it runs absorb that re-raise.
     """
     if threading.current_thread() is not threading.main_thread():
-        server.run()
+        server.run(sockets=[sock])
         return
     handled = (signal.SIGINT, signal.SIGTERM)
     previous = {sig: signal.signal(sig, lambda _sig, _frame: None) for sig in handled}
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -99,8 +129,17 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"warning: binding to {host}, which is not loopback: the gateway is reachable "
               "from other machines. Anyone with a key can use it.", file=sys.stderr)
     try:
+        sock = listen_socket(host, args.port)
+    except OSError as exc:
+        print(bind_error(host, args.port, exc), file=sys.stderr)
+        return 2
+    except OverflowError:  # a port beyond 65535
+        print(f"anoman-tui serve: --port {args.port} is not a port (0-65535)", file=sys.stderr)
+        return 2
+    try:
         app = create_app(config)
     except (OSError, ValueError) as exc:
+        sock.close()
         print(f"anoman-tui serve: {exc}", file=sys.stderr)
         return 2
 
@@ -118,7 +157,10 @@ def serve_main(args: argparse.Namespace) -> int:
 
     server = GatewayServer(uvicorn_config(app, host, args.port, log_level="info"),
                            app.state.gateway, on_started=announce)
-    _run_until_signalled(server)
+    try:
+        _run_until_signalled(server, sock)
+    finally:
+        sock.close()
     if not server.started:
         print(f"anoman-tui serve: could not listen on {host}:{args.port}", file=sys.stderr)
         return 1

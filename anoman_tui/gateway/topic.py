@@ -226,7 +226,7 @@ _LEAD = _words("""
     overview summary introduction intro guide thing things something
     poem poems haiku haikus poetry sonnet limerick verse rhyme
     short long brief quick simple good best better detailed
-    vs versus really actually basically
+    vs versus really actually basically giving stating listing showing describing
     menjaga membuat menulis memilih menggunakan memakai
     puisi pantun sajak syair contoh langkah langkah-langkah ide tips singkat pendek
 """)

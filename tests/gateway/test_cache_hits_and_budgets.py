@@ -182,7 +182,8 @@ def _post(gw: EmbeddedGateway, wire: str, model: str, question: str, max_tokens:
           stream: bool) -> tuple[httpx.Response, dict[str, Any]]:
     """One request; returns the response and what it said: reasoning and text (strings and
     token counts, as streamed or as reported), finish, completion tokens, Anoman block."""
-    body: dict[str, Any] = {"model": model, "stream": stream,
+    # Temperature 0: every budget cuts the same answer.
+    body: dict[str, Any] = {"model": model, "stream": stream, "temperature": 0,
                             "messages": [{"role": "user", "content": question}]}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
@@ -301,21 +302,24 @@ def test_sdk_streams_skip_the_cache_with_the_no_cache_header(ant: anthropic.Anth
     SDKs' stream readers yield nothing from; `Cache-Control: no-cache` keeps it a stream."""
     oai = openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key=gateway.api_key,
                         max_retries=0)
+    # At temperature 0 a fresh stream has the cached answer's text, to compare with.
     msgs: list[Any] = [{"role": "user", "content": prompt("Explain DNS caching")}]
-    first = list(oai.chat.completions.create(model="anoman-lite", messages=msgs, stream=True))
+    create = oai.chat.completions.create
+    first = list(create(model="anoman-lite", messages=msgs, stream=True, temperature=0))
     assert wait_row(gateway, first[0].id.removeprefix("chatcmpl-"))["status"] == "completed"
-    assert list(oai.chat.completions.create(model="anoman-lite", messages=msgs,
-                                            stream=True)) == []  # a hit: JSON, no chunks
-    again = list(oai.chat.completions.create(model="anoman-lite", messages=msgs, stream=True,
-                                             extra_headers={"Cache-Control": "no-cache"}))
+    assert list(create(model="anoman-lite", messages=msgs, stream=True,
+                       temperature=0)) == []  # a hit: JSON, no chunks
+    again = list(create(model="anoman-lite", messages=msgs, stream=True, temperature=0,
+                        extra_headers={"Cache-Control": "no-cache"}))
     assert len(again) == len(first)
 
-    with ant.messages.stream(model="anoman-lite", max_tokens=1000, messages=msgs) as stream:
+    fixed: dict[str, Any] = {"model": "anoman-lite", "max_tokens": 1000, "messages": msgs,
+                             "extra_body": {"temperature": 0}}
+    with ant.messages.stream(**fixed) as stream:
         text = "".join(stream.text_stream)
     rid = stream.get_final_message().id.removeprefix("msg_")
     assert text and wait_row(gateway, rid)["status"] == "completed"
-    with ant.messages.stream(model="anoman-lite", max_tokens=1000, messages=msgs) as stream:
+    with ant.messages.stream(**fixed) as stream:
         assert "".join(stream.text_stream) == ""  # a hit
-    with ant.messages.stream(model="anoman-lite", max_tokens=1000, messages=msgs,
-                             extra_headers={"Cache-Control": "no-cache"}) as stream:
+    with ant.messages.stream(**fixed, extra_headers={"Cache-Control": "no-cache"}) as stream:
         assert "".join(stream.text_stream) == text

@@ -91,6 +91,25 @@ def test_serve_rejects_a_bad_config(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot load the configuration" in done.stderr
 
 
+def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+    """A busy port: one line naming it, exit 2, no log lines and nothing started."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "anoman_tui.cli", "serve", "--port",
+                               str(port), "--db", str(tmp_path / "busy.db")],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"port {port} is already in use" in lines[0] and "--port" in lines[0]
+    assert "Traceback" not in done.stderr and "uvicorn" not in done.stderr
+    assert done.stdout == "" and not (tmp_path / "busy.db").exists()
+
+
 def test_embedded_gateway_contract(tmp_path: Path) -> None:
     started = time.perf_counter()
     with EmbeddedGateway(fast_config(), db_path=tmp_path / "e.db") as gw:

@@ -51,7 +51,9 @@ def slot(gateway: EmbeddedGateway, model: str, pane: int, scenario: str | None =
 
 def suite(*cases: Case, models: tuple[str, ...] = ("anoman-lite", "claude-sonnet-4-6"),
           repeat: int = 1) -> Suite:
-    return Suite(name="engine test", models=models, cases=cases, repeat=repeat)
+    # Temperature 0: the simulated answers, so the assertions' outcomes, are fixed.
+    return Suite(name="engine test", models=models, cases=cases, repeat=repeat,
+                 temperature=0.0)
 
 
 def run(the_suite: Suite, slots: list[ModelSlot], store: HistoryStore | None, run_id: str,

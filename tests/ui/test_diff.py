@@ -224,7 +224,7 @@ async def test_diff_two_finished_answers_and_off_again(make_app, size) -> None:
 
 
 async def test_identical_answers_say_so(make_app) -> None:
-    app = make_app(models=["anoman-lite"] * 3)
+    app = make_app(models=["anoman-lite"] * 3, temperature=0)  # one answer, not three draws
     async with app.run_test(size=(200, 50)) as pilot:
         await ready(pilot)
         await submit(pilot, "one model three times gives one answer")
