@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 from rich.segment import Segment
 from textual.pilot import Pilot
-from textual.widgets import Footer
+from textual.widgets import Footer, OptionList
 
+from anoman_tui.gateway.tokenizer import count_prompt_tokens
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.screens import compare
+from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import (
     SPARK_CELLS,
@@ -21,6 +23,7 @@ from anoman_tui.ui.widgets.pane import (
 )
 from tests.pilot import badge_text, panes, ready, send, settled, until
 from tests.ui.helpers import Host, drained
+from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, text_events
 
 SIZES = [(80, 24), (200, 50)]
@@ -405,3 +408,47 @@ async def test_a_late_second_enter_only_repeats_the_notice(make_app, monkeypatch
         await until(pilot, lambda: settled(app))
         assert all(p.last_prompt == "first question" for p in app.panes)
 
+
+
+async def test_a_new_model_continues_the_panes_conversation(
+        make_app, ui_gateway, fast_answers) -> None:
+    """Changing a pane's model keeps its conversation: the gateway gets the earlier turns
+    with the new model's first request (its metered prompt counts every one of them), and
+    the pane says so. Ctrl+N still starts afresh."""
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await ask(pilot, app, "Name one sorting algorithm for a carry-over test")
+        await ask(pilot, app, "And its worst case, for a carry-over test?")
+        state = app.panes[0]
+        earlier = [(t.role, t.content) for t in state.history]
+        assert len(earlier) == 4
+        app.compare.pick_model(1)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        options = app.screen.query_one(OptionList)
+        new_model = next(options.get_option_at_index(i).id for i in range(options.option_count)
+                         if options.get_option_at_index(i).id != state.model)
+        options.highlighted = next(i for i in range(options.option_count)
+                                   if options.get_option_at_index(i).id == new_model)
+        await pilot.press("enter")
+        await until(pilot, lambda: state.model == new_model)
+        assert [(t.role, t.content) for t in state.history] == earlier
+        await until(pilot, lambda: "conversation carried over (2 turns)"
+                    in "\n".join(screen_lines(app)))
+        assert "conversation carried over (2 turns)" in badge_text(app.compare.pane(1))
+
+        prompt = "Say that once more, for a carry-over test"
+        await ask(pilot, app, prompt)
+        result = state.last_result
+        assert result is not None and result.committed
+        await until(pilot, lambda: ui_gateway.state.ledger.get(result.request_id) is not None)
+        row = ui_gateway.state.ledger.get(result.request_id)
+        assert row is not None and row["model"] == new_model
+        # What the gateway metered is the whole conversation, not the prompt alone.
+        assert row["prompt_tokens"] == count_prompt_tokens([*earlier, ("user", prompt)])
+        assert row["prompt_tokens"] > count_prompt_tokens([("user", prompt)])
+        # The next turn no longer says it; Ctrl+N starts afresh.
+        assert "carried over" not in badge_text(app.compare.pane(1))
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert state.history == []

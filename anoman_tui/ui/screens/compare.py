@@ -1032,13 +1032,19 @@ class CompareScreen(Screen[None]):
         def chosen(model: str | None) -> None:
             if not model:
                 return
-            if model != state.model or target != state.target:
-                state.history.clear()  # another model's answers are not this one's
+            changed = model != state.model or (retarget and target != state.target)
             state.model = model
             if retarget:
                 state.target = target
                 state.endpoint = target.default_endpoint(state.endpoint)
-            self.pane(n).refresh_chrome()
+            pane = self.pane(n)
+            if changed and state.history:
+                # The turns on screen are the conversation the new model continues (Ctrl+N
+                # starts afresh): sent with its next request, and said so.
+                fresh = self.services.settings.keymap.get("new_comparison", "ctrl+n")
+                pane.show_carried_over(len(state.history) // 2,
+                                       readable_key(fresh.split(",")[0]))
+            pane.refresh_chrome()
             self.update_status()
 
         title = f"Model for pane {n} on {target.name}"

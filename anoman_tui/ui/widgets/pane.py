@@ -575,6 +575,12 @@ class ComparePane(Vertical):
             self._anoman, self._usage, info, result.provider_cost if result else None,
             model=self.state.model, provider=self.state.target.price_provider)
 
+    def show_carried_over(self, turns: int, fresh_key: str) -> None:
+        """Say that the pane's new model continues the conversation shown (until the
+        next turn starts); `fresh_key` starts a new one."""
+        self._show_badge(f"↪ conversation carried over ({turns} turn{'s' if turns != 1 else ''})"
+                         f" · {fresh_key} starts afresh", "-muted")
+
     def _hide_badge(self) -> None:
         self.query_one(PaneBadge).display = False
 
