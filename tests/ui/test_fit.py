@@ -16,6 +16,7 @@ from anoman_tui.targets import TargetConfig
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.render.fit import fit_model_and_target, shorten
+from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.pane import PaneHeader, pack_fields
 from tests.pilot import panes, ready, settled, until
 from tests.pilot import submit as send
@@ -246,3 +247,30 @@ def test_shortened_names_keep_their_start_and_end() -> None:
     assert fit_model_and_target("anoman-lite", "openrouter", 17) == ("anoman-lite", "op…r")
     assert fit_model_and_target("anoman-lite", "openrouter", 14) == ("anoman-lite", None)
     assert fit_model_and_target("anoman-lite", "local", 8) == ("anoma…te", None)
+
+
+async def test_the_model_picker_scrolls_with_a_hint_and_keeps_its_help_at_80x24(
+        make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        app.compare.pick_model(1)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        models = [m.id for m in app.connector.target_models["local"]]
+        assert len(models) >= 6  # more than 24 rows show, two rows each
+
+        def shown() -> str:
+            return "\n".join(screen_lines(app))
+
+        await until(pilot, lambda: "▼ more below" in shown(), 10)
+        text = shown()
+        assert "Enter select · Esc cancel" in text and "▲ more above" not in text
+        assert f"{len(models)} to choose from" in text
+        assert models[0] in text and models[-1] not in text
+        assert "…" not in text.replace("starting the local gateway…", "")
+        await pilot.press("end")  # the last entry: scrolled into view
+        await until(pilot, lambda: "▲ more above" in shown() and models[-1] in shown(), 10)
+        text = shown()
+        assert "▼ more below" not in text and "Enter select · Esc cancel" in text
+        await pilot.press("enter")
+        await until(pilot, lambda: app.panes[0].model == models[-1])
