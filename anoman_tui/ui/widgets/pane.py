@@ -215,8 +215,8 @@ def header_text(width: int, tag: Text, name: tuple[str, str] | None,
             fitted = fit_model_and_target(model, target, room)
             return _header_line(tag, fitted, keep, shown, notes if nt is None else None,
                                 width)
-    fitted = fit_model_and_target(*name, 1) if name is not None else None
-    return _header_line(tag, fitted, forms[-1], [], notes, width)
+    narrowest = fit_model_and_target(*name, 1) if name is not None else None
+    return _header_line(tag, narrowest, forms[-1], [], notes, width)
 
 
 def _header_line(tag: Text, name: tuple[str, str | None] | None, keep: list[Phrase],
