@@ -6,8 +6,8 @@ the same pane gives the same keys in each (`PANEL_KEYS`): `panel`, `model`, `tar
 `endpoint`, `simulated`, `status`, `conversation` (the pane's own earlier turns), `text`,
 `committed`, `finish_reason`, `failure`, `usage`, `anoman`, `provider_cost_usd`,
 `metrics`. A replay adds only `recorded` (what was measured live), a rerun only
-`vs_original`. A blind round not voted on yet leaves
-out all that names or prices a model (`BLIND_HIDDEN`) and is named by its label.
+`vs_original`. A blind round not voted on yet leaves out all that names or prices a
+model (`BLIND_HIDDEN`) and is named by its label.
 
 May import: the history's records and the report's own modules; never Rich or Textual.
 """
