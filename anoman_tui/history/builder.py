@@ -56,8 +56,9 @@ def comparison_record(
     rerun_of: int | None = None,
     created_at: float | None = None,
 ) -> ComparisonRecord:
-    """The record of one comparison turn; its conversation is the first pane's (each
-    pane keeps its own too)."""
+    """The record of one comparison turn. Each pane keeps its own conversation (each
+    model answered the earlier prompts its own way: the reports show each pane's); the
+    record's is the first pane's, for what lists one (a follow-up's mark)."""
     records = tuple(
         pane_record(
             # A target's URL may carry user:password@: the history never keeps it.

@@ -46,6 +46,12 @@ def simulated_note(record: ComparisonRecord) -> str | None:
             "generated on this machine, not from the real models of those names.")
 
 
+def conversation(record: ComparisonRecord, pane: PaneRecord) -> tuple[tuple[str, str], ...]:
+    """The (role, content) turns this pane sent before the prompt: its own (each model
+    answered the earlier prompts its own way), else the comparison's when not recorded."""
+    return pane.conversation if pane.conversation is not None else record.conversation
+
+
 def created_iso(record: ComparisonRecord) -> str:
     """When the turn was saved, ISO 8601 in UTC (`2026-12-01T02:05:26Z`)."""
     moment = datetime.fromtimestamp(record.created_at, UTC)

@@ -136,7 +136,23 @@ def _metrics_table(record: ComparisonRecord) -> str:
             f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
-def _pane(pane: PaneRecord) -> str:
+def _earlier_turns(turns: tuple[tuple[str, str], ...]) -> str:
+    """A pane's own earlier turns: each prompt as written, each answer as Markdown."""
+    if not turns:
+        return ""
+    shown = []
+    for role, content in turns:
+        if role == "assistant":
+            shown.append(f'<div class="earlier-answer">{render_markdown(content)}</div>')
+        else:
+            shown.append(_quote("You" if role == "user" else role, content))
+    count = sum(role == "user" for role, _ in turns)
+    label = f"Earlier turns ({count})"
+    return (f'<details class="earlier" open><summary>{_esc(label)}</summary>'
+            f"{''.join(shown)}</details>")
+
+
+def _pane(pane: PaneRecord, turns: tuple[tuple[str, str], ...] = ()) -> str:
     parts = [
         f'<section class="pane {_esc(pane.status)}">',
         f'<header><h2><span class="num">{pane.pane}</span> {_esc(pane.model)}'
@@ -148,6 +164,7 @@ def _pane(pane: PaneRecord) -> str:
         f"{_esc(pane.cost_text or facts.DASH)}</div>",
         f'<div class="sparkwrap">{sparkline(pane)}</div></header>',
     ]
+    parts.append(_earlier_turns(turns))
     if pane.reasoning.strip():
         parts.append('<details class="reasoning"><summary>Reasoning</summary>'
                      f"{render_markdown(pane.reasoning)}</details>")
@@ -217,6 +234,11 @@ table.metrics {{ border-collapse: collapse; font-size: 13px; width: 100%; }}
 .reasoning {{ color: {c['muted']}; border-left: 2px solid {c['secondary']};
   padding-left: 10px; margin-bottom: 10px; }}
 .reasoning summary {{ cursor: pointer; color: {c['secondary']}; }}
+.earlier {{ margin-bottom: 10px; padding-bottom: 8px;
+  border-bottom: 1px solid {c['panel']}; }}
+.earlier summary {{ cursor: pointer; color: {c['accent']}; }}
+.earlier .quote {{ margin: 8px 0 4px; }}
+.earlier-answer {{ color: {c['muted']}; overflow-wrap: anywhere; }}
 .partial-note {{ color: {c['warning']}; margin: 0 0 4px; }}
 .answer.partial {{ opacity: 0.75; border-left: 2px dashed {c['warning']}; padding-left: 10px; }}
 .cut-note {{ color: {c['warning']}; font-weight: 600; }}
@@ -254,12 +276,11 @@ def to_html(record: ComparisonRecord) -> str:
         head.append(f'<p class="simulated-note">{_esc(note)}</p>')
     if record.system_prompt.strip():
         head.append(_quote("System prompt", record.system_prompt))
-    for role, content in record.conversation:
-        head.append(_quote(f"Earlier turn: {role}", content))
     head.append(_quote("Prompt", record.prompt))
     token = _budget.set(_HIGHLIGHT_BUDGET)
     try:
-        panes = "".join(_pane(p) for p in record.panes)
+        # Each pane with its own earlier turns: each model answered them its own way.
+        panes = "".join(_pane(p, facts.conversation(record, p)) for p in record.panes)
     finally:
         _budget.reset(token)
     body = (f"{''.join(head)}{_metrics_table(record)}"

@@ -3,10 +3,11 @@
 `anoman-tui compare --json`, `anoman-tui export ID --format json` and
 `anoman-tui compare --replay ID --json` all write their panels with `panel_json`, so
 the same pane gives the same keys in each (`PANEL_KEYS`): `panel`, `model`, `target`,
-`endpoint`, `simulated`, `status`, `text`, `committed`, `finish_reason`, `failure`,
-`usage`, `anoman`, `provider_cost_usd`, `metrics`. A replay adds only `recorded` (what
-was measured live), a rerun only `vs_original`. A blind round not voted on yet leaves
-out all that names or prices a model (`BLIND_HIDDEN`) and is named by its label.
+`endpoint`, `simulated`, `status`, `conversation` (the pane's own earlier turns), `text`,
+`committed`, `finish_reason`, `failure`, `usage`, `anoman`, `provider_cost_usd`,
+`metrics`. A replay adds only `recorded` (what was measured live), a rerun only
+`vs_original`. A blind round not voted on yet leaves out all that names or prices a
+model (`BLIND_HIDDEN`) and is named by its label.
 
 May import: the history's records and the report's own modules; never Rich or Textual.
 """
@@ -19,8 +20,8 @@ from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.report import facts
 from anoman_tui.report.rerun import rerun_deltas
 
-PANEL_KEYS = ("panel", "model", "target", "endpoint", "simulated", "status", "text",
-              "committed", "finish_reason", "failure", "usage", "anoman",
+PANEL_KEYS = ("panel", "model", "target", "endpoint", "simulated", "status", "conversation",
+              "text", "committed", "finish_reason", "failure", "usage", "anoman",
               "provider_cost_usd", "metrics")
 BLIND_HIDDEN = ("model", "target", "endpoint", "anoman", "provider_cost_usd")
 """What a blind round's panel leaves out: all that names or prices a model."""
@@ -37,9 +38,14 @@ def metrics_json(metrics: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def panel_json(pane: PaneRecord, *, blind: bool = False) -> dict[str, Any]:
+def panel_json(pane: PaneRecord, *, blind: bool = False,
+               conversation: tuple[tuple[str, str], ...] | None = None) -> dict[str, Any]:
     """One pane as every JSON document gives it. `blind`: a blind round's, before its
-    vote (pass the record's `masked()` pane: its failure already names the label)."""
+    vote (pass the record's `masked()` pane: its failure already names the label).
+    `conversation`: the turns it sent before the prompt, when the pane does not hold
+    its own (`facts.conversation`)."""
+    if conversation is None:
+        conversation = pane.conversation or ()
     failure = pane.failure if isinstance(pane.failure, dict) else None
     hidden_in_failure = _BLIND_FAILURE_HIDDEN if blind else ("detail",)
     panel: dict[str, Any] = {
@@ -50,6 +56,8 @@ def panel_json(pane: PaneRecord, *, blind: bool = False) -> dict[str, Any]:
         # The server said the model is simulated (the local gateway's): not the real one.
         "simulated": pane.simulated,
         "status": pane.status,
+        # This pane's own earlier turns: each model answered them its own way.
+        "conversation": [{"role": role, "content": content} for role, content in conversation],
         "text": pane.text,
         "committed": pane.committed,
         "finish_reason": pane.finish_reason,  # "length" / "max_tokens": cut by the limit
@@ -70,8 +78,10 @@ def panel_json(pane: PaneRecord, *, blind: bool = False) -> dict[str, Any]:
 def panels_json(record: ComparisonRecord) -> list[dict[str, Any]]:
     """The record's panels; a blind round's masked until its vote."""
     if record.hidden:
-        return [panel_json(p, blind=True) for p in record.masked().panes]
-    return [panel_json(p) for p in record.panes]
+        masked = record.masked()
+        return [panel_json(p, blind=True, conversation=facts.conversation(masked, p))
+                for p in masked.panes]
+    return [panel_json(p, conversation=facts.conversation(record, p)) for p in record.panes]
 
 
 def compare_json(record: ComparisonRecord, *, history_id: int | None, endpoint: str,

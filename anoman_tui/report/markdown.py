@@ -113,8 +113,18 @@ def _inline(text: str) -> str:
     return _PUNCTUATION.sub(r"\\\1", text)
 
 
-def _pane_section(pane: PaneRecord) -> str:
+def _earlier_turns(turns: tuple[tuple[str, str], ...]) -> str:
+    return "**Conversation so far**\n\n" + "\n>\n".join(
+        # Turns share one quote: a fence left open in one would hold the next.
+        quoted(f"**{_inline(role)}**:\n\n{contained_markdown(content.strip())}")
+        for role, content in turns
+    )
+
+
+def _pane_section(pane: PaneRecord, turns: tuple[tuple[str, str], ...] = ()) -> str:
     parts = [f"## {pane.pane} · {_inline(facts.model_name(pane))}"]
+    if turns:
+        parts.append(_earlier_turns(turns))
     notes = []
     if pane.status in ("failed", "cancelled"):
         notes.append(f"**{_inline(facts.outcome_text(pane))}**")
@@ -148,14 +158,8 @@ def to_markdown(record: ComparisonRecord) -> str:
         parts.append(f"> **{_inline(note)}**")
     if record.system_prompt.strip():
         parts.append("**System prompt**\n\n" + quoted(record.system_prompt.strip("\n")))
-    if record.conversation:
-        turns = "\n>\n".join(
-            # Turns share one quote: a fence left open in one would hold the next.
-            quoted(f"**{_inline(role)}**:\n\n{contained_markdown(content.strip())}")
-            for role, content in record.conversation
-        )
-        parts.append("**Conversation so far**\n\n" + turns)
     parts.append("**Prompt**\n\n" + quoted(record.prompt.strip("\n") or facts.DASH))
     parts.append("## Metrics\n\n" + metrics_table(record))
-    parts.extend(_pane_section(p) for p in record.panes)
+    # Each pane with its own earlier turns: each model answered them its own way.
+    parts.extend(_pane_section(p, facts.conversation(record, p)) for p in record.panes)
     return "\n\n".join(parts) + "\n"

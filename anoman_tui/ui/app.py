@@ -16,6 +16,7 @@ import logging
 import os
 import select
 import sys
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+READY_POLL_S = 0.03
+READY_NOTICE_S = 0.5
+"""A key waiting for what it opens says so after this long (the history's server, a
+gateway starting): a shorter wait is not worth a notice."""
 HISTORY_STATUS_S = 1.0
 """How often the status line's history field is checked (a count read: no drawing while
 it stays the same)."""
@@ -211,6 +216,7 @@ class AnomanApp(App[None]):
         """One line for the terminal once the app has closed ("" for none): saves kept
         in the spool for the next start."""
         self._history_settled = asyncio.Event()  # opened, failed to, or never to be opened
+        self._awaited: set[str] = set()  # keys waiting for what they open (`_when_ready`)
         self.warmed_up = False
         """True once the first-render warm-up (a thread after the first paint) is over."""
         specs = (settings.model_copy(update={"models": models}) if models
@@ -500,9 +506,15 @@ class AnomanApp(App[None]):
         await self._history_settled.wait()
 
     def action_history(self) -> None:
-        """The history: every saved comparison, newest first, searchable."""
+        """The history: every saved comparison, newest first, searchable. Asked for while
+        it still opens (F6 as the screen first shows): opened once it is."""
         from anoman_tui.ui.screens.history import HistoryScreen
 
+        if self.history is None and not self._history_settled.is_set():
+            self._when_ready(self._history_settled.is_set, self.action_history,
+                             "The history is still opening: it shows once open.",
+                             key="history")
+            return
         if self.history is None:
             if not self.settings.history:
                 why = "history is off (--no-history, or history = false in the config)"
@@ -519,8 +531,44 @@ class AnomanApp(App[None]):
         choose_replay(self.screen, record, self.compare)
 
     def action_usage(self) -> None:
-        """The gateway's usage ledger."""
+        """The gateway's usage ledger; asked for while the gateway is still starting (or
+        being reached), shown once it answers."""
+        compare = getattr(self, "compare", None)
+        connecting = (compare is not None and not compare.unavailable
+                      and self.connector.ready_url is None and self._connect_on_mount)
+        if connecting:
+            self._when_ready(lambda: self.connector.ready_url is not None
+                             or self.compare.unavailable, self.action_usage,
+                             "The gateway is still starting: its ledger shows once it "
+                             "answers.", key="usage")
+            return
         self.push_screen(UsageScreen())
+
+    def _when_ready(self, ready: Callable[[], bool], then: Callable[[], None], waiting: str,
+                    *, key: str) -> None:
+        """Run `then` once `ready()` holds: a key pressed as the screen first shows, before
+        what it opens is there, is acted on rather than lost. Said after a moment of
+        waiting; dropped if another screen was opened meanwhile."""
+        if key in self._awaited:
+            return  # pressed again while waiting: once is enough
+        self._awaited.add(key)
+        asked_on = self.screen
+
+        async def wait() -> None:
+            started = time.monotonic()
+            told = False
+            try:
+                while not ready():
+                    if not told and time.monotonic() - started > READY_NOTICE_S:
+                        self.notify(waiting, timeout=4)
+                        told = True
+                    await asyncio.sleep(READY_POLL_S)
+            finally:
+                self._awaited.discard(key)
+            if self.screen is asked_on:
+                then()
+
+        self.run_worker(wait(), name=f"when-ready-{key}", exit_on_error=False)
 
     # -- the command palette: the app-wide entries -----------------------------
 

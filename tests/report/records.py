@@ -100,3 +100,24 @@ def hostile() -> ComparisonRecord:
                  cost=Cost(Decimal("0.000001"), "estimate")),
         ),
     )
+
+
+# Each pane's own earlier answers, told apart by their words (a follow-up turn).
+EARLIER = {1: ("**Alpha** one", "Alpha two"), 2: ("*Beta* one", "Beta two"),
+           3: ("Gamma one <script>alert(1)</script>",)}
+
+
+def follow_up() -> ComparisonRecord:
+    """The third turn of a conversation: each pane answered the earlier prompts its own
+    way (pane 3's second answer failed, so it was never part of its conversation)."""
+    prompts = ("First question?", "Second question?")
+
+    def turns(n: int) -> tuple[tuple[str, str], ...]:
+        return tuple(turn for prompt, answer in zip(prompts, EARLIER[n], strict=False)
+                     for turn in (("user", prompt), ("assistant", answer)))
+
+    return ComparisonRecord(
+        prompt="Third question?", created_at=0.0, conversation=turns(1),
+        panes=tuple(pane(n, f"model-{n}", text=f"Answer {n} now.", conversation=turns(n))
+                    for n in (1, 2, 3)),
+    )

@@ -8,7 +8,7 @@ from anoman_tui.history import ComparisonRecord
 from anoman_tui.report import export, to_html
 from anoman_tui.report.html import render_markdown, sparkline
 from tests.report.page import Page
-from tests.report.records import cut, hostile, pane, sample
+from tests.report.records import cut, follow_up, hostile, pane, sample
 
 
 def _assert_safe(page: str) -> Page:
@@ -129,3 +129,22 @@ def test_simulated_answers_say_so_in_the_heading_table_and_a_note() -> None:
     assert text.count(f"{record.panes[0].model} (simulated)") >= 1  # the table's row
     assert page.count('<span class="simulated">simulated</span>') == len(record.panes)
     assert "simulated" not in to_html(sample()).split("<body>")[1].lower()
+
+
+def test_each_pane_shows_its_own_earlier_answers_as_markdown() -> None:
+    page = to_html(follow_up())
+    _assert_safe(page)
+    sections = page.split('<section class="pane ')[1:]
+    assert len(sections) == 3
+    words = {1: "Alpha", 2: "Beta", 3: "Gamma"}
+    for n, section in enumerate(sections, 1):
+        text = " ".join(Page(section).text)
+        assert "First question?" in text and f"Answer {n} now." in text
+        assert words[n] in text
+        assert all(words[m] not in text for m in words if m != n), (n, text)
+    # Earlier answers are rendered Markdown, their raw HTML shown as text.
+    assert "<strong>Alpha</strong> one" in sections[0]
+    assert "<em>Beta</em> one" in sections[1]
+    assert "Gamma one &lt;script&gt;alert(1)&lt;/script&gt;" in sections[2]
+    assert "Second question?" not in " ".join(Page(sections[2]).text)  # it failed there
+    assert "**Alpha**" not in page

@@ -11,9 +11,10 @@ import pytest
 
 from anoman_tui.history import VoteRecord
 from anoman_tui.report import FORMATS, export, to_json
-from tests.report.records import ANOMAN, FAILED_FAILURE, hostile, sample
+from tests.report.records import ANOMAN, EARLIER, FAILED_FAILURE, follow_up, hostile, sample
 
-PANEL_KEYS = {"panel", "model", "target", "endpoint", "simulated", "status", "text",
+PANEL_KEYS = {"panel", "model", "target", "endpoint", "simulated", "status", "conversation",
+              "text",
               "committed", "finish_reason", "failure", "usage", "anoman",
               "provider_cost_usd", "metrics"}
 
@@ -78,3 +79,17 @@ def test_a_blind_round_before_its_vote_names_no_model() -> None:
                                                   "provider_cost_usd"}
     voted = replace(record, vote=VoteRecord(True, "win", 1, 1.0))
     assert [p["model"] for p in to_json(voted)["panels"]] == [p.model for p in record.panes]
+
+
+def test_each_panel_carries_its_own_conversation() -> None:
+    doc = to_json(follow_up())
+    for panel in doc["panels"]:
+        turns = panel["conversation"]
+        assert [t["role"] for t in turns] == ["user", "assistant"] * len(EARLIER[panel["panel"]])
+        assert tuple(t["content"] for t in turns if t["role"] == "assistant") == \
+            EARLIER[panel["panel"]]
+    # A record saved before panes kept their own turns: the comparison's, for each.
+    old = replace(follow_up(), panes=tuple(replace(p, conversation=None)
+                                           for p in follow_up().panes))
+    assert all(p["conversation"][1]["content"] == EARLIER[1][0] for p in to_json(old)["panels"])
+    assert to_json(sample())["panels"][0]["conversation"] == []

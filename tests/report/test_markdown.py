@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 from anoman_tui.history import ComparisonRecord
 from anoman_tui.report import export, to_markdown
 from anoman_tui.report.markdown import cell, contained_markdown
-from tests.report.records import HOSTILE, cut, hostile, pane, sample
+from tests.report.records import EARLIER, HOSTILE, cut, follow_up, hostile, pane, sample
 
 
 def _headings(markdown: str) -> list[tuple[str, str]]:
@@ -145,3 +145,19 @@ def test_simulated_answers_say_so_in_the_heading_table_and_a_note() -> None:
     assert f"Simulated: the answers of {first} came from the local gateway's simulated" \
         in markdown.replace("\\-", "-")
     assert "simulated" not in to_markdown(sample()).lower()
+
+
+def test_each_pane_shows_its_own_earlier_answers() -> None:
+    markdown = to_markdown(follow_up())
+    sections = markdown.split("\n## ")[2:]  # after the title's part and the metrics
+    assert [s.split("\n", 1)[0] for s in sections] == ["1 · model-1", "2 · model-2",
+                                                       "3 · model-3"]
+    words = {1: "Alpha", 2: "Beta", 3: "Gamma"}
+    for n, section in enumerate(sections, 1):
+        assert "**Conversation so far**" in section
+        for answer in EARLIER[n]:
+            assert answer in section  # Markdown as the model wrote it, inside the quote
+        assert all(words[m] not in section for m in words if m != n), section
+    # Rendered, an earlier answer's Markdown is Markdown.
+    rendered = MarkdownIt("commonmark").render(markdown)
+    assert "<strong>Alpha</strong> one" in rendered and "<em>Beta</em> one" in rendered

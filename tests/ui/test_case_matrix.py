@@ -123,3 +123,53 @@ async def test_a_click_moves_the_cursor_and_a_click_on_it_selects() -> None:
         await pilot.click(CaseMatrix, offset=(2, 0))  # the header: nothing
         await pilot.pause()
         assert app.selected == ["c2"]
+
+
+class WideMatrix(App[None]):
+    """A suite of `models` models, as the suite screen lays its matrix out."""
+
+    def __init__(self, models: list[str]) -> None:
+        super().__init__()
+        self.models = models
+
+    def compose(self) -> ComposeResult:
+        yield CaseMatrix([("case", 30), *((m, max(17, min(len(m), 24))) for m in self.models)],
+                         lambda key: [Text(f"{key}  How do I descale a kettle?"),
+                                      *(Text("✓ pass 0.42s") for _ in self.models)], id="m")
+
+    def on_mount(self) -> None:
+        self.query_one(CaseMatrix).set_rows(["steps", "zebra"])
+
+
+async def test_at_80_columns_the_case_column_narrows_so_every_model_fits() -> None:
+    models = ["anoman-lite", "qwen3-coder", "claude-sonnet-4-6"]
+    app = WideMatrix(models)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        matrix = app.query_one(CaseMatrix)
+        shown = [matrix.render_line(y).text for y in range(3)]
+        assert all(len(line.rstrip()) <= 80 for line in shown)
+        assert shown[0].rstrip().endswith("claude-sonnet-4-6") and "→" not in shown[0]
+        assert shown[1].rstrip().endswith("✓ pass 0.42s")  # the last column whole
+        assert shown[1].count("✓ pass 0.42s") == 3 and "steps  How do I" in shown[1]
+        # Wide again: the case column as asked.
+        await pilot.resize_terminal(160, 24)
+        await pilot.pause()
+        assert matrix.columns[0] == ("case", 30)
+        assert "steps  How do I descale a ket…" in matrix.render_line(1).text
+
+
+async def test_columns_beyond_the_width_scroll_with_an_arrow_that_says_so() -> None:
+    models = ["anoman-lite", "qwen3-coder", "claude-sonnet-4-6", "gpt-5-mini", "deepseek-r1"]
+    app = WideMatrix(models)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        matrix = app.query_one(CaseMatrix)
+        header = matrix.render_line(0).text
+        assert header.endswith(" →") and not header.startswith("←"), header
+        matrix.scroll_to(x=matrix.max_scroll_x, animate=False, immediate=True)
+        await pilot.pause()
+        header = matrix.render_line(0).text.rstrip()
+        assert header.startswith("← ") and not header.endswith("→"), header
+        assert header.endswith("deepseek-r1")
+        assert matrix.render_line(1).text.rstrip().endswith("✓ pass 0.42s")

@@ -4,14 +4,21 @@ marked as such, a sparkline on a fixed time scale, and a prompt sent while panes
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rich.segment import Segment
 from textual.pilot import Pilot
-from textual.widgets import Footer
+from textual.widgets import Footer, OptionList
 
+from anoman_tui.gateway.tokenizer import count_prompt_tokens
+from anoman_tui.history import HistoryStore, default_path
+from anoman_tui.report import export
+from anoman_tui.report.html import render_markdown
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.screens import compare
+from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import (
     SPARK_CELLS,
@@ -20,7 +27,8 @@ from anoman_tui.ui.widgets.pane import (
     sparkline,
 )
 from tests.pilot import badge_text, panes, ready, send, settled, until
-from tests.ui.helpers import Host, drained
+from tests.ui.helpers import Host, drained, saved, turn
+from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, text_events
 
 SIZES = [(80, 24), (200, 50)]
@@ -405,3 +413,95 @@ async def test_a_late_second_enter_only_repeats_the_notice(make_app, monkeypatch
         await until(pilot, lambda: settled(app))
         assert all(p.last_prompt == "first question" for p in app.panes)
 
+
+
+async def test_a_new_model_continues_the_panes_conversation(
+        make_app, ui_gateway, fast_answers) -> None:
+    """Changing a pane's model keeps its conversation: the gateway gets the earlier turns
+    with the new model's first request (its metered prompt counts every one of them), and
+    the pane says so. Ctrl+N still starts afresh."""
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await ask(pilot, app, "Name one sorting algorithm for a carry-over test")
+        await ask(pilot, app, "And its worst case, for a carry-over test?")
+        state = app.panes[0]
+        earlier = [(t.role, t.content) for t in state.history]
+        assert len(earlier) == 4
+        app.compare.pick_model(1)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        options = app.screen.query_one(OptionList)
+        new_model = next(options.get_option_at_index(i).id for i in range(options.option_count)
+                         if options.get_option_at_index(i).id != state.model)
+        options.highlighted = next(i for i in range(options.option_count)
+                                   if options.get_option_at_index(i).id == new_model)
+        await pilot.press("enter")
+        await until(pilot, lambda: state.model == new_model)
+        assert [(t.role, t.content) for t in state.history] == earlier
+        await until(pilot, lambda: "conversation carried over (2 turns)"
+                    in "\n".join(screen_lines(app)))
+        assert "conversation carried over (2 turns)" in badge_text(app.compare.pane(1))
+
+        prompt = "Say that once more, for a carry-over test"
+        await ask(pilot, app, prompt)
+        result = state.last_result
+        assert result is not None and result.committed
+        await until(pilot, lambda: ui_gateway.state.ledger.get(result.request_id) is not None)
+        row = ui_gateway.state.ledger.get(result.request_id)
+        assert row is not None and row["model"] == new_model
+        # What the gateway metered is the whole conversation, not the prompt alone.
+        assert row["prompt_tokens"] == count_prompt_tokens([*earlier, ("user", prompt)])
+        assert row["prompt_tokens"] > count_prompt_tokens([("user", prompt)])
+        # The next turn no longer says it; Ctrl+N starts afresh.
+        assert "carried over" not in badge_text(app.compare.pane(1))
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert state.history == []
+
+
+async def test_a_follow_ups_reports_show_each_panes_own_earlier_answers(
+        make_app, fast_answers) -> None:
+    """The saved follow-up turn, exported in each format: every pane with the answers its
+    own model gave to the earlier prompts (they differ), not pane 1's for all."""
+    app = make_app(models=["anoman-lite", "qwen3-coder", "llama-3.3-70b"])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot)
+        await turn(pilot, "What is a bloom filter, for a report test?", 1)
+        first = {p.state.index: p.state.last_result.text for p in panes(app)}
+        assert len(set(first.values())) == 3  # three models, three answers
+        await turn(pilot, "And when should I not use one, for a report test?", 2)
+    record = saved()[0]
+    with HistoryStore.open(default_path()) as store:
+        record = store.get(record.id)
+    assert record is not None and len(record.panes) == 3
+
+    document = json.loads(export(record, "json"))
+    for panel in document["panels"]:
+        assert [t["content"] for t in panel["conversation"]] == [
+            "What is a bloom filter, for a report test?", first[panel["panel"]]]
+
+    def unique_lines(n: int) -> list[str]:
+        return [line for line in first[n].splitlines() if len(line) > 20
+                and all(line not in a for m, a in first.items() if m != n)]
+
+    def earlier_md(section: str) -> str:
+        quote = section.split("**Conversation so far**\n\n", 1)[1].split("\n")
+        return "\n".join(line for line in quote[:next(
+            (i for i, line in enumerate(quote) if not line.startswith(">")), len(quote))])
+
+    # Each pane's earlier turns, as its section shows them.
+    markdown = [earlier_md(section) for section in export(record, "md").split("\n## ")[2:]]
+    page = [section.split('<details class="earlier" open>', 1)[1].split("</details>", 1)[0]
+            for section in export(record, "html").split('<section class="pane ')[1:]]
+    assert len(markdown) == len(page) == 3
+    for n in first:
+        ours = unique_lines(n)
+        assert ours, first[n]
+        assert all(line in markdown[n - 1] for line in ours)
+        assert not any(line in markdown[n - 1] for m in first if m != n
+                       for line in unique_lines(m))
+        # In the HTML, rendered as Markdown (escaped), in its own pane only.
+        # (each fenced block marked for its colours, as the page does)
+        rendered = render_markdown(first[n]).replace("<pre><code", '<pre class="code"><code')
+        assert "<p>" in rendered and rendered in page[n - 1]
+        assert all(rendered not in page[m - 1] for m in first if m != n)

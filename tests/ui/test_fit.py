@@ -12,9 +12,12 @@ import pytest
 
 from anoman_tui.config import Settings
 from anoman_tui.gateway import EmbeddedGateway
+from anoman_tui.targets import TargetConfig
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
-from anoman_tui.ui.widgets.pane import pack_fields
+from anoman_tui.ui.render.fit import fit_model_and_target, shorten
+from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.widgets.pane import PaneHeader, pack_fields
 from tests.pilot import panes, ready, settled, until
 from tests.pilot import submit as send
 from tests.ui.screen_text import screen_lines
@@ -27,6 +30,13 @@ FOOTER_FIELDS = (r"TTFT \d+\.\d\d s", r"tok/s (?:[\d.]+|—)", r"tokens \d+ in �
                  r"cost \$0\.\d+", r"weighted \d+", "route realtime/id", "cache miss")
 GUARDRAILS = tuple(rf"{name} pass \d\.\d\d" for name in ("injection", "pii", "moderation",
                                                           "policy"))
+
+
+def header_rows(app: AnomanApp) -> list[int]:
+    """The screen rows of the shown panes' headers, each checked to be one row high."""
+    headers = [p.query_one(PaneHeader) for p in panes(app) if p.display]
+    assert all(h.region.height == 1 for h in headers), [h.region for h in headers]
+    return [h.region.y for h in headers]
 
 
 def whole_in_one_line(lines: list[str], pattern: str) -> int:
@@ -47,7 +57,11 @@ async def test_every_word_is_on_screen_whole_at_every_size(make_app, size) -> No
         lines = screen_lines(app)
         shown = "\n".join(lines)
         assert all(len(line) <= width for line in lines)
-        assert "…" not in shown, "something was cut short:\n" + shown
+        # Only a header shortens a model's name (in its middle, marked `…`), on its one line.
+        rows = header_rows(app)
+        assert "…" not in "\n".join(line for y, line in enumerate(lines) if y not in rows), \
+            "something was cut short:\n" + shown
+        assert all(re.search(r"\bdone\b", lines[y]) for y in rows), shown
         # the key bar: no key hidden under the palette key, every label whole
         bar = lines[-1]
         for label in ALWAYS_SHOWN_KEYS:
@@ -160,17 +174,103 @@ def test_fields_wrap_whole_and_a_long_one_between_its_parts() -> None:
         "\n") == ["url", "http://a.example/xxx", "x" * 20, "x" * 7]
 
 
-async def test_a_pane_header_too_long_for_its_pane_wraps_between_words() -> None:
+LONG_MODELS = ["claude-sonnet-4-6-20250514-extended-thinking",
+               "qwen3-coder-480b-a35b-instruct-fp8", "anoman-lite"]
+LONG_TARGET = "team-eu-west-inference-gateway"
+HEADER_SIZES = [(80, 24), (120, 30), (160, 40), (200, 50)]
+
+
+@pytest.mark.parametrize("size", HEADER_SIZES, ids=[f"{w}x{h}" for w, h in HEADER_SIZES])
+async def test_a_pane_header_is_one_line_that_keeps_its_state(size) -> None:
+    """Long model and target names are shortened (in their middle), never the state: each
+    header is one row of the screen as exported (the SVG), state word included."""
+    settings = Settings(theme="anoman-dark", targets={LONG_TARGET: TargetConfig(
+        base_url="http://127.0.0.1:9/v1")})
+    models = [f"{LONG_TARGET}:{LONG_MODELS[0]}", *LONG_MODELS[1:]]
+    app = AnomanApp(settings, models=models, connect=False)
+    async with app.run_test(size=size) as pilot:
+        app.panes[2].status = "cancelled"
+        app.compare.pane(3).refresh_chrome()
+        app.compare.update_status()  # (and the tab strip)
+        if size[0] < 120:
+            await pilot.press("f4", "f4")  # the third pane's tab: its state is the longest
+        await until(pilot, lambda: all(h.region.height == 1 for h in
+                                       (p.query_one(PaneHeader) for p in panes(app)
+                                        if p.display)), 10)
+        lines = screen_lines(app)
+        rows = header_rows(app)
+        shown = [p for p in panes(app) if p.display]
+        assert len(rows) == (3 if size[0] >= 120 else 1)
+        for pane, y in zip(shown, rows, strict=True):
+            left, right = pane.region.x, pane.region.right
+            line, below = lines[y][left:right], lines[y + 1][left:right]
+            state = pane.state.status
+            assert line.lstrip("│ ").startswith(f"{pane.state.index} "), line
+            assert re.search(rf"\b{state}\b", line), (state, line)
+            # the next row is the answer's, not the rest of the header
+            assert state not in below and "@" not in below, below
+        if size[0] >= 200:
+            assert LONG_MODELS[1] in "\n".join(lines)  # whole where there is room
+        # In the tab strip too: every tab whole on screen, with its state.
+        if size[0] < 120:
+            strip = next(line for line in lines if line.startswith(" 1 "))
+            assert " · idle" in strip and strip.rstrip().endswith("3 anoman-lite · cancelled")
+
+
+async def test_a_scenario_note_that_does_not_fit_has_a_row_of_its_own() -> None:
     app = AnomanApp(Settings(theme="anoman-dark"), models=["claude-sonnet-4-6"] * 3,
                     connect=False)
     async with app.run_test(size=(120, 30)) as pilot:
         app.panes[1].scenario = "interrupt"
         app.compare.pane(2).refresh_chrome()
-        note = re.escape("simulating interruption (next prompt)")
+        note = re.escape("sim. interruption (next)")
         # Drawn by the pane's next frame: waited for, not slept on (a busy core delays it).
         await until(pilot, lambda: whole_in_one_line(screen_lines(app), note) == 1, 10)
         lines = screen_lines(app)
-        shown = "\n".join(lines)
-        assert "…" not in shown.replace("starting the local gateway…", "")  # (not connected)
-        assert whole_in_one_line(lines, note) == 1, shown
+        header = app.compare.pane(2).query_one(PaneHeader)
+        assert header.region.height == 2
+        assert re.search(r"2  claude-sonnet-4-6 @local  idle", lines[header.region.y]), lines
+        assert note.replace("\\", "") in lines[header.region.y + 1]
+        assert "…" not in "\n".join(lines).replace("starting the local gateway…", "")
         assert whole_in_one_line(lines, "claude-sonnet-4-6") == 3
+        # Wide enough, it shares the header's one line.
+        await pilot.resize_terminal(260, 30)
+        await until(pilot, lambda: header.region.height == 1, 10)
+        assert "simulating interruption (next prompt)" in screen_lines(app)[header.region.y]
+
+
+def test_shortened_names_keep_their_start_and_end() -> None:
+    assert shorten("claude-sonnet-4-6", 17) == "claude-sonnet-4-6"
+    assert shorten("claude-sonnet-4-6", 12) == "claude-…-4-6"
+    assert all(len(shorten("claude-sonnet-4-6", n)) == n for n in range(1, 17))
+    assert fit_model_and_target("anoman-lite", "local", 40) == ("anoman-lite", "local")
+    assert fit_model_and_target("anoman-lite", "openrouter", 17) == ("anoman-lite", "op…r")
+    assert fit_model_and_target("anoman-lite", "openrouter", 14) == ("anoman-lite", None)
+    assert fit_model_and_target("anoman-lite", "local", 8) == ("anoma…te", None)
+
+
+async def test_the_model_picker_scrolls_with_a_hint_and_keeps_its_help_at_80x24(
+        make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        app.compare.pick_model(1)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        models = [m.id for m in app.connector.target_models["local"]]
+        assert len(models) >= 6  # more than 24 rows show, two rows each
+
+        def shown() -> str:
+            return "\n".join(screen_lines(app))
+
+        await until(pilot, lambda: "▼ more below" in shown(), 10)
+        text = shown()
+        assert "Enter select · Esc cancel" in text and "▲ more above" not in text
+        assert f"{len(models)} to choose from" in text
+        assert models[0] in text and models[-1] not in text
+        assert "…" not in text.replace("starting the local gateway…", "")
+        await pilot.press("end")  # the last entry: scrolled into view
+        await until(pilot, lambda: "▲ more above" in shown() and models[-1] in shown(), 10)
+        text = shown()
+        assert "▼ more below" not in text and "Enter select · Esc cancel" in text
+        await pilot.press("enter")
+        await until(pilot, lambda: app.panes[0].model == models[-1])

@@ -4,6 +4,8 @@ screen; its keys (pause, failures only, filter, open a case, stop)."""
 from __future__ import annotations
 
 import asyncio
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.suite import SuiteScreen
 from anoman_tui.ui.widgets.case_matrix import CaseMatrix
 from tests.pilot import until
+from tests.ui.screen_text import screen_lines
 
 SUITE = """
 name = "screen"
@@ -361,3 +364,32 @@ async def test_with_four_models_a_case_opens_with_the_three_chosen(
             assert isinstance(record, RecordScreen)
             assert [p.model for p in record.record.panes] == [
                 "anoman-lite", "qwen3-coder", "deepseek-r1"]
+
+
+async def test_at_80x24_the_matrix_shows_every_models_column_whole(
+        tmp_path: Path, ui_gateway: EmbeddedGateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "SUITE", SUITE.replace(
+        'models = ["anoman-lite", "qwen3-coder"]',
+        'models = ["anoman-lite", "qwen3-coder", "claude-sonnet-4-6"]'))
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0,rate=4000")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: screen.summary is not None, timeout=60)
+            matrix = screen.query_one("#suite-matrix", CaseMatrix)
+            top = matrix.region.y
+
+            def rows() -> list[str]:
+                return screen_lines(app)[top:top + 4]
+
+            # Every cell has its final words: a pass, a failure or done, with its time.
+            await until(pilot, lambda: all(re.search(r"(pass|FAIL|done) \d+\.\d\ds$", row)
+                                           for row in rows()[1:]), timeout=10)
+            header, *cells = rows()
+            assert header.split() == ["case", "anoman-lite", "qwen3-coder", "claude-sonnet-4-6"]
+            assert "→" not in header
+            for row in cells:
+                assert len(re.findall(r"(?:✓ pass|✗ FAIL|○ done) \d+\.\d\ds", row)) == 3, row

@@ -146,11 +146,13 @@ class PaneState:
         pinned = self.scenario_pinned and self.scenario != "none"
         return self.scenario + (PINNED_SUFFIX if pinned else "")
 
-    def scenario_note(self, running: bool) -> str:
-        """What the header says about scenarios: armed, pinned, or what the last result was."""
+    def scenario_note(self, running: bool, *, short: bool = False) -> str:
+        """What the header says about scenarios: armed, pinned, or what the last result was
+        (`short`: in fewer words, for a narrow pane)."""
         if self.scenario != "none":
-            when = "pinned" if self.scenario_pinned else "next prompt"
-            return f"simulating {_short(self.scenario)} ({when})"
+            when = "pinned" if self.scenario_pinned else "next" if short else "next prompt"
+            doing = "sim." if short else "simulating"
+            return f"{doing} {_short(self.scenario)} ({when})"
         if self.applied_scenario != "none" and (running or self.last_result is not None):
             return f"simulated {_short(self.applied_scenario)}"
         return ""

@@ -46,6 +46,7 @@ from anoman_tui.ui.messages import (
 )
 from anoman_tui.ui.palette import ScreenCommands
 from anoman_tui.ui.render.code_blocks import code_blocks
+from anoman_tui.ui.render.fit import shorten
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState, scenario_choices
 from anoman_tui.ui.render.rerun import rerun_deltas
 from anoman_tui.ui.render.verdict import verdict
@@ -348,9 +349,16 @@ class CompareScreen(Screen[None]):
 
     def _update_tabs(self) -> None:
         tabs = self.query_one(Tabs)
-        for pane in self.panes:
+        # Every tab in the strip, with its state: the longest model names are shortened
+        # (in their middle) until the tabs fit (each is padded by a cell a side).
+        names = [pane.shown_name or "—" for pane in self.panes]
+        room = self.size.width - sum(len(f"{p.index}  · {p.status}") + 2 for p in self.panes)
+        cap = max((len(name) for name in names), default=0)
+        while cap > 4 and sum(min(len(name), cap) for name in names) > room:
+            cap -= 1
+        for pane, name in zip(self.panes, names, strict=True):
             tab = tabs.query_one(f"#tab-{pane.index}", Tab)
-            tab.label = Text(f"{pane.index} {pane.shown_name or '—'} · {pane.status}")
+            tab.label = Text(f"{pane.index} {shorten(name, cap)} · {pane.status}")
 
     # -- status ---------------------------------------------------------------
 
@@ -1032,13 +1040,19 @@ class CompareScreen(Screen[None]):
         def chosen(model: str | None) -> None:
             if not model:
                 return
-            if model != state.model or target != state.target:
-                state.history.clear()  # another model's answers are not this one's
+            changed = model != state.model or (retarget and target != state.target)
             state.model = model
             if retarget:
                 state.target = target
                 state.endpoint = target.default_endpoint(state.endpoint)
-            self.pane(n).refresh_chrome()
+            pane = self.pane(n)
+            if changed and state.history:
+                # The turns on screen are the conversation the new model continues (Ctrl+N
+                # starts afresh): sent with its next request, and said so.
+                fresh = self.services.settings.keymap.get("new_comparison", "ctrl+n")
+                pane.show_carried_over(len(state.history) // 2,
+                                       readable_key(fresh.split(",")[0]))
+            pane.refresh_chrome()
             self.update_status()
 
         title = f"Model for pane {n} on {target.name}"

@@ -21,6 +21,12 @@ from anoman_tui.parameters import (
 )
 from anoman_tui.ui.render.pane_state import PaneParams
 
+HELP = "Enter select · Esc cancel"
+DIALOG_HEIGHT = 0.9
+"""Of the screen's rows, the most a dialog takes (`.dialog`'s max-height in the .tcss)."""
+LIST_ROWS = 20
+"""The most rows a dialog's list takes (`.dialog OptionList`'s max-height in the .tcss)."""
+
 
 class ChoiceScreen(ModalScreen[str | None]):
     """A titled list; Enter picks, Escape cancels. Dismisses with the option id or None."""
@@ -37,7 +43,7 @@ class ChoiceScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(self._title, classes="dialog-title")
             yield OptionList(*(Option(label, id=key) for key, label in self._options))
-            yield Label("Enter select · Esc cancel", classes="dialog-help")
+            yield Label(HELP, classes="dialog-help")
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -45,6 +51,34 @@ class ChoiceScreen(ModalScreen[str | None]):
             if key == self._current:
                 options.highlighted = index
         options.focus()
+        self.watch(options, "scroll_y", self._show_help, init=False)
+        self.watch(options, "max_scroll_y", self._show_help, init=False)
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Leave the list the rows the dialog has once its title and help line have
+        theirs: in a short terminal it scrolls, and the help line stays in view."""
+        dialog = self.query_one(".dialog", Vertical)
+        options = self.query_one(OptionList)
+        others = sum(w.outer_size.height + w.styles.margin.height for w in dialog.children
+                     if w is not options)
+        most = int(self.size.height * DIALOG_HEIGHT) - dialog.styles.gutter.height - others
+        options.styles.max_height = max(3, min(LIST_ROWS, most))
+        self.call_after_refresh(self._show_help)
+
+    def _show_help(self) -> None:
+        """The keys, and which way more options are when the list is longer than its rows."""
+        options = self.query_one(OptionList)
+        more = []
+        if options.scroll_y > 0:
+            more.append("▲ more above")
+        if options.scroll_y < options.max_scroll_y:
+            more.append("▼ more below")
+        hint = f"{len(self._options)} to choose from · " + " · ".join(more) if more else ""
+        self.query_one(".dialog-help", Label).update(f"{hint} · {HELP}" if hint else HELP)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

@@ -11,7 +11,7 @@ The rows' contents come from the screen (`row_cells(key)`), so the matrix keeps 
 of a cell's state: `set_rows` gives the keys shown in order, `refresh_rows` says which
 have changed.
 
-May import: Textual and Rich.
+May import: Textual, Rich and `anoman_tui.ui.render`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,12 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from anoman_tui.ui.render.fit import shorten
+
 SEPARATOR = 1
 """Blank cells between two columns."""
+FIRST_MIN = 16
+"""The first column (the case) is narrowed down to this many cells to fit the others."""
 
 
 class CaseMatrix(ScrollView, can_focus=True):
@@ -105,7 +109,10 @@ class CaseMatrix(ScrollView, can_focus=True):
         """`columns`: (heading, width) each; `row_cells(key)`: a row's cells, one `Text`
         a column, asked for only when the row is drawn after a change."""
         super().__init__(id=id)
+        self._asked = list(columns)
         self.columns = list(columns)
+        """As drawn: the first column narrowed so that every column fits the width, down
+        to `FIRST_MIN`; beyond that the matrix scrolls sideways, its header saying so."""
         self._row_cells = row_cells
         self.rows: list[str] = []
         self._index: dict[str, int] = {}
@@ -208,7 +215,25 @@ class CaseMatrix(ScrollView, can_focus=True):
         return max(0, self.scrollable_content_region.height - 1)
 
     def on_resize(self) -> None:
+        self._fit_columns()
         self._keep_cursor_visible()
+
+    def _fit_columns(self) -> None:
+        """Narrow the first column (a case's id and prompt, cut with `…` anyway) so that
+        the models' columns fit beside it; restore it where there is room."""
+        if not self._asked:
+            return
+        room = self.scrollable_content_region.width
+        (name, asked), *others = self._asked
+        rest = sum(w for _, w in others) + SEPARATOR * len(others)
+        first = max(min(asked, FIRST_MIN), min(asked, room - rest))
+        if self.columns and self.columns[0][1] == first:
+            return
+        self.columns = [(name, first), *others]
+        self._width = first + rest
+        self._drawn.clear()
+        self.virtual_size = Size(self._width, len(self.rows) + 1)
+        self.refresh()
 
     def _line(self, cells: Sequence[Text]) -> Strip:
         segments: list[Segment] = []
@@ -226,9 +251,7 @@ class CaseMatrix(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         scroll_x = round(self.scroll_offset.x)
         if y == 0:
-            heading = self.get_component_rich_style("case-matrix--header")
-            header = self._line([Text(name, no_wrap=True) for name, _ in self.columns])
-            return header.crop_extend(scroll_x, scroll_x + width, heading).apply_style(heading)
+            return self._header(scroll_x, width)
         index = self._top + y - 1
         base = self.rich_style
         if not 0 <= index < len(self.rows):
@@ -243,3 +266,19 @@ class CaseMatrix(ScrollView, can_focus=True):
         elif index % 2:
             style = base + self.get_component_rich_style("case-matrix--even-row")
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
+
+    def _header(self, scroll_x: int, width: int) -> Strip:
+        """The headings (a long model name shortened in its middle); when columns are
+        out of sight, an arrow at that edge says which way the matrix scrolls to them."""
+        heading = self.get_component_rich_style("case-matrix--header")
+        header = self._line([Text(shorten(name, w), no_wrap=True) for name, w in self.columns])
+        strip = header.crop_extend(scroll_x, scroll_x + width, heading)
+        left, right = scroll_x > 0, scroll_x + width < self._width
+        if not (left or right) or width < 4:
+            return strip.apply_style(heading)
+        start, end = (2 if left else 0), width - (2 if right else 0)
+        parts = [Strip([Segment("← ", heading)], 2)] if left else []
+        parts.append(strip.crop(start, end))
+        if right:
+            parts.append(Strip([Segment(" →", heading)], 2))
+        return Strip.join(parts).apply_style(heading)

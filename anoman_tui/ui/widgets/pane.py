@@ -45,6 +45,7 @@ from anoman_tui.streaming.cost import HIDDEN, Cost, cost_of
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.network import ThreadedStream
 from anoman_tui.ui.render.diff import word_diff
+from anoman_tui.ui.render.fit import fit_model_and_target
 from anoman_tui.ui.render.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
 from anoman_tui.ui.render.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
@@ -170,32 +171,92 @@ class PaneStream(Protocol):
     def __aiter__(self) -> AsyncIterator[StreamEvent]: ...
 
 
+Phrase = tuple[str, Text]
+"""(separator before it, the phrase) in a pane's header."""
+
+
+def _cells(phrases: list[Phrase]) -> int:
+    return sum(len(sep) + phrase.cell_len for sep, phrase in phrases)
+
+
+def header_text(width: int, tag: Text, name: tuple[str, str] | None,
+                forms: list[list[Phrase]], endpoint: Phrase | None = None,
+                notes: list[Text] | None = None) -> Text:
+    """A pane's header in `width` cells: always one line with the pane's state.
+
+    `tag` (the pane's number or label) starts it, then `name` (model, target) as
+    `model @target`, then the phrases that are always shown (`forms`: their usual
+    wording first, then shorter ones: the state, "simulated", a diff). The model and
+    target are shortened (`anoman_tui.ui.render.fit`) before anything kept is, and the
+    endpoint format is left out when there is no room for it beside the whole model. A
+    scenario note (`notes`: its wordings, longest first) that does not fit goes on a
+    row of its own below, in the first wording that fits there; never the state.
+    """
+    width = width or 10_000  # not laid out yet: drawn again once it is
+    note: Phrase | None = (" · ", notes[0]) if notes else None
+    extras: list[tuple[Phrase | None, Phrase | None]] = []
+    for option in ((endpoint, note), (endpoint, None), (None, note), (None, None)):
+        if option not in extras:
+            extras.append(option)
+    for keep in forms:
+        for ep, nt in extras:
+            shown = [x for x in (ep, nt) if x is not None]
+            room = width - tag.cell_len - _cells(keep) - _cells(shown)
+            if name is None:
+                if room >= 0:
+                    return _header_line(tag, None, keep, shown, notes if nt is None else None,
+                                        width)
+                continue
+            model, target = name
+            room -= 1  # the space after the tag
+            if shown and room < cell_len(model) + 2 + min(4, cell_len(target)):
+                continue  # extras only beside the whole model's name (and its target's)
+            if room < 1:
+                continue
+            fitted = fit_model_and_target(model, target, room)
+            return _header_line(tag, fitted, keep, shown, notes if nt is None else None,
+                                width)
+    narrowest = fit_model_and_target(*name, 1) if name is not None else None
+    return _header_line(tag, narrowest, forms[-1], [], notes, width)
+
+
+def _header_line(tag: Text, name: tuple[str, str | None] | None, keep: list[Phrase],
+                 extras: list[Phrase], below: list[Text] | None, width: int) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append_text(tag)
+    if name is not None:
+        model, target = name
+        text.append(" ")
+        text.append(model, style="bold")
+        if target is not None:
+            text.append(f" @{target}", style="dim")  # where it streams from
+    for sep, phrase in (*keep, *extras):
+        text.append(sep)
+        text.append_text(phrase)
+    text.truncate(max(width, 1), overflow="ellipsis")  # (only ever a pane narrower than its state)
+    if below:
+        # Its first wording that fits; cut at the pane's edge only in a pane narrower
+        # than the shortest.
+        note = next((n for n in below if n.cell_len + 1 <= width), below[-1])
+        row = Text(" ", no_wrap=True, overflow="ellipsis")
+        row.append_text(note)
+        row.truncate(max(width, 1), overflow="ellipsis")
+        text.append("\n")
+        text.append_text(row)
+    return text
+
+
 class PaneHeader(Static):
+    # Its lines are fitted to its width (`header_text`): never wrapped again.
+    DEFAULT_CSS = "PaneHeader { text-wrap: nowrap; text-overflow: ellipsis; }"
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._lines = 1
+        self._lines = -1
 
-    def show(self, parts: list[tuple[str, Text]]) -> None:
-        """(separator, phrase) parts on one row; in a pane too narrow for all of them, a
-        phrase that does not fit moves whole to the next row (one wider than a row breaks
-        between its words)."""
-        width = self.content_size.width
-        text = Text(no_wrap=True, overflow="ellipsis")
-        used = 0
-        for sep, part in parts:
-            if used and width and used + len(sep) + part.cell_len > width:
-                text.append("\n")
-                used = 0
-            elif used:
-                text.append(sep)
-                used += len(sep)
-            if width and part.cell_len > width:
-                part = Text("\n").join(part.wrap(self.app.console, width, no_wrap=False))
-                used = part.cell_len - part.plain.rfind("\n") - 1 if "\n" in part.plain \
-                    else part.cell_len
-            else:
-                used += part.cell_len
-            text.append_text(part)
+    def show(self, text: Text) -> None:
+        """Draw `header_text`'s header (one line; two with a scenario note that does not
+        fit beside the state)."""
         lines = text.plain.count("\n") + 1
         # Redrawn 4x/s by the spinner: the screen is laid out again only on a new height.
         self.update(text, layout=lines != self._lines)
@@ -455,38 +516,41 @@ class ComparePane(Vertical):
                    if pane.state.model)
 
     def _draw_header(self) -> None:
-        # The state comes right after the model so that narrow panes never cut it off.
+        # One line: the model and target are shortened before the state ever is.
         state = self.state
-        who = Text()
+        name: tuple[str, str] | None = None
         if state.label:  # a blind round: the label alone, until the vote
-            who.append(f" {state.label} ", style="bold reverse")
-            who.append(" blind", style="dim italic")
+            tag = Text(f" {state.label} ", style="bold reverse")
+            tag.append(" blind", style="dim italic")
         else:
-            who.append(f" {state.tag or state.index} ", style="bold reverse")
-            who.append(" ")
-            who.append(state.model or "(no model)", style="bold")
-            who.append(f" @{state.target.name}", style="dim")  # where it streams from
+            tag = Text(f" {state.tag or state.index} ", style="bold reverse")
+            name = (state.model or "(no model)", state.target.name)
         label = STATE_LABELS.get(self.status, self.status)
+        short = label
         if self.status == "done" and self._result is not None and self._result.cut_at_max_tokens:
-            label = "done ✂ cut at max tokens"
+            label, short = "done ✂ cut at max tokens", "done ✂ cut"
         if self.status == "streaming" and self._first_text_at is None and self._reasoning_chunks:
             now = Text(f"{self._spinner_frame} {label} (reasoning)", style="bold")
+            now_short = Text(f"{self._spinner_frame} reasoning", style="bold")
         elif self.status in ("waiting", "streaming"):
-            now = Text(f"{self._spinner_frame} {label}", style="bold")
+            now = now_short = Text(f"{self._spinner_frame} {label}", style="bold")
         else:
-            now = Text(label, style="bold")
-        parts = [("", who)]
+            now, now_short = Text(label, style="bold"), Text(short, style="bold")
+        simulated: list[Phrase] = []
         if self.shows_simulated():
-            # Its own phrase: moved whole to the next row when a narrow pane has no room.
-            parts.append((" · ", Text("simulated", style=SIMULATED_STYLE)))
-        parts.append(("  ", now))
+            simulated.append((" · ", Text("simulated", style=SIMULATED_STYLE)))
+        diff: list[Phrase] = []
+        diff_short: list[Phrase] = []
         if self._diff_base is not None:
-            parts.append(("  ", Text(f"⇄ diff vs {self._diff_base}", style="bold")))
-        parts.append(("  ", Text(state.endpoint, style="dim")))
-        note = state.scenario_note(self.status in ("waiting", "streaming"))
-        if note:
-            parts.append((" · ", Text(note, style="dim italic")))
-        self.query_one(PaneHeader).show(parts)
+            diff.append(("  ", Text(f"⇄ diff vs {self._diff_base}", style="bold")))
+            diff_short.append((" ", Text(f"⇄ {self._diff_base}", style="bold")))
+        forms = [[*simulated, ("  ", now), *diff], [*simulated, (" ", now_short), *diff_short]]
+        running = self.status in ("waiting", "streaming")
+        notes = [Text(note, style="dim italic") for note in dict.fromkeys(
+            (state.scenario_note(running), state.scenario_note(running, short=True))) if note]
+        header = self.query_one(PaneHeader)
+        header.show(header_text(header.content_size.width, tag, name, forms,
+                                ("  ", Text(state.endpoint, style="dim")), notes))
 
     def _draw_footer(self) -> None:
         now = self._now()
@@ -575,6 +639,12 @@ class ComparePane(Vertical):
         return cost_of(
             self._anoman, self._usage, info, result.provider_cost if result else None,
             model=self.state.model, provider=self.state.target.price_provider)
+
+    def show_carried_over(self, turns: int, fresh_key: str) -> None:
+        """Say that the pane's new model continues the conversation shown (until the
+        next turn starts); `fresh_key` starts a new one."""
+        self._show_badge(f"↪ conversation carried over ({turns} turn{'s' if turns != 1 else ''})"
+                         f" · {fresh_key} starts afresh", "-muted")
 
     def _hide_badge(self) -> None:
         self.query_one(PaneBadge).display = False
