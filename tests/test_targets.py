@@ -444,7 +444,7 @@ api_key_env = "ANOMAN_TEST_OA_KEY"
     assert request.headers["authorization"] == "Bearer sk-t-1"
 
 
-# -- where each model goes, said before anything is sent (issue 39) ----------------------
+# -- where each model goes, said before anything is sent -----------------------
 
 @pytest.mark.parametrize(("spec", "default", "refused"), [
     ("opnai:gpt-4o", "local", True),        # a typo of a target

@@ -123,7 +123,7 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
         return 2
     stored, suite, results = loaded
     if as_json or junit is not None:
-        from anoman_tui.headless.answers import with_answers
+        from anoman_tui.report.answers import with_answers
 
         results = with_answers(results, store, suite.models)
     from anoman_tui.safe_text import masked  # no key a server echoed, in any report

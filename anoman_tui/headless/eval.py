@@ -198,7 +198,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
               file=sys.stderr)
     results, summary = prepared.finish(run, outcome)
     if request.as_json or request.junit is not None:
-        from anoman_tui.headless.answers import with_answers
+        from anoman_tui.report.answers import with_answers
 
         # Read back from the history, the results hold no answer: the reports carry it.
         results = with_answers(results, store, suite.models, outcome.results)

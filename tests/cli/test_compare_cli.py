@@ -67,6 +67,7 @@ async def test_json_output_is_one_document_with_every_pane(replay: ReplayServer)
         "committed": True, "finish_reason": "stop", "failure": None,
         "usage": {"prompt_tokens": 7, "completion_tokens": 4, "total_tokens": 11},
         "anoman": ANOMAN_BLOCK, "provider_cost_usd": None, "metrics": good["metrics"],
+        "conversation": [],  # a first turn: no earlier turns of its own
     }
     assert set(good["metrics"]) == {"ttft_s", "e2e_s", "output_tokens_per_s", "chunks"}
     assert good["metrics"]["chunks"] == 3

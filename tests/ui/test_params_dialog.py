@@ -1,6 +1,6 @@
 """The parameter dialog (Ctrl+P → Parameters for pane N) refuses what the command line
 refuses, with the same ranges (`anoman_tui.parameters`): it stays open and says why,
-and the pane keeps its parameters until a valid value is saved (issue 39)."""
+and the pane keeps its parameters until a valid value is saved."""
 
 from __future__ import annotations
 

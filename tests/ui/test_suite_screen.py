@@ -57,14 +57,15 @@ class Shared:
 
 
 async def prepared(tmp_path: Path, gateway: EmbeddedGateway, store: HistoryStore,
-                   simulate: str) -> Prepared:
+                   simulate: str, junit: Path | None = None) -> Prepared:
     suite_file = tmp_path / "suite.toml"
     suite_file.write_text(SUITE)
     settings = Settings()
     request = EvalRequest(
         suite=load_suite(suite_file), targets=settings.all_targets(),
         default_target=settings.default_target, endpoint=settings.endpoint,
-        options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", simulate),)))
+        options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", simulate),)),
+        junit=junit)
     # (as the command does it: before the app, which runs an event loop here)
     return await asyncio.to_thread(prepare, request, store, lambda: Shared(gateway))
 
@@ -82,7 +83,8 @@ def matrix_text(screen: SuiteScreen) -> str:
 async def test_a_run_on_the_screen_pauses_filters_opens_a_case_and_ends(
         tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
     with HistoryStore.open(tmp_path / "h.sqlite3") as store:
-        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=20,tokens=40")
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=20,tokens=40",
+                             junit=tmp_path / "run.junit.xml")
         app = app_for(run, ui_gateway)
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
@@ -128,6 +130,14 @@ async def test_a_run_on_the_screen_pauses_filters_opens_a_case_and_ends(
             await until(pilot, lambda: app.screen is screen)
         results = store.run(run.run_id)
         assert results is not None and results.finished and len(results.results) == 6
+    # eval --tui --junit: every case's answer is in its <system-out>, as headless eval's is.
+    import xml.etree.ElementTree as ET
+
+    outs = [e.text or "" for e in ET.parse(tmp_path / "run.junit.xml").iter("system-out")]
+    assert len(outs) == 6
+    # Each holds more than the simulated note (and the unjudged one): the answer itself.
+    assert all(len(out.split("\n\n")) >= 2 and not out.split("\n\n")[-1].startswith(
+        ("simulated:", "not judged:")) for out in outs), outs
 
 
 async def test_esc_asks_then_stops_a_run_that_can_be_continued(

@@ -497,7 +497,14 @@ class SuiteScreen(Screen[None]):
         prepared = self.prepared
         from anoman_tui.report.suite_files import write_files
 
-        write_files(prepared.request, results, summary, prepared.run_id,
+        written = results
+        if prepared.request.junit is not None:
+            from anoman_tui.report.answers import with_answers
+
+            # Read back from the history, the results hold no answer: JUnit carries it.
+            written = with_answers(results, prepared.store, prepared.request.suite.models,
+                                   outcome.results)
+        write_files(prepared.request, written, summary, prepared.run_id,
                     prepared.created_at, outcome.stopped is None, outcome.stopped,
                     lambda line: self.notify(line, severity="error", timeout=10))
         for view in self.cells.values():
