@@ -247,6 +247,8 @@ def test_shortened_names_keep_their_start_and_end() -> None:
     assert fit_model_and_target("anoman-lite", "openrouter", 17) == ("anoman-lite", "op…r")
     assert fit_model_and_target("anoman-lite", "openrouter", 14) == ("anoman-lite", None)
     assert fit_model_and_target("anoman-lite", "local", 8) == ("anoma…te", None)
+    # A short target is whole or left out, never cut to a stub.
+    assert fit_model_and_target("anoman-lite", "local", 17) == ("anoman-lite", None)
 
 
 async def test_the_model_picker_scrolls_with_a_hint_and_keeps_its_help_at_80x24(

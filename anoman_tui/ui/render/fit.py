@@ -48,7 +48,8 @@ def fit_model_and_target(model: str, target: str, cells: int) -> tuple[str, str 
     model_cells, target_cells = cell_len(model), cell_len(target)
     if model_cells + 2 + target_cells <= cells:
         return model, target
-    # The target keeps a few cells ("@op…" is still a hint), or goes.
-    if model_cells + 2 + min(4, target_cells) <= cells:
+    # A long target keeps a few cells ("@op…i-eu" is still a hint), or goes; a short one
+    # ("local") is shown whole or not at all ("@lo…l" saves one cell and reads as noise).
+    if target_cells > 6 and model_cells + 2 + 4 <= cells:
         return model, shorten(target, cells - 2 - model_cells)
     return shorten(model, max(1, cells)), None
