@@ -21,9 +21,17 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -70,6 +78,11 @@ def _checked_max_tokens(value: int | None) -> int | None:
     return value
 
 
+# A pane's and the settings' parameters: the same range, checked by the same validator.
+Temperature = Annotated[float | None, AfterValidator(_checked_temperature)]
+MaxTokens = Annotated[int | None, AfterValidator(_checked_max_tokens)]
+
+
 class PaneConfig(BaseModel):
     """One `[[panes]]` table: a pane's model (`TARGET:MODEL` or `MODEL`) and, if it
     differs from the rest, its endpoint format and parameters."""
@@ -78,19 +91,8 @@ class PaneConfig(BaseModel):
 
     model: str = Field(min_length=1)
     endpoint: EndpointFormat | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, value: float | None) -> float | None:
-        return _checked_temperature(value)
-
-    @field_validator("max_tokens")
-    @classmethod
-    def _max_tokens(cls, value: int | None) -> int | None:
-        return _checked_max_tokens(value)
-
+    temperature: Temperature = None
+    max_tokens: MaxTokens = None
 
 class ArenaConfig(BaseModel):
     """The `[arena]` table: what blind rounds draw their models from."""
@@ -128,8 +130,8 @@ class Settings(BaseSettings):
     theme: str = "anoman-dark"
     keymap: dict[str, str] = Field(default_factory=dict, description="binding id → keys")
     system_prompt: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
+    temperature: Temperature = None
+    max_tokens: MaxTokens = None
     idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     history: bool = Field(default=True, description="save every comparison to the history")
     user: str | None = Field(
@@ -155,17 +157,6 @@ class Settings(BaseSettings):
     panes: list[PaneConfig] = Field(
         default_factory=list, description="[[panes]] tables: each pane's model, endpoint "
         "format and parameters (`models`, when given, wins)")
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, value: float | None) -> float | None:
-        return _checked_temperature(value)
-
-    @field_validator("max_tokens")
-    @classmethod
-    def _max_tokens(cls, value: int | None) -> int | None:
-        return _checked_max_tokens(value)
-
     @field_validator("targets")
     @classmethod
     def _target_names(cls, value: dict[str, TargetConfig]) -> dict[str, TargetConfig]:
