@@ -55,7 +55,7 @@ def test_checkout_themes_are_the_bundled_ones() -> None:
     """In a checkout (`pip install -e .`, as CI and contributors run) the app reads the
     theme files from the top-level themes/ folder itself, so an edit there shows at once."""
     from anoman_tui.locations import theme_dirs
-    from anoman_tui.themes import load_themes
+    from anoman_tui.ui.themes import load_themes
 
     assert Path(str(theme_dirs()[0])).resolve() == ROOT / "themes"
     bundled = load_themes(theme_dirs()[:1])

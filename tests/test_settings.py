@@ -365,7 +365,7 @@ async def test_a_bad_theme_or_keymap_is_one_line_and_exit_two(
 
 def test_user_themes_and_textual_names_are_valid_themes(tmp_path: Path) -> None:
     from anoman_tui.locations import theme_dirs
-    from anoman_tui.themes import unknown_theme
+    from anoman_tui.ui.themes import unknown_theme
 
     (tmp_path / "mine.toml").write_text('name = "mine"\nprimary = "#336699"\n')
     dirs = [*theme_dirs()[:1], tmp_path]

@@ -39,8 +39,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     # Only the compare screen uses these two settings, so only it refuses bad ones.
     from anoman_tui.config import source_of
-    from anoman_tui.themes import unknown_theme
     from anoman_tui.ui.app import keymap_conflict
+    from anoman_tui.ui.themes import unknown_theme
 
     given = {field: True for dest, field in SETTING_FLAGS.items() if hasattr(args, dest)}
     for key, problem in (("theme", unknown_theme(settings.theme)),

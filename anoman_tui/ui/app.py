@@ -28,7 +28,6 @@ from textual.theme import BUILTIN_THEMES
 from anoman_tui.config import Settings, persist_setting
 from anoman_tui.locations import stylesheet
 from anoman_tui.streaming import preload_price_library
-from anoman_tui.themes import load_themes
 from anoman_tui.ui.connection import Connector, LocalGateway
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.arena import ArenaScreen
@@ -36,6 +35,7 @@ from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
+from anoman_tui.ui.themes import load_themes
 from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox

@@ -36,7 +36,7 @@ scoreboard screen's `RatingChart` for its picture): in its CSS
 `get_component_rich_style(...)` when it renders, so a theme change redraws in the new
 colours; `simulated` keeps `SIMULATED_STYLE` of `anoman_tui.ui.widgets.pane` (bold italic
 dark orange, the default here too) or takes `$warning`. The theme files (themes/*.toml,
-loaded by `anoman_tui.themes`) set `primary`, `secondary`, `accent`, `foreground`,
+loaded by `anoman_tui.ui.themes`) set `primary`, `secondary`, `accent`, `foreground`,
 `background`, `surface`, `panel`, `success`, `warning` and `error`; Textual derives
 `$text-muted` and the other shades from them.
 

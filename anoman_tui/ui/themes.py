@@ -3,6 +3,9 @@
 The bundled ones are the repository's top-level themes/ folder, shipped in the wheel as
 the data package `anoman_tui.theme_files`; `anoman_tui.locations.theme_dirs` says where
 they and the user's own are.
+
+Part of the UI: it builds Textual `Theme`s. May import: the standard library, Textual,
+`anoman_tui.locations`.
 """
 
 from __future__ import annotations
