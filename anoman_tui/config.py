@@ -49,8 +49,8 @@ from anoman_tui.parameters import (
     max_tokens_problem,
     temperature_problem,
 )
-from anoman_tui.safe_text import redact_urls
 from anoman_tui.streaming.request import EndpointFormat
+from anoman_tui.streaming.safe_text import redact_urls
 from anoman_tui.targets import (
     BUILT_IN,
     LOCAL,

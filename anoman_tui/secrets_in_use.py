@@ -1,4 +1,4 @@
-"""Every secret this user's settings hold, for `anoman_tui.safe_text.masked` to hide
+"""Every secret this user's settings hold, for `anoman_tui.streaming.safe_text.masked` to hide
 at every exit (the terminal, `--json`, each report and export).
 
 The keys are the values of the key variables in use (`ANOMAN_API_KEY` and each
@@ -7,7 +7,7 @@ every target's base URL. A config file that cannot be read still leaves the
 variables' keys to mask.
 
 May import: the standard library, `anoman_tui.config`, `anoman_tui.targets`,
-`anoman_tui.safe_text`.
+`anoman_tui.streaming.safe_text`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from anoman_tui.safe_text import secret_list, url_password
+from anoman_tui.streaming.safe_text import secret_list, url_password
 
 # Read even when the config file cannot be: the built-in targets' key variables.
 _KEY_VARIABLES = ("ANOMAN_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",

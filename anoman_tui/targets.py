@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from anoman_tui.safe_text import redact_url
 from anoman_tui.streaming import EndpointFormat, normalize_base_url
+from anoman_tui.streaming.safe_text import redact_url
 
 TargetKind = Literal["anoman", "openai-compatible", "anthropic"]
 LOCAL = "local"

@@ -1,4 +1,4 @@
-"""The one masking every exit applies (`anoman_tui.safe_text`): what it hides and what it
+"""The one masking every exit applies (`anoman_tui.streaming.safe_text`): what it hides and what it
 leaves alone. The exits themselves are tested where a user meets them
 (tests/reliability/test_secrets_in_output.py)."""
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from anoman_tui.safe_text import (
+from anoman_tui.secrets_in_use import secrets_in_use
+from anoman_tui.streaming.safe_text import (
     mask_partial_end,
     mask_secrets,
     masked,
@@ -18,7 +19,6 @@ from anoman_tui.safe_text import (
     secret_list,
     url_password,
 )
-from anoman_tui.secrets_in_use import secrets_in_use
 
 KEY = "anm-sk-known-secret-key-7f3a9c1e5b2d4086"
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def scrub_passwords(text: str) -> str:
     """`text` with the password of every URL in it replaced by `***` (what argparse
     echoes of an argument it refuses must not show it: postgresql://ann:pw@db/team)."""
-    from anoman_tui.safe_text import redact_urls
+    from anoman_tui.streaming.safe_text import redact_urls
 
     return redact_urls(text)
 

@@ -47,8 +47,8 @@ def add_parser(commands: Subcommands, argv: Sequence[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     from anoman_tui.cli._history import history_label, history_location
     from anoman_tui.report import export
-    from anoman_tui.safe_text import mask_secrets, masked
     from anoman_tui.secrets_in_use import secrets_in_use
+    from anoman_tui.streaming.safe_text import mask_secrets, masked
 
     path = history_label(history_location("anoman-tui export"))
     record = None

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from anoman_tui.cli._history import history_label, history_location
-    from anoman_tui.safe_text import masked, terminal_safe
     from anoman_tui.secrets_in_use import secrets_in_use
+    from anoman_tui.streaming.safe_text import masked, terminal_safe
 
     location = history_location("anoman-tui history")
     exists = isinstance(location, str) or location.exists()

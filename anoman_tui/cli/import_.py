@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     from anoman_tui.history import HistoryUnavailable, VoteRefused
     from anoman_tui.history.portable import PortableRefused, read_comparison_document
-    from anoman_tui.safe_text import terminal_safe
+    from anoman_tui.streaming.safe_text import terminal_safe
 
     name = "-" if args.file == "-" else terminal_safe(args.file)
     prog = "anoman-tui import"

@@ -126,8 +126,8 @@ def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
         from anoman_tui.report.answers import with_answers
 
         results = with_answers(results, store, suite.models)
-    from anoman_tui.safe_text import masked  # no key a server echoed, in any report
     from anoman_tui.secrets_in_use import secrets_in_use
+    from anoman_tui.streaming.safe_text import masked  # no key a server echoed, in any report
 
     results = masked(results, secrets_in_use())
     judged = suite.judge if suite.rubrics or suite.pairwise else None

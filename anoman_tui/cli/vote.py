@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                           "reveal": reveal, "judge": _judge_json(settings, verdict)},
                          ensure_ascii=False))
         return 0
-    from anoman_tui.safe_text import terminal_safe
+    from anoman_tui.streaming.safe_text import terminal_safe
 
     for label, pane in reveal.items():
         ttft, rate = pane["metrics"].get("ttft_s"), pane["metrics"].get("output_tokens_per_s")

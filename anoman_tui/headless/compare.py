@@ -27,9 +27,9 @@ from anoman_tui.headless.run import CompareRun, save_to_history
 from anoman_tui.headless.spec import CompareSpec, PaneSpec
 from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
-from anoman_tui.safe_text import mask_secrets, masked, masked_stream
 from anoman_tui.secrets_in_use import secrets_in_use
 from anoman_tui.streaming import GatewayRequestError, ModelInfo, StreamClient
+from anoman_tui.streaming.safe_text import mask_secrets, masked, masked_stream
 from anoman_tui.targets import connect
 
 

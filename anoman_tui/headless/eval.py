@@ -28,8 +28,8 @@ from rich.text import Text
 from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
 from anoman_tui.report.suite_files import write_files
-from anoman_tui.safe_text import mask_secrets, masked, masked_stream
 from anoman_tui.secrets_in_use import secrets_in_use
+from anoman_tui.streaming.safe_text import mask_secrets, masked, masked_stream
 from anoman_tui.suites.engine import Cell, Progress, RunOutcome
 from anoman_tui.suites.model import NOT_RUN, CellResult
 
@@ -229,7 +229,7 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
 
 def _announce_wait(cell: Cell, wait: float, asked: float | None) -> None:
     """A cell about to wait out a rate limit for long: said on stderr, with the cap."""
-    from anoman_tui.safe_text import terminal_safe
+    from anoman_tui.streaming.safe_text import terminal_safe
 
     capped = f" (the server asked for {asked:g} s; --max-retry-after caps it)" \
         if asked is not None and asked > wait else ""

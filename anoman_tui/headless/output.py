@@ -20,8 +20,8 @@ from anoman_tui.headless.run import CompareRun, PaneProgress, ProgressListener, 
 from anoman_tui.headless.spec import CompareSpec
 from anoman_tui.history import ComparisonRecord
 from anoman_tui.report.rerun import rerun_deltas
-from anoman_tui.safe_text import mask_partial_end, mask_secrets, terminal_safe
 from anoman_tui.streaming import describe_failure
+from anoman_tui.streaming.safe_text import mask_partial_end, mask_secrets, terminal_safe
 
 
 def _fmt(value: float | None, unit: str, digits: int = 2) -> str:

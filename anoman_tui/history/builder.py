@@ -5,7 +5,7 @@ Both hand it what each pane sent and how its stream ended (`PaneTurn`); it makes
 and (`for_history`) applies the recording limit with the one sentence that says so.
 
 May import: the standard library, the rest of `anoman_tui.history`, `anoman_tui.streaming`,
-`anoman_tui.safe_text`.
+`anoman_tui.streaming.safe_text`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from anoman_tui.history.model import ComparisonRecord, pane_record
-from anoman_tui.safe_text import redact_url
 from anoman_tui.streaming import StreamResult
 from anoman_tui.streaming.cost import UNKNOWN, Cost
+from anoman_tui.streaming.safe_text import redact_url
 
 Turns = tuple[tuple[str, str], ...]
 

@@ -31,12 +31,12 @@ from typing import Any
 
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, VoteRecord
-from anoman_tui.safe_text import redact_url
 from anoman_tui.streaming.cost import Cost, decimal_or_none
 
 # (_mask: the one way a recording masks a key in its bytes, even across reads)
 from anoman_tui.streaming.recording import RecordingError, StreamRecording, _mask
 from anoman_tui.streaming.request import ENDPOINT_FORMATS
+from anoman_tui.streaming.safe_text import redact_url
 from anoman_tui.streaming.vocabulary import FAILURE_KINDS
 
 DOCUMENT_FORMAT = "anoman-comparison-recording"

@@ -20,8 +20,8 @@ def write_files(request: EvalRequest, results: list[CellResult], summary: RunSum
     to `problem` in one line (else on stderr) and the others are still written."""
     from anoman_tui.report.suite_html import suite_html
     from anoman_tui.report.suite_junit import junit_xml
-    from anoman_tui.safe_text import masked
     from anoman_tui.secrets_in_use import secrets_in_use
+    from anoman_tui.streaming.safe_text import masked
 
     suite = request.suite
     # No key in a file: a server may echo one into an answer or an error.

@@ -7,7 +7,7 @@ Everything a cell holds came from a model, a suite file or a server: it is print
 as `Cost.shown` writes them (anoman_tui/streaming/cost.py): `~` and `(est.)` when any
 part is an estimate. The small formatters here are shared by the HTML report.
 
-May import: the standard library, Rich, `anoman_tui.suites.model`, `anoman_tui.safe_text`
+May import: the standard library, Rich, `anoman_tui.suites.model`, `anoman_tui.streaming.safe_text`
 and `anoman_tui.streaming.cost`. Never Textual.
 """
 
@@ -23,7 +23,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming.safe_text import terminal_safe
 from anoman_tui.suites.model import (
     NOT_RUN,
     CellResult,

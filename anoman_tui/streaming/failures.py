@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming.safe_text import terminal_safe
 from anoman_tui.streaming.vocabulary import StreamFailure
 from anoman_tui.wire import ErrorBody, StreamErrorDetail
 

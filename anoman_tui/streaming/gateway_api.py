@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from anoman_tui.safe_text import redact_urls
 from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
 from anoman_tui.streaming.request import normalize_base_url
+from anoman_tui.streaming.safe_text import redact_urls
 
 
 class GatewayRequestError(Exception):

@@ -14,7 +14,8 @@ The request's key is never recorded: request headers are not kept, only an allow
 of response headers is, and a key (or the URL's password) a server echoed back is masked
 in the bytes.
 
-May import: the standard library, the rest of `anoman_tui.streaming`, `anoman_tui.safe_text`.
+May import: the standard library and the rest of `anoman_tui.streaming` (its `safe_text`
+included).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from anoman_tui.safe_text import url_password
 from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS, EndpointFormat
+from anoman_tui.streaming.safe_text import url_password
 
 if TYPE_CHECKING:
     from anoman_tui.streaming.request import StreamRequest

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from anoman_tui.history import HistoryStore
-from anoman_tui.safe_text import mask_secret
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
+from anoman_tui.streaming.safe_text import mask_secret
 from anoman_tui.ui.screens import export
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen

@@ -10,6 +10,6 @@ and anything that posts a `Message` stay in `anoman_tui.ui`.
 
 May import: the standard library, `rich` (with `markdown_it` and `pygments`), the layers
 below the UI (`anoman_tui.streaming`, `anoman_tui.targets`, `anoman_tui.report`,
-`anoman_tui.safe_text`) and each other. Never Textual, and nothing else of
+`anoman_tui.streaming.safe_text`) and each other. Never Textual, and nothing else of
 `anoman_tui.ui` (the `ui-render-without-textual` contract in `.importlinter` checks).
 """

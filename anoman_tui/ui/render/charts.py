@@ -40,7 +40,7 @@ loaded by `anoman_tui.ui.themes`) set `primary`, `secondary`, `accent`, `foregro
 `background`, `surface`, `panel`, `success`, `warning` and `error`; Textual derives
 `$text-muted` and the other shades from them.
 
-May import: the standard library, `rich`, `anoman_tui.safe_text` and
+May import: the standard library, `rich`, `anoman_tui.streaming.safe_text` and
 `anoman_tui.quantiles`. Never Textual, and
 nothing else of `anoman_tui.ui` (the `ui-render-without-textual` contract in
 `.importlinter` checks).
@@ -58,7 +58,7 @@ from rich.style import StyleType
 from rich.text import Text
 
 from anoman_tui.quantiles import sorted_percentile
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming.safe_text import terminal_safe
 
 __all__ = [
     "DASH",

@@ -13,7 +13,7 @@ Kept apart from the rendering (`anoman_tui.ui.render.markdown_render`, Rich) and
 (`anoman_tui.ui.widgets.answer_view`, Textual) so it can be tested and reasoned about as
 plain text processing.
 
-May import: the standard library and `anoman_tui.safe_text`. Never Rich or Textual
+May import: the standard library and `anoman_tui.streaming.safe_text`. Never Rich or Textual
 (tests/ui/test_answer_modules.py checks).
 """
 
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming.safe_text import terminal_safe
 
 __all__ = [
     "LIST_CUT_LINES",

@@ -15,7 +15,7 @@ caches them. What it adds to Rich's `Markdown`:
 * `warm_up()`: the one-time set-up of a first render, done off the UI thread.
 
 May import: the standard library, `rich` (and its `markdown_it` and `pygments`
-dependencies) and `anoman_tui.safe_text`. Never Textual
+dependencies) and `anoman_tui.streaming.safe_text`. Never Textual
 (tests/ui/test_answer_modules.py checks).
 """
 
@@ -37,7 +37,7 @@ from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from rich.theme import Theme
 
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming.safe_text import terminal_safe
 from anoman_tui.ui.render.fence_render import PerConsole, fence_rows, single_fence
 
 __all__ = ["CODE_THEME", "LIGHT_CODE_THEME", "WARM_LANGUAGES", "render_block", "warm_up"]

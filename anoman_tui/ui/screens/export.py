@@ -123,7 +123,7 @@ def _report(app: App[Any], record: ComparisonRecord, fmt: str) -> str:
     """A report (`anoman_tui.report.export`) with no key in it: a server may have echoed
     one into an answer or an error, and a target's URL may hold a password."""
     from anoman_tui.report import export  # off the first paint's path
-    from anoman_tui.safe_text import mask_secrets, masked
+    from anoman_tui.streaming.safe_text import mask_secrets, masked
 
     secrets = _app_secrets(app)
     return mask_secrets(export(masked(record, secrets), fmt), secrets)  # type: ignore[arg-type]

@@ -51,7 +51,7 @@ Costs measured with benchmarks/answer_view_lag.py are in its output. Tail latenc
 dominated by Textual's compositor and by CPython's cyclic GC; an app that calls
 `gc.freeze()` after its first paint avoids most of the GC pauses.
 
-May import: the standard library, `rich`, `textual`, `anoman_tui.safe_text`,
+May import: the standard library, `rich`, `textual`, `anoman_tui.streaming.safe_text`,
 `anoman_tui.ui.render.markdown_blocks`, `anoman_tui.ui.render.markdown_render`,
 `anoman_tui.ui.textual_internals` and `anoman_tui.ui.widgets.frame_clock`. Nothing else
 from the project; no Textual private except through `textual_internals`.
@@ -83,7 +83,7 @@ from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.selection import Selection
 from textual.strip import Strip
 
-from anoman_tui.safe_text import terminal_safe
+from anoman_tui.streaming.safe_text import terminal_safe
 from anoman_tui.ui.render.markdown_blocks import (
     NOTE_ERROR,
     PROMPT,

@@ -11,7 +11,11 @@ or an error, a user may paste one into a prompt, a target's URL may carry
 `user:password@`. `masked` is the one way every exit (the terminal, `--json`, each
 report and export) hides them: each known secret becomes `anm-sk-…last4` (as the
 screens show a key), anything shaped like an Anoman key too, and a URL keeps its
-user and host but never its password (`redact_url`). Pure standard library.
+user and host but never its password (`redact_url`).
+
+Lives in the stream core, the lowest layer that uses it (a failure's text, a
+recording's masked keys); everything above imports it from here. Pure standard library:
+it imports nothing else of the package.
 """
 
 from __future__ import annotations
