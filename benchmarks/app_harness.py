@@ -50,7 +50,7 @@ from textual.screen import Screen
 
 from anoman_tui.config import Settings
 from anoman_tui.locations import stylesheet
-from anoman_tui.scenarios import SCENARIO_HEADERS
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import ComparePane

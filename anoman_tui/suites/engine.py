@@ -48,7 +48,6 @@ from anoman_tui.history import GroupInfo, HistoryStore, HistoryUnavailable
 from anoman_tui.history.builder import PaneTurn, comparison_record, for_history
 from anoman_tui.history.pending import PendingSaves, cell_write, pair_write
 from anoman_tui.judges.pairs import PairJudgement
-from anoman_tui.scenarios import simulate_header
 from anoman_tui.streaming import (
     ChatTurn,
     GatewayRequestError,
@@ -62,6 +61,7 @@ from anoman_tui.streaming.cost import Cost, cost_of
 from anoman_tui.suites.assertions import Answer, case_verdict, check, rubric_result
 from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, Case, CellResult, Suite
+from anoman_tui.suites.scenarios import simulate_header
 from anoman_tui.suites.slots import ModelSlot as ModelSlot
 
 QUEUED = object()

@@ -37,10 +37,10 @@ from anoman_tui.judges.prompts import (
     pairwise_prompt,
     rubric_prompt,
 )
-from anoman_tui.scenarios import simulate_header
 from anoman_tui.streaming import ChatTurn, ModelStream, StreamClient, StreamRequest
 from anoman_tui.streaming.cost import cost_of
 from anoman_tui.suites.model import Assertion
+from anoman_tui.suites.scenarios import simulate_header
 from anoman_tui.suites.slots import ModelSlot
 
 MAX_RATE_LIMIT_WAITS = 5

@@ -7,7 +7,7 @@ Everything that can be wrong with a suite is found here, before anything is sent
 file raises `SuiteError`, whose `message` is one line `FILE: PLACE: PROBLEM`
 (`suite.toml: case "refund", assert 2: regex does not compile: ...`).
 
-May import: the standard library, `anoman_tui.scenarios`, `anoman_tui.suites.model`,
+May import: the standard library, `anoman_tui.suites.scenarios`, `anoman_tui.suites.model`,
 `anoman_tui.suites.reading` and `anoman_tui.suites.promptfoo` (only when a YAML file is given).
 """
 
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from anoman_tui.parameters import max_tokens_problem, temperature_problem
-from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.suites.model import Suite
 from anoman_tui.suites.reading import (
     ENDPOINTS,
@@ -45,6 +44,7 @@ from anoman_tui.suites.reading import (
     too_long_number,
     vars_table,
 )
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS
 
 __all__ = ["SuiteError", "jsonl_drafts", "load_suite"]
 
@@ -329,7 +329,7 @@ def _simulate(value: Any, models: tuple[str, ...], shown: str) -> tuple[tuple[st
                              f"{closest(model, models)}")
         if not isinstance(scenario, str) or not (
                 scenario in SCENARIO_HEADERS or "=" in scenario):
-            # A name from anoman_tui/scenarios.py, or the header's own `key=value` syntax
+            # A name from anoman_tui/suites/scenarios.py, or the header's own `key=value` syntax
             # (which the local gateway checks when the request arrives).
             hint = closest(scenario, SCENARIO_HEADERS) if isinstance(scenario, str) else ""
             raise SuiteError(f'{where}: "{model}": {shown_value(scenario)} is not a scenario'

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from anoman_tui.scenarios import SCENARIO_HEADERS
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen

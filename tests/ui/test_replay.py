@@ -14,7 +14,7 @@ from textual.widgets import OptionList
 from anoman_tui.cli import main
 from anoman_tui.config import Settings
 from anoman_tui.history import ComparisonRecord, HistoryStore, default_path
-from anoman_tui.scenarios import SCENARIO_HEADERS
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen

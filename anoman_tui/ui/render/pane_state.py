@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from anoman_tui.scenarios import SCENARIO_HEADERS, Scenario
 from anoman_tui.streaming import (
     ChatTurn,
     EndpointFormat,
@@ -19,6 +18,7 @@ from anoman_tui.streaming import (
     StreamRequest,
     StreamResult,
 )
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS, Scenario
 from anoman_tui.targets import BUILT_IN, LOCAL, Connection, Target
 
 PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]

@@ -19,8 +19,8 @@ from rich.text import Text
 from textual.app import SystemCommand
 from textual.binding import Binding
 
-from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.streaming import ENDPOINT_FORMATS
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,

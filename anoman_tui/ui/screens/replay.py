@@ -21,10 +21,10 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from anoman_tui.scenarios import SCENARIO_HEADERS
 from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 from anoman_tui.streaming.replay import ReplayTransport
+from anoman_tui.suites.scenarios import SCENARIO_HEADERS
 from anoman_tui.ui.render.pane_state import SCENARIO_IDLE_TIMEOUT
 from anoman_tui.ui.screens.compare import (
     APP_BADGE,

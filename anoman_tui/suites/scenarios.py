@@ -2,7 +2,8 @@
 `X-Anoman-Simulate` header (docs/wire-contract.md §9, docs/local-gateway.md).
 
 One table for the compare screen's scenario picker and a suite's `[simulate]` table.
-Standard library only.
+It lives in `suites`, the lowest layer that uses it (the UI above imports it from
+here). Standard library only: it imports nothing else of the package.
 """
 
 from __future__ import annotations
