@@ -357,7 +357,7 @@ def test_the_compare_screen_warns_about_an_inline_key_too(
         config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
         ) -> None:
     from anoman_tui import cli as cli_module
-    from anoman_tui import logs
+    from anoman_tui.cli import logs
     from anoman_tui.ui.app import AnomanApp
 
     config.write_text(f'[targets.inline]\nbase_url = "http://127.0.0.1:9"\n'

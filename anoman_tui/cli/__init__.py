@@ -4,7 +4,7 @@ One module per subcommand (`compare`, `eval`, `runs`, `serve`, `usage`, `history
 `scoreboard`, `export`, `import_`, `replay`), each with its `NAME`, its `GROUP` (the
 heading `--help` lists it under, `help.GROUPS`), its one-line `HELP`,
 `add_parser(commands, argv)` and `run(args) -> int`; `tui` is the compare screen (no
-command); `common` and `arguments` hold what they share.
+command); `common` and `arguments` hold what they share; `logs` is the app's log file.
 
 Heavy imports (the stream core, Rich, the gateway, Textual) happen inside the
 subcommand that needs them, so `anoman-tui --help` and start-up stay quick.

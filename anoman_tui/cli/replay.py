@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"anoman-tui replay: {problem}", file=sys.stderr)
         return 2
     assert record is not None
-    from anoman_tui.logs import setup_file_logging
+    from anoman_tui.cli.logs import setup_file_logging
     from anoman_tui.ui.app import AnomanApp
 
     setup_file_logging()

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             return 2
     # Before the screen takes over the terminal: the line stays above it, and after it.
     warn_inline_keys(settings, "anoman-tui")
-    from anoman_tui.logs import setup_file_logging
+    from anoman_tui.cli.logs import setup_file_logging
 
     # Every key a pane may send: the gateway's and each target's (inline or from its
     # variable) are masked in the log file.

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from anoman_tui.cli.logs import setup_file_logging
 from anoman_tui.locations import log_file
-from anoman_tui.logs import setup_file_logging
 from tests.reliability.app_helpers import (
     connect_to,
     panes,

@@ -1,5 +1,8 @@
 """File logging for the TUI: tracebacks go to a log file, never to the screen, and no
-line ever carries an API key."""
+line ever carries an API key.
+
+Set up by the commands that open the app (`tui`, `replay`), so it lives with them.
+May import: the standard library, `anoman_tui.locations`."""
 
 from __future__ import annotations
 
