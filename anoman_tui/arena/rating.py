@@ -46,6 +46,10 @@ from 100 resamples is a little short at the ends; pass `bootstrap=1000` for a re
 `unstable`: a model with fewer than 10 rounds, or whose interval is wider than 200
 points, is marked unstable (too few rounds for its place on the board to mean much).
 
+The fit itself is public for the judges' ratings (`anoman_tui.judges.pairs`), which feed
+it their own win matrices: `fit_strengths` (win matrices to strengths) and
+`strengths_to_elo` (strengths to points on this scale).
+
 May import: the standard library and numpy. Never Textual, never the rest of the package.
 """
 
@@ -212,12 +216,12 @@ def scoreboard(
     anchor_index = None if anchor is None else models.index(anchor)
     played = np.array([tallies[m][0] for m in models], dtype=np.float64)
     wins = (weights @ cells).reshape(1, len(models), len(models))
-    rating = _to_elo(_fit(wins, prior), anchor_index, played)[0]
+    rating = strengths_to_elo(fit_strengths(wins, prior), anchor_index, played)[0]
 
     rng = np.random.default_rng(seed)
     resampled = rng.multinomial(total, weights / total, size=bootstrap).astype(np.float64)
     boot_wins = (resampled @ cells).reshape(bootstrap, len(models), len(models))
-    boot = _to_elo(_fit(boot_wins, prior), anchor_index, played)
+    boot = strengths_to_elo(fit_strengths(boot_wins, prior), anchor_index, played)
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
 
     rows = []
@@ -263,7 +267,8 @@ def fit_ratings(
         if score < 0:
             raise ValueError(f"a score is never negative, got {score} for {(a, b)}")
         matrix[0, index[a], index[b]] += score
-    rating = _to_elo(_fit(matrix, prior), None if anchor is None else index[anchor])[0]
+    anchor_index = None if anchor is None else index[anchor]
+    rating = strengths_to_elo(fit_strengths(matrix, prior), anchor_index)[0]
     return {m: float(rating[i]) for i, m in enumerate(models)}
 
 
@@ -293,13 +298,14 @@ def _patterns(
     return cells, np.array([rows[p] for p in patterns], dtype=np.float64)
 
 
-def _fit(wins: FloatArray, prior: float) -> FloatArray:
-    """Maximum-likelihood strengths (natural log), one row per win matrix of the batch.
+def fit_strengths(wins: FloatArray, prior: float) -> FloatArray:
+    """Maximum-likelihood Bradley–Terry strengths (natural log), one row per win matrix
+    of the batch (shape (batch, models, models)).
 
-    `wins[b, i, j]` is i's score against j. Each model also has `prior` games against a
-    reference of strength 0, half won: the log-likelihood is then strictly concave, so
-    Newton's method, with the step halved until the likelihood does not fall, converges
-    from zero for every batch member at once.
+    `wins[b, i, j]` is i's score against j (a win 1, a tie 0.5). Each model also has
+    `prior` games against a reference of strength 0, half won: the log-likelihood is then
+    strictly concave, so Newton's method, with the step halved until the likelihood does
+    not fall, converges from zero for every batch member at once.
     """
     batch, size, _ = wins.shape
     games = wins + wins.transpose(0, 2, 1)
@@ -343,9 +349,11 @@ def _sigmoid(x: FloatArray) -> FloatArray:
     return result
 
 
-def _to_elo(theta: FloatArray, anchor: int | None, weights: FloatArray | None = None,
-            ) -> FloatArray:
-    """Strengths to Elo points: the anchor's, or the (weighted) mean, at INITIAL."""
+def strengths_to_elo(theta: FloatArray, anchor: int | None,
+                     weights: FloatArray | None = None) -> FloatArray:
+    """`fit_strengths`'s strengths to Elo points, row by row: the model at index `anchor`,
+    or with no anchor the mean of the models (weighted by `weights` if given), at
+    INITIAL."""
     elo = theta * _ELO_PER_NAT
     centre = elo[:, anchor] if anchor is not None else np.average(elo, axis=1, weights=weights)
     result: FloatArray = elo - centre[:, None] + INITIAL

@@ -32,9 +32,7 @@ from typing import Any
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, VoteRecord
 from anoman_tui.streaming.cost import Cost, decimal_or_none
-
-# (_mask: the one way a recording masks a key in its bytes, even across reads)
-from anoman_tui.streaming.recording import RecordingError, StreamRecording, _mask
+from anoman_tui.streaming.recording import RecordingError, StreamRecording, mask_reads
 from anoman_tui.streaming.request import ENDPOINT_FORMATS
 from anoman_tui.streaming.safe_text import redact_url
 from anoman_tui.streaming.vocabulary import FAILURE_KINDS
@@ -146,7 +144,7 @@ def _scrubbed(value: Any, keys: list[str]) -> Any:
 def _masked_recording(recording: StreamRecording, keys: list[str]) -> StreamRecording:
     reads = list(recording.reads)
     for key in keys:
-        reads = _mask(reads, key.encode())
+        reads = mask_reads(reads, key.encode())
     return replace(recording, reads=tuple(reads))
 
 

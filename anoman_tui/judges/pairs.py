@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from anoman_tui.arena.rating import INITIAL, PRIOR_GAMES, _fit, _to_elo
+from anoman_tui.arena.rating import INITIAL, PRIOR_GAMES, fit_strengths, strengths_to_elo
 from anoman_tui.judges.parse import Verdict
 
 Winner = Literal["a", "b", "tie"]
@@ -201,13 +201,14 @@ def judge_ratings(models: Sequence[str], judgements: Sequence[PairJudgement], *,
     cases = sorted(per_case)
     rows = (np.stack([per_case[c] for c in cases]) if cases
             else np.zeros((0, size * size)))
-    point = _to_elo(_fit(rows.sum(axis=0).reshape(1, size, size), PRIOR_GAMES), None)[0]
+    totals = rows.sum(axis=0).reshape(1, size, size)
+    point = strengths_to_elo(fit_strengths(totals, PRIOR_GAMES), None)[0]
     if cases:
         rng = np.random.default_rng(seed)
         draws = rng.multinomial(len(cases), np.full(len(cases), 1.0 / len(cases)),
                                 size=bootstrap).astype(np.float64)
         resampled = (draws @ rows).reshape(bootstrap, size, size)
-        boot = _to_elo(_fit(resampled, PRIOR_GAMES), None)
+        boot = strengths_to_elo(fit_strengths(resampled, PRIOR_GAMES), None)
         low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     else:
         low = high = np.full(size, INITIAL)

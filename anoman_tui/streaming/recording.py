@@ -345,7 +345,7 @@ class RecordingCapture:
         # (none of it): a server may echo either back.
         for secret, keep in ((self._request.api_key.get_secret_value(), 4),
                              (url_password(self._request.base_url), 0)):
-            reads = _mask(reads, secret.encode(), keep)
+            reads = mask_reads(reads, secret.encode(), keep)
             headers = [(n, _mask_text(v, secret, keep)) for n, v in headers]
         previous = 0.0
 
@@ -384,10 +384,12 @@ def _masked(length: int, secret: str, keep: int = 4) -> bytes:
     return b"*" * max(length - len(tail), 0) + tail
 
 
-def _mask(reads: list[tuple[float, bytes]], secret: bytes,
-          keep: int = 4) -> list[tuple[float, bytes]]:
-    """Mask a key echoed in the body, even across reads, keeping every read's length
-    (and the key's last `keep` characters)."""
+def mask_reads(reads: list[tuple[float, bytes]], secret: bytes,
+               keep: int = 4) -> list[tuple[float, bytes]]:
+    """A recording's reads with `secret` (a key echoed in the body) masked, even where it
+    spans two reads: every read keeps its time and length, the key its last `keep`
+    characters. The one way a recording masks a key in its bytes: recording a stream
+    uses it, and so does exporting a recording (`anoman_tui.history.portable`)."""
     if not secret or len(secret) < 4:
         return reads
     whole = b"".join(chunk for _, chunk in reads)
