@@ -46,7 +46,7 @@ from _common import median, percentile, print_header, verdict
 from history_store import comparison
 
 from anoman_tui.history import HistoryStore
-from anoman_tui.history.store import vote_pattern
+from anoman_tui.history.schema.shared import vote_pattern
 from anoman_tui.streaming.recording import StreamRecording
 
 ROOT = Path(__file__).resolve().parents[1]

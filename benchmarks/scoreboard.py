@@ -97,7 +97,7 @@ def whole_scoreboard(votes: list[Vote], runs: int) -> list[float]:
     import tempfile
 
     from anoman_tui.history import HistoryStore
-    from anoman_tui.history.store import vote_pattern
+    from anoman_tui.history.schema.shared import vote_pattern
     from anoman_tui.report.scoreboard import build
 
     rng = random.Random(2)

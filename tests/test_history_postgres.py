@@ -24,7 +24,7 @@ from anoman_tui.history import (
     VoteRefused,
 )
 from anoman_tui.history.engines import pg_tsquery, scrub_url
-from anoman_tui.history.store import SCHEMA_VERSION
+from anoman_tui.history.schema.sqlite import SCHEMA_VERSION
 from tests.cli.helpers import FAST, KEY
 from tests.helpers import LocalGateways
 from tests.postgres import PASSWORD, PostgresServer

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable, PaneRecord
-from anoman_tui.history.store import SCHEMA_VERSION
+from anoman_tui.history.schema.sqlite import SCHEMA_VERSION
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
@@ -452,7 +452,7 @@ def test_times_are_kept_finely_enough_to_round_as_the_live_footer_did() -> None:
 def test_a_schema_7_file_gets_its_shown_costs_as_values(tmp_path: Path) -> None:
     # Schema 7 kept a cost only as the text a view showed; the next keeps its amount and
     # source (and whether the model was simulated: the local gateway's panes).
-    from anoman_tui.history.store import MIGRATIONS
+    from anoman_tui.history.schema.sqlite import MIGRATIONS
 
     path = tmp_path / "h.sqlite3"
     conn = sqlite3.connect(path)
@@ -707,7 +707,7 @@ def test_a_refused_save_leaves_nothing_and_the_next_save_goes_through_on_both_en
             def fail(*_args: Any) -> None:
                 raise RuntimeError("a fault half way through the save")
 
-            patched.setattr(store_module, "_put_panes", fail)
+            patched.setattr(store_module, "put_panes", fail)
             with pytest.raises(RuntimeError):
                 store.save(record("half saved"), uid="b" * 32)
         assert store.find_uid("b" * 32) is None

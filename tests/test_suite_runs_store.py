@@ -33,7 +33,7 @@ from anoman_tui.history import (
     UnknownRun,
     UnreadableRun,
 )
-from anoman_tui.history.store import MIGRATIONS, SCHEMA_VERSION
+from anoman_tui.history.schema.sqlite import MIGRATIONS, SCHEMA_VERSION
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.streaming.recording import StreamRecording
 from anoman_tui.suites.model import CellResult, Suite

@@ -21,12 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from anoman_tui.history.engines import POSTGRESQL
-from anoman_tui.history.store import (
-    _PANE_COLUMNS,
-    HistoryStore,
-    new_uid,
-    refresh_vote_patterns,
-)
+from anoman_tui.history.rows import PANE_COLUMNS
+from anoman_tui.history.schema.shared import refresh_vote_patterns
+from anoman_tui.history.store import HistoryStore, new_uid
 
 BATCH = 200
 """Comparisons per read and per target transaction."""
@@ -108,8 +105,8 @@ def migrate(source: HistoryStore, target: HistoryStore,
                         out, _insert((*_COMPARISON_COLUMNS, "rerun_of", "uid"), "comparisons"),
                         (*(row[c] for c in _COMPARISON_COLUMNS), rerun_of, uid))
                     out.executemany(
-                        _insert(_PANE_COLUMNS, "panes"),
-                        [(new_id, *(p[c] for c in _PANE_COLUMNS[1:]))
+                        _insert(PANE_COLUMNS, "panes"),
+                        [(new_id, *(p[c] for c in PANE_COLUMNS[1:]))
                          for p in by_comparison[row["id"]]])
                     out.executemany(
                         _insert(("comparison_id", "pane", "body_bytes", "data"), "recordings"),

@@ -15,10 +15,13 @@ A PostgreSQL history (`HistoryStore.open("postgresql://...")`, the `history_url`
 setting) is the same store with the same semantics: one set of queries, the few
 expressions spelled differently in `engines.py`; each write takes a transaction-level
 advisory lock, as SQLite's BEGIN IMMEDIATE takes the file's, so concurrent writers
-queue rather than interleave. Its schema is created whole at the current version
-(`PG_MIGRATIONS`) and versioned in its `anoman_meta` table.
+queue rather than interleave. Its schema is created whole and versioned in its
+`anoman_meta` table.
 
-The schema is versioned with `PRAGMA user_version` and migrated forward on open.
+The schema is versioned (SQLite's `PRAGMA user_version`) and migrated forward on open:
+the tables and each engine's steps are in `schema/`; how a record becomes rows and rows a
+record is in `rows.py`; this module holds the connection, the transactions and the
+queries.
 A database this code cannot use (corrupt, a newer schema, locked, read-only, disk
 full) raises `HistoryUnavailable` with one sentence saying why, and is left exactly
 as it was found: nothing is written to it before it has been read and judged.
@@ -34,8 +37,7 @@ import stat
 import threading
 import time
 import uuid
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,6 @@ from anoman_tui.history.engines import (
     pg_tsquery,
     server_address,
 )
-from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import (
     ComparisonRecord,
     LeftOut,
@@ -64,10 +65,28 @@ from anoman_tui.history.model import (
     RoundJudgement,
     VotedRound,
     VoteRecord,
-    left_out_reason,
+)
+from anoman_tui.history.rows import (
+    NEW_COMPARISON_PG,
+    drop_pane,
+    keyed_insert,
+    pane_from_row,
+    put_panes,
+    recording_from_blob,
+    stored_cost,
+    turns_from_json,
+    turns_json,
 )
 from anoman_tui.history.runs import GroupInfo, RunListing, StoredRun
-from anoman_tui.streaming.cost import HIDDEN, UNKNOWN, Cost, decimal_or_none
+from anoman_tui.history.schema.postgresql import (
+    PG_BASE_VERSION,
+    PG_MIGRATIONS,
+    PG_TABLES,
+    create_schema,
+)
+from anoman_tui.history.schema.shared import refresh_vote_patterns
+from anoman_tui.history.schema.sqlite import MIGRATIONS, SCHEMA_VERSION
+from anoman_tui.streaming.cost import HIDDEN
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 
 FILE_NAME = "history.sqlite3"
@@ -94,437 +113,12 @@ class HistoryUnavailable(Exception):
 
 
 def new_uid() -> str:
-    """A fresh comparison uid (`_add_uids`)."""
+    """A fresh comparison uid (`add_uids`)."""
     return uuid.uuid4().hex
 
 
 def default_path() -> Path:
     return locations.data_dir() / FILE_NAME
-
-
-def _create_tables(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        """CREATE TABLE comparisons (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            created_at REAL NOT NULL,
-            source TEXT NOT NULL,
-            prompt TEXT NOT NULL,
-            system_prompt TEXT NOT NULL DEFAULT '',
-            conversation TEXT NOT NULL DEFAULT '[]'
-        )"""
-    )
-    conn.execute(
-        """CREATE TABLE panes (
-            comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
-            pane INTEGER NOT NULL,
-            model TEXT NOT NULL,
-            base_url TEXT NOT NULL,
-            endpoint TEXT NOT NULL,
-            temperature REAL,
-            max_tokens INTEGER,
-            scenario TEXT NOT NULL,
-            status TEXT NOT NULL,
-            committed INTEGER NOT NULL,
-            text TEXT NOT NULL,
-            reasoning TEXT NOT NULL,
-            finish_reason TEXT,
-            failure TEXT,
-            usage TEXT,
-            anoman TEXT,
-            metrics TEXT NOT NULL,
-            cost_text TEXT NOT NULL,
-            PRIMARY KEY (comparison_id, pane)
-        )"""
-    )
-
-
-def _add_rate_series_and_index(conn: sqlite3.Connection) -> None:
-    conn.execute("ALTER TABLE panes ADD COLUMN rate_series TEXT NOT NULL DEFAULT '[]'")
-    if not _fts5_available(conn):
-        return  # search falls back to LIKE over the tables
-    conn.execute("CREATE VIRTUAL TABLE comparisons_fts USING fts5(prompt, models)")
-    # Rows saved before the index existed become searchable too.
-    conn.execute(
-        """INSERT INTO comparisons_fts (rowid, prompt, models)
-           SELECT c.id, c.prompt,
-                  COALESCE((SELECT group_concat(p.model, ' ') FROM panes p
-                            WHERE p.comparison_id = c.id), '')
-           FROM comparisons c"""
-    )
-
-
-def _add_pane_conversation(conn: sqlite3.Connection) -> None:
-    # NULL for turns saved before: they are continued with the comparison's conversation.
-    conn.execute("ALTER TABLE panes ADD COLUMN conversation TEXT")
-
-
-def _add_pane_target(conn: sqlite3.Connection) -> None:
-    conn.execute("ALTER TABLE panes ADD COLUMN target TEXT NOT NULL DEFAULT ''")
-
-
-def _add_blind_rounds_and_votes(conn: sqlite3.Connection) -> None:
-    conn.execute("ALTER TABLE comparisons ADD COLUMN blind INTEGER NOT NULL DEFAULT 0")
-    conn.execute("ALTER TABLE panes ADD COLUMN label TEXT NOT NULL DEFAULT ''")
-    conn.execute(
-        """CREATE TABLE votes (
-            comparison_id INTEGER PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
-            blind INTEGER NOT NULL,
-            outcome TEXT NOT NULL,
-            winner_pane INTEGER,
-            voted_at REAL NOT NULL
-        )"""
-    )
-
-
-def _add_scoreboard_columns(conn: sqlite3.Connection) -> None:
-    # The figures a scoreboard aggregates over every answer, as columns SQLite can
-    # sum and sort: reading them out of JSON took over a second for 300,000 answers.
-    for column in ("ttft_s REAL", "tokens_per_s REAL", "cost_usd REAL", "failure_kind TEXT"):
-        conn.execute(f"ALTER TABLE panes ADD COLUMN {column}")
-    # A covering index: the scoreboard's scans read it, not the wide rows of answers.
-    conn.execute("CREATE INDEX panes_by_model ON panes (model, status, failure_kind, "
-                 "ttft_s, tokens_per_s, cost_usd)")
-    conn.execute(
-        "UPDATE panes SET ttft_s = json_extract(metrics, '$.ttft_s'), "
-        "tokens_per_s = json_extract(metrics, '$.output_tokens_per_s'), "
-        "failure_kind = json_extract(failure, '$.kind')"
-    )  # cost_usd: filled from each cost's amount by the 7 -> 8 step
-
-
-def _add_recordings(conn: sqlite3.Connection) -> None:
-    # Each pane's stream as `StreamRecording.to_json()`, zlib-compressed JSON (SSE text
-    # compresses well); apart from the panes so that lists and the scoreboard never
-    # read them. `body_bytes` is the stream's size as it came off the socket.
-    conn.execute(
-        """CREATE TABLE recordings (
-            comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
-            pane INTEGER NOT NULL,
-            body_bytes INTEGER NOT NULL,
-            data BLOB NOT NULL,
-            PRIMARY KEY (comparison_id, pane)
-        )"""
-    )
-    conn.execute("ALTER TABLE comparisons ADD COLUMN rerun_of INTEGER")
-
-
-def _cost_as_value(conn: sqlite3.Connection) -> None:
-    # The cost becomes its amount (an exact decimal string; `cost_usd` stays its REAL copy
-    # for the scoreboard's sums) and its source, in place of the text a view showed.
-    conn.execute("ALTER TABLE panes ADD COLUMN cost_decimal TEXT")
-    conn.execute("ALTER TABLE panes ADD COLUMN cost_source TEXT NOT NULL DEFAULT 'unknown'")
-    conn.execute("ALTER TABLE panes ADD COLUMN provider_cost TEXT")
-    # The local gateway's models are simulated: its panes were saved with target `local`.
-    conn.execute("ALTER TABLE panes ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0")
-    updates = []
-    for rowid, text in conn.execute("SELECT rowid, cost_text FROM panes").fetchall():
-        cost = legacy_cost(text)
-        amount = None if cost.usd is None else str(cost.usd)
-        updates.append((amount, cost.source, None if cost.usd is None else float(cost.usd),
-                        amount if cost.source == "provider" else None, rowid))
-    conn.executemany("UPDATE panes SET cost_decimal = ?, cost_source = ?, cost_usd = ?, "
-                     "provider_cost = ? WHERE rowid = ?", updates)
-    conn.execute("UPDATE panes SET simulated = 1 WHERE target = 'local'")
-    conn.execute("ALTER TABLE panes DROP COLUMN cost_text")
-
-
-def _add_authors(conn: Any) -> None:
-    # Who ran each comparison and suite run and who cast each vote (the `user` setting):
-    # a shared history is many people's. `author`, as `user` is a keyword in PostgreSQL;
-    # "" for what was saved before.
-    for table in ("comparisons", "votes", "suite_runs"):
-        conn.execute(f"ALTER TABLE {table} ADD COLUMN author TEXT NOT NULL DEFAULT ''")
-    conn.execute("CREATE INDEX comparisons_by_author ON comparisons (author, id)")
-    conn.execute("CREATE INDEX votes_by_author ON votes (author)")
-
-
-def vote_pattern(postgres: bool, *, left_out: bool = True) -> str:
-    """A scalar subquery: the voted round `votes.comparison_id` as its panes' pattern
-    (`pane`, `model`, `status`, `left_out` of each, unit- and record-separated; in no
-    set order),
-    kept on the vote (`votes.pattern`) for `voted_rounds` to group by. `left_out=False`:
-    without it, as patterns were written before schema 16 (its migration writes them
-    all again)."""
-    dialect = POSTGRESQL if postgres else SQLITE
-    unit = dialect.char(31)
-    part = f"pane || {unit} || model || {unit} || status"
-    if left_out:
-        part += f" || {unit} || COALESCE(left_out, '')"
-    return (f"(SELECT {dialect.string_agg(part, dialect.char(30))} FROM panes "
-            "WHERE panes.comparison_id = votes.comparison_id)")
-
-
-def refresh_vote_patterns(conn: Any, postgres: bool, ids: Iterable[int]) -> None:
-    """Write the pattern of the votes on these comparisons afresh (a comparison not
-    voted on is left alone): after a vote, or a change to a voted comparison's panes."""
-    conn.executemany(f"UPDATE votes SET pattern = {vote_pattern(postgres)} "
-                     "WHERE comparison_id = ?", [(i,) for i in ids])
-
-
-def _add_vote_patterns(conn: Any) -> None:
-    # Each vote keeps its round's pattern (models, who failed), written with the vote
-    # and whenever a voted comparison's panes change: the scoreboard groups 100,000
-    # votes by it instead of concatenating 300,000 panes per read (0.4-0.8 s).
-    conn.execute("ALTER TABLE votes ADD COLUMN pattern TEXT")
-    conn.execute("UPDATE votes SET pattern = "
-                 f"{vote_pattern(isinstance(conn, PgConnection), left_out=False)}")
-
-
-def _index_scoreboard_reads(conn: Any) -> None:
-    # Which models' answers were simulated, without reading every pane's row: the
-    # scoreboard's `SUM(simulated)` was the one column of its reads outside the covering
-    # index `panes_by_model` (0.9 s over 300,000 panes on SQLite). Few panes are simulated.
-    conn.execute("CREATE INDEX panes_simulated ON panes (model) WHERE simulated = 1")
-    # Each model's TTFTs and tokens/s in order: a percentile is read at its rank.
-    conn.execute("CREATE INDEX panes_by_ttft ON panes (model, ttft_s)")
-    conn.execute("CREATE INDEX panes_by_rate ON panes (model, tokens_per_s)")
-
-
-def _add_uids(conn: Any) -> None:
-    # A comparison's id for ever, wherever it is copied (ids are per database): copying a
-    # history into another (`history migrate`) twice recognises what it copied before.
-    conn.execute("ALTER TABLE comparisons ADD COLUMN uid TEXT")
-    if isinstance(conn, PgConnection):
-        conn.execute("UPDATE comparisons SET uid = md5(random()::text || id::text)")
-    else:
-        conn.execute("UPDATE comparisons SET uid = lower(hex(randomblob(16)))")
-    conn.execute("CREATE UNIQUE INDEX comparisons_by_uid ON comparisons (uid)")
-
-
-def _add_round_judgements(conn: sqlite3.Connection) -> None:
-    # One verdict per round (a later one replaces it); `best` and `outcome` are columns
-    # so the scoreboard groups by them in SQL, the pairs' details stay JSON.
-    conn.execute(
-        """CREATE TABLE round_judgements (
-            comparison_id INTEGER PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
-            judge TEXT NOT NULL,
-            outcome TEXT NOT NULL,
-            best TEXT,
-            data TEXT NOT NULL,
-            judged_at REAL NOT NULL
-        )"""
-    )
-
-
-def _add_left_out(conn: Any) -> None:
-    # Why a pane's answer is not its model's doing (`model.left_out_reason`: a demo
-    # scenario, a request refused for itself, a cache hit), as a column the scoreboard's
-    # reads filter on inside its indexes. Filled for what was saved before from the
-    # columns that already said it; few panes qualify, so only candidates are read.
-    conn.execute("ALTER TABLE panes ADD COLUMN left_out TEXT")
-    updates = []
-    for row in conn.execute(
-            "SELECT comparison_id, pane, scenario, failure, anoman FROM panes "
-            "WHERE scenario <> 'none' OR failure_kind = 'http_error' "
-            "OR anoman LIKE '%\"hit\": true%'").fetchall():
-        reason = left_out_reason(PaneRecord(
-            pane=row["pane"], model="", base_url="", endpoint="", scenario=row["scenario"],
-            failure=_json_or_none(row["failure"]), anoman=_json_or_none(row["anoman"])))
-        if reason is not None:
-            updates.append((reason, row["comparison_id"], row["pane"]))
-    conn.executemany("UPDATE panes SET left_out = ? WHERE comparison_id = ? AND pane = ?",
-                     updates)
-    # The scoreboard's figures leave those panes out: the column joins its indexes.
-    for name, columns in (
-            ("panes_by_model", "model, left_out, status, failure_kind, ttft_s, "
-                               "tokens_per_s, cost_usd"),
-            ("panes_by_ttft", "model, left_out, ttft_s"),
-            ("panes_by_rate", "model, left_out, tokens_per_s")):
-        conn.execute(f"DROP INDEX {name}")
-        conn.execute(f"CREATE INDEX {name} ON panes ({columns})")
-    conn.execute("CREATE INDEX panes_left_out ON panes (left_out, comparison_id) "
-                 "WHERE left_out IS NOT NULL")
-    # Votes keep their round's pattern, which now says which panes are left out.
-    conn.execute(f"UPDATE votes SET pattern = {vote_pattern(isinstance(conn, PgConnection))}")
-
-
-def _json_or_none(text: str | None) -> Any:
-    """A stored JSON column, or None where a hand-edited file left it unreadable."""
-    try:
-        return None if text is None else json.loads(text)
-    except ValueError:
-        return None
-
-
-# MIGRATIONS[n] takes a database at version n to version n + 1.
-MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
-    _create_tables,  # 0 -> 1: comparisons and panes
-    _add_rate_series_and_index,  # 1 -> 2: the sparkline's series, the full-text index
-    _add_pane_conversation,  # 2 -> 3: each pane's own earlier turns
-    _add_pane_target,  # 3 -> 4: the target (server) each pane streamed from
-    _add_blind_rounds_and_votes,  # 4 -> 5: blind arena rounds, pane labels, votes
-    _add_scoreboard_columns,  # 5 -> 6: TTFT, tokens/s, cost and failure kind as columns
-    _add_recordings,  # 6 -> 7: streams recorded for replay; which comparison a rerun repeats
-    _cost_as_value,  # 7 -> 8: cost as amount and source; whether the model was simulated
-    suite_runs.add_suite_runs,  # 8 -> 9: suite runs and their results (history/runs.py)
-    suite_runs.add_suite_pairs,  # 9 -> 10: a judge's pairwise verdicts of a suite run
-    _add_round_judgements,  # 10 -> 11: the arena judge's verdict on a voted blind round
-    _add_authors,  # 11 -> 12: who ran each comparison and suite run, who cast each vote
-    _add_uids,  # 12 -> 13: each comparison's id across copies of the history
-    _add_vote_patterns,  # 13 -> 14: each vote keeps its round's pattern (the scoreboard's)
-    _index_scoreboard_reads,  # 14 -> 15: simulated panes, TTFT and tokens/s by model
-    _add_left_out,  # 15 -> 16: panes whose answer was not the model's doing
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def _pg_create_schema(conn: PgConnection) -> None:
-    """A PostgreSQL history, created whole at schema 11 (SQLite's after its eleven steps).
-
-    The same tables, columns and indexes as SQLite's, with PostgreSQL's types. The tables
-    the store reads in insertion order (suite runs, results, pairs) get a `rowid` column
-    of their own (SQLite has one implicitly), so the queries that order by it are shared;
-    the full-text index is a table keyed by `rowid` too, as FTS5's is.
-    """
-    for statement in (
-        """CREATE TABLE comparisons (
-            id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-            created_at DOUBLE PRECISION NOT NULL,
-            source TEXT NOT NULL,
-            prompt TEXT NOT NULL,
-            system_prompt TEXT NOT NULL DEFAULT '',
-            conversation TEXT NOT NULL DEFAULT '[]',
-            blind INTEGER NOT NULL DEFAULT 0,
-            rerun_of BIGINT,
-            suite_run TEXT,
-            suite_case TEXT,
-            suite_repeat INTEGER
-        )""",
-        "CREATE UNIQUE INDEX comparisons_by_suite_cell ON comparisons "
-        "(suite_run, suite_case, suite_repeat) WHERE suite_run IS NOT NULL",
-        """CREATE TABLE panes (
-            comparison_id BIGINT NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
-            pane INTEGER NOT NULL,
-            model TEXT NOT NULL,
-            base_url TEXT NOT NULL,
-            endpoint TEXT NOT NULL,
-            temperature DOUBLE PRECISION,
-            max_tokens BIGINT,
-            scenario TEXT NOT NULL,
-            status TEXT NOT NULL,
-            committed INTEGER NOT NULL,
-            text TEXT NOT NULL,
-            reasoning TEXT NOT NULL,
-            finish_reason TEXT,
-            failure TEXT,
-            usage TEXT,
-            anoman TEXT,
-            metrics TEXT NOT NULL,
-            rate_series TEXT NOT NULL DEFAULT '[]',
-            conversation TEXT,
-            target TEXT NOT NULL DEFAULT '',
-            label TEXT NOT NULL DEFAULT '',
-            ttft_s DOUBLE PRECISION,
-            tokens_per_s DOUBLE PRECISION,
-            cost_usd DOUBLE PRECISION,
-            failure_kind TEXT,
-            cost_decimal TEXT,
-            cost_source TEXT NOT NULL DEFAULT 'unknown',
-            provider_cost TEXT,
-            simulated INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (comparison_id, pane)
-        )""",
-        "CREATE INDEX panes_by_model ON panes (model, status, failure_kind, ttft_s, "
-        "tokens_per_s, cost_usd)",
-        """CREATE TABLE votes (
-            comparison_id BIGINT PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
-            blind INTEGER NOT NULL,
-            outcome TEXT NOT NULL,
-            winner_pane INTEGER,
-            voted_at DOUBLE PRECISION NOT NULL
-        )""",
-        """CREATE TABLE recordings (
-            comparison_id BIGINT NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
-            pane INTEGER NOT NULL,
-            body_bytes BIGINT NOT NULL,
-            data BYTEA NOT NULL,
-            PRIMARY KEY (comparison_id, pane)
-        )""",
-        """CREATE TABLE round_judgements (
-            comparison_id BIGINT PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
-            judge TEXT NOT NULL,
-            outcome TEXT NOT NULL,
-            best TEXT,
-            data TEXT NOT NULL,
-            judged_at DOUBLE PRECISION NOT NULL
-        )""",
-        """CREATE TABLE suite_runs (
-            rowid BIGINT GENERATED ALWAYS AS IDENTITY,
-            run_id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            created_at DOUBLE PRECISION NOT NULL,
-            suite TEXT NOT NULL,
-            settings TEXT NOT NULL,
-            models TEXT NOT NULL,
-            cells INTEGER NOT NULL,
-            finished INTEGER NOT NULL DEFAULT 0,
-            stopped TEXT,
-            updated_at DOUBLE PRECISION NOT NULL
-        )""",
-        "CREATE INDEX suite_runs_by_time ON suite_runs (created_at)",
-        """CREATE TABLE suite_results (
-            rowid BIGINT GENERATED ALWAYS AS IDENTITY,
-            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
-            case_id TEXT NOT NULL,
-            model TEXT NOT NULL,
-            repeat INTEGER NOT NULL,
-            status TEXT NOT NULL,
-            pass INTEGER,
-            data TEXT NOT NULL,
-            comparison_id BIGINT REFERENCES comparisons(id) ON DELETE SET NULL,
-            pane INTEGER,
-            finished_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (run_id, case_id, model, repeat)
-        )""",
-        "CREATE INDEX suite_results_tally ON suite_results (run_id, status, pass)",
-        """CREATE TABLE suite_pairs (
-            rowid BIGINT GENERATED ALWAYS AS IDENTITY,
-            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
-            case_id TEXT NOT NULL,
-            repeat INTEGER NOT NULL,
-            a TEXT NOT NULL,
-            b TEXT NOT NULL,
-            data TEXT NOT NULL,
-            PRIMARY KEY (run_id, case_id, repeat, a, b)
-        )""",
-        # PostgreSQL's own text search: the 'simple' configuration (lower-cased words, no
-        # stemming), queried by prefix (`engines.pg_tsquery`). Punctuation becomes space
-        # first, so words split as FTS5's default tokenizer splits them: PostgreSQL's
-        # parser alone reads `model-5` as `model` and the number -5.
-        """CREATE TABLE comparisons_fts (
-            rowid BIGINT PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
-            prompt TEXT NOT NULL,
-            models TEXT NOT NULL,
-            document tsvector GENERATED ALWAYS AS (to_tsvector('simple', regexp_replace(
-                prompt || ' ' || models, '[[:punct:][:space:]]+', ' ', 'g'))) STORED
-        )""",
-        "CREATE INDEX comparisons_fts_document ON comparisons_fts USING GIN (document)",
-    ):
-        conn.execute(statement)
-
-
-PG_BASE_VERSION = 11
-"""The schema a new PostgreSQL history is created at (by `_pg_create_schema`)."""
-PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = (
-    _add_authors,  # 11 -> 12 (the same statements as SQLite's)
-    _add_uids,  # 12 -> 13
-    _add_vote_patterns,  # 13 -> 14
-    _index_scoreboard_reads,  # 14 -> 15
-    _add_left_out,  # 15 -> 16
-)
-"""PG_MIGRATIONS[n] takes a PostgreSQL history at PG_BASE_VERSION + n one version on;
-each SQLite migration after schema 11 gets its PostgreSQL counterpart here."""
-assert PG_BASE_VERSION + len(PG_MIGRATIONS) == SCHEMA_VERSION
-_PG_TABLES = ("comparisons", "panes", "votes", "recordings", "round_judgements",
-              "suite_runs", "suite_results", "suite_pairs", "comparisons_fts", "anoman_meta")
-
-
-def _fts5_available(conn: sqlite3.Connection) -> bool:
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
-        conn.execute("DROP TABLE temp._fts5_probe")
-    except sqlite3.OperationalError:
-        return False
-    return True
 
 
 def _reason(exc: sqlite3.Error, path: Path) -> str:
@@ -548,146 +142,6 @@ def _is_read_only(path: Path) -> bool:
     # untouched even for a user (root) the system would let write it.
     mode = path.stat().st_mode
     return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-_PANE_COLUMNS = (
-    "comparison_id", "pane", "model", "base_url", "endpoint", "temperature", "max_tokens",
-    "scenario", "status", "committed", "text", "reasoning", "finish_reason", "failure",
-    "usage", "anoman", "metrics", "rate_series", "conversation", "target",
-    "label", "ttft_s", "tokens_per_s", "cost_usd", "failure_kind", "cost_decimal",
-    "cost_source", "provider_cost", "simulated", "left_out",
-)
-_INSERT_PANE = (
-    f"INSERT INTO panes ({', '.join(_PANE_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in _PANE_COLUMNS)})"
-)
-_INSERT_RECORDING = ("INSERT INTO recordings (comparison_id, pane, body_bytes, data) "
-                     "VALUES (?, ?, ?, ?)")
-
-NEW_COMPARISON_PG = "currval(pg_get_serial_sequence('comparisons', 'id'))"
-"""On PostgreSQL, the id the session's last comparison INSERT was given: what a save's
-other rows refer to, so that the whole save goes in one round trip (`HistoryStore.save`)."""
-
-
-def _pane_values(p: PaneRecord) -> tuple[Any, ...]:
-    return (
-        p.pane, p.model, p.base_url, p.endpoint, p.temperature, p.max_tokens,
-        p.scenario, p.status, int(p.committed), p.text, p.reasoning, p.finish_reason,
-        _dumps(p.failure), _dumps(p.usage), _dumps(p.anoman), _dumps(p.metrics),
-        json.dumps(list(p.rate_series)),
-        None if p.conversation is None else _turns_json(p.conversation), p.target, p.label,
-        _number(p.metrics.get("ttft_s")), _number(p.metrics.get("output_tokens_per_s")),
-        None if p.cost.usd is None else float(p.cost.usd),
-        p.failure.get("kind") if isinstance(p.failure, dict) else None,
-        None if p.cost.usd is None else str(p.cost.usd),
-        # A blind round's record is saved unmasked; a masked cost is never a stored one.
-        "unknown" if p.cost.source == "hidden" else p.cost.source,
-        None if p.provider_cost is None else str(p.provider_cost), int(p.simulated),
-        left_out_reason(p),
-    )
-
-
-def _keyed(sql: str, key: int | str) -> tuple[str, tuple[Any, ...]]:
-    """An INSERT whose first value is a comparison's id, and the parameters that lead its
-    rows: the id itself, or none when `key` is an SQL expression giving it
-    (`NEW_COMPARISON_PG`), written into the statement in place of that parameter."""
-    if isinstance(key, int):
-        return sql, (key,)
-    head, values = sql.split("VALUES (?", 1)
-    return f"{head}VALUES ({key}{values}", ()
-
-
-def _put_panes(conn: Any, comparison_id: int | str,
-               panes: Sequence[PaneRecord]) -> None:
-    """Insert panes of a comparison and the recordings of those that have one.
-    `comparison_id`: its id, or an SQL expression that gives it (`NEW_COMPARISON_PG`)."""
-    sql, lead = _keyed(_INSERT_PANE, comparison_id)
-    conn.executemany(sql, [(*lead, *_pane_values(p)) for p in panes])
-    sql, lead = _keyed(_INSERT_RECORDING, comparison_id)
-    conn.executemany(sql, [(*lead, p.pane, len(p.recording.body),
-                            _recording_blob(p.recording))
-                           for p in panes if p.recording is not None])
-
-
-def _drop_pane(conn: Any, comparison_id: int, pane: int) -> None:
-    conn.execute("DELETE FROM recordings WHERE comparison_id = ? AND pane = ?",
-                 (comparison_id, pane))
-    conn.execute("DELETE FROM panes WHERE comparison_id = ? AND pane = ?",
-                 (comparison_id, pane))
-
-
-def _recording_blob(recording: StreamRecording) -> bytes:
-    # Level 1: a 5,000-token stream compresses in 6 ms instead of 15 (at the end of a turn,
-    # beside three panes still drawing) for a blob ~10% larger.
-    return zlib.compress(json.dumps(recording.to_json(), separators=(",", ":")).encode(), 1)
-
-
-def _recording_from_blob(data: bytes) -> StreamRecording:
-    """A stored recording, read as strictly as an imported one: a file may be edited."""
-    try:
-        text = zlib.decompressobj().decompress(data, 4 * 64 * 1024 * 1024)
-    except zlib.error:
-        raise RecordingError("the stored recording is not readable (corrupt).") from None
-    return StreamRecording.from_json(text)
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
-
-
-def _turns_json(turns: Iterable[tuple[str, str]]) -> str:
-    return json.dumps([list(turn) for turn in turns], ensure_ascii=False)
-
-
-def _turns(text: str | None) -> tuple[tuple[str, str], ...] | None:
-    if text is None:
-        return None
-    return tuple((str(role), str(content)) for role, content in json.loads(text))
-
-
-def _pane_from_row(row: Any) -> PaneRecord:
-    return PaneRecord(
-        pane=row["pane"],
-        model=row["model"],
-        base_url=row["base_url"],
-        endpoint=row["endpoint"],
-        temperature=row["temperature"],
-        max_tokens=row["max_tokens"],
-        scenario=row["scenario"],
-        status=row["status"],
-        committed=bool(row["committed"]),
-        text=row["text"],
-        reasoning=row["reasoning"],
-        finish_reason=row["finish_reason"],
-        failure=_loads(row["failure"]),
-        usage=_loads(row["usage"]),
-        anoman=_loads(row["anoman"]),
-        metrics=_loads(row["metrics"]) or {},
-        rate_series=tuple(float(x) for x in json.loads(row["rate_series"])),
-        cost=_cost(row["cost_decimal"], row["cost_source"]),
-        provider_cost=decimal_or_none(row["provider_cost"]),
-        simulated=bool(row["simulated"]),
-        conversation=_turns(row["conversation"]),
-        target=row["target"],
-        label=row["label"],
-    )
-
-
-def _cost(amount: str | None, source: str) -> Cost:
-    """A stored cost; one a hand-edited file left inconsistent reads as unknown."""
-    try:
-        return Cost.from_json({"usd": amount, "source": source})
-    except ValueError:
-        return UNKNOWN
 
 
 def _interpolated(nearest: list[float], rank: float) -> float:
@@ -884,7 +338,7 @@ class HistoryStore:
                 row = conn.execute("SELECT value FROM anoman_meta "
                                    "WHERE key = 'schema_version'").fetchone()
                 version = int(row[0]) if row is not None else 0
-            elif present & set(_PG_TABLES):
+            elif present & set(PG_TABLES):
                 raise HistoryUnavailable(
                     f"{shown} holds other data, not an anoman-tui history (use a database "
                     "of its own)")
@@ -895,7 +349,7 @@ class HistoryStore:
             if version == 0:
                 conn.execute("CREATE TABLE anoman_meta (key TEXT PRIMARY KEY, "
                              "value TEXT NOT NULL)")
-                _pg_create_schema(conn)
+                create_schema(conn)
                 version = PG_BASE_VERSION
             elif version < PG_BASE_VERSION:
                 raise HistoryUnavailable(f"{shown} has an unknown schema {version}")
@@ -933,7 +387,7 @@ class HistoryStore:
                   "conversation, blind, rerun_of, suite_run, suite_case, suite_repeat, "
                   "author, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         values = (created, record.source, record.prompt, record.system_prompt,
-                  _turns_json(record.conversation), int(record.blind), record.rerun_of,
+                  turns_json(record.conversation), int(record.blind), record.rerun_of,
                   record.suite_run, record.suite_case, record.suite_repeat,
                   record.user or self.user, uid or new_uid())
         # A blind round is found by its labels until the vote: a search by model name
@@ -951,9 +405,9 @@ class HistoryStore:
                 key: int | str = NEW_COMPARISON_PG
             else:
                 key = self._dialect.insert_id(conn, insert, values)
-            _put_panes(conn, key, record.panes)
+            put_panes(conn, key, record.panes)
             if self.fts:
-                sql, lead = _keyed(
+                sql, lead = keyed_insert(
                     "INSERT INTO comparisons_fts (rowid, prompt, models) VALUES (?, ?, ?)", key)
                 conn.execute(sql, (*lead, record.prompt, models))
         if inserted is None:
@@ -1006,7 +460,7 @@ class HistoryStore:
         found = {}
         for row in rows:
             try:
-                found[row["pane"]] = _recording_from_blob(row["data"])
+                found[row["pane"]] = recording_from_blob(row["data"])
             except RecordingError as exc:
                 raise RecordingError(f"pane {row['pane']}: {exc.reason}") from None
         return found
@@ -1109,7 +563,7 @@ class HistoryStore:
                     continue
                 panes[row["comparison_id"]].append(ListedPane(
                     row["pane"], row["model"], row["status"],
-                    _cost(row["cost_decimal"], row["cost_source"]), bool(row["simulated"])))
+                    stored_cost(row["cost_decimal"], row["cost_source"]), bool(row["simulated"])))
         return [ListedComparison(row["id"], row["created_at"], row["prompt"],
                                  bool(row["follow_up"]), tuple(panes[row["id"]]),
                                  blind=bool(row["blind"]), hidden=row["id"] in hidden,
@@ -1139,7 +593,7 @@ class HistoryStore:
                 f"SELECT * FROM panes WHERE comparison_id IN ({marks}) "
                 "ORDER BY comparison_id, pane", ids,
             ):
-                panes[pane_row["comparison_id"]].append(_pane_from_row(pane_row))
+                panes[pane_row["comparison_id"]].append(pane_from_row(pane_row))
             votes = self._voted(ids, marks)
             recorded = {row[0] for row in conn.execute(
                 f"SELECT DISTINCT comparison_id FROM recordings WHERE comparison_id IN ({marks})",
@@ -1149,7 +603,7 @@ class HistoryStore:
                 prompt=row["prompt"],
                 panes=tuple(panes[row["id"]]),
                 system_prompt=row["system_prompt"],
-                conversation=_turns(row["conversation"]) or (),
+                conversation=turns_from_json(row["conversation"]) or (),
                 created_at=row["created_at"],
                 source=row["source"],
                 id=row["id"],
@@ -1432,7 +886,7 @@ class HistoryStore:
             suite_runs.require_run(conn, run_id)
             before = suite_runs.cell_place(conn, run_id, key)
             if before is not None and before[0] is not None and before[1] is not None:
-                _drop_pane(conn, before[0], before[1])
+                drop_pane(conn, before[0], before[1])
             comparison_id = None
             if pane is not None and group is not None:
                 comparison_id = suite_runs.group_comparison(conn, run_id, case_id, repeat)
@@ -1442,8 +896,8 @@ class HistoryStore:
                         conn, run_id, case_id, repeat, group,
                         group.created_at if group.created_at is not None else now,
                         author=suite_runs.run_author(conn, run_id))
-                _drop_pane(conn, comparison_id, pane.pane)
-                _put_panes(conn, comparison_id, (pane,))
+                drop_pane(conn, comparison_id, pane.pane)
+                put_panes(conn, comparison_id, (pane,))
                 self._index_models(conn, comparison_id, group.prompt if made else None)
             suite_runs.put_result(conn, run_id, cell, key=key, status=status, passed=passed,
                                   comparison_id=comparison_id,
@@ -1471,7 +925,7 @@ class HistoryStore:
                 suite_runs.delete_result(conn, run_id, key)
                 comparison_id, pane = place
                 if comparison_id is not None and pane is not None:
-                    _drop_pane(conn, comparison_id, pane)
+                    drop_pane(conn, comparison_id, pane)
                     touched.add(comparison_id)
             for comparison_id in sorted(touched):
                 self._drop_if_empty(conn, comparison_id)
