@@ -1,5 +1,5 @@
 """`anoman-tui history`: the saved comparisons, newest first; `history migrate` copies a
-local SQLite history into a team's shared one (history/migrate.py)."""
+local SQLite history into a team's shared one (history/transfer.py)."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def _migrate(args: argparse.Namespace) -> int:
     from anoman_tui.cli._history import history_label
     from anoman_tui.history import HistoryStore, HistoryUnavailable, default_path
     from anoman_tui.history.engines import is_url
-    from anoman_tui.history.migrate import migrate
+    from anoman_tui.history.transfer import copy_history
 
     prog = "anoman-tui history migrate"
     source_path = Path(args.source) if args.source else default_path()
@@ -139,7 +139,7 @@ def _migrate(args: argparse.Namespace) -> int:
                                 console=_stderr_console())
             with progress:
                 task = progress.add_task("copy", total=None)
-                counts = migrate(source, into, lambda done, total: progress.update(
+                counts = copy_history(source, into, lambda done, total: progress.update(
                     task, completed=done, total=total))
     except HistoryUnavailable as exc:
         print(f"{prog}: {exc.reason}", file=sys.stderr)

@@ -177,7 +177,8 @@ class HistoryStore:
         (the opener sets it from the `user` setting)."""
         self._conn = conn
         self._lock = threading.Lock()
-        self._dialect = POSTGRESQL if isinstance(conn, PgConnection) else SQLITE
+        self.dialect = POSTGRESQL if isinstance(conn, PgConnection) else SQLITE
+        """The SQL this database speaks where the two engines differ (`engines.Dialect`)."""
         self._errors = db_errors(conn)
         self.path = path
         """The SQLite file; None for a PostgreSQL history."""
@@ -193,7 +194,7 @@ class HistoryStore:
     @property
     def engine(self) -> str:
         """`sqlite` or `postgresql`."""
-        return self._dialect.name
+        return self.dialect.name
 
     def _reason(self, exc: BaseException) -> str:
         if isinstance(self._conn, PgConnection):
@@ -399,12 +400,12 @@ class HistoryStore:
         # its panes stream, and after each wait on the server that thread must win the
         # GIL back from the UI's (benchmarks/history_save_lag.py --postgres).
         inserted = None
-        with self._writing(pipelined=True) as conn:
-            if self._dialect is POSTGRESQL:
+        with self.writing(pipelined=True) as conn:
+            if self.dialect is POSTGRESQL:
                 inserted = conn.execute(insert + " RETURNING id", values)
                 key: int | str = NEW_COMPARISON_PG
             else:
-                key = self._dialect.insert_id(conn, insert, values)
+                key = self.dialect.insert_id(conn, insert, values)
             put_panes(conn, key, record.panes)
             if self.fts:
                 sql, lead = keyed_insert(
@@ -420,10 +421,11 @@ class HistoryStore:
     # -- reading ---------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[Any]:
-        """One read, under the lock; what the database raises becomes
-        `HistoryUnavailable` (an FTS5 query error goes up as it is: the caller falls
-        back to LIKE)."""
+    def reading(self) -> Iterator[Any]:
+        """One read, under the lock, of the open connection (a `sqlite3.Connection` or an
+        `engines.PgConnection`); what the database raises becomes `HistoryUnavailable`
+        (an FTS5 query error goes up as it is: the caller falls back to LIKE). Public for
+        what reads rows as stored, such as copying a history (`transfer`)."""
         try:
             with self._lock:
                 self._reconnect_if_lost()
@@ -443,7 +445,7 @@ class HistoryStore:
 
     def find_uid(self, uid: str) -> int | None:
         """The id of the comparison with this uid (`ComparisonRecord.uid`), if held."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             row = conn.execute("SELECT id FROM comparisons WHERE uid = ?", (uid,)).fetchone()
         return None if row is None else int(row[0])
 
@@ -453,7 +455,7 @@ class HistoryStore:
         Raises `RecordingError` when a stored recording cannot be read back (an edited
         or damaged file), naming the pane.
         """
-        with self._reading() as conn:
+        with self.reading() as conn:
             rows = conn.execute(
                 "SELECT pane, data FROM recordings WHERE comparison_id = ? ORDER BY pane",
                 (comparison_id,)).fetchall()
@@ -467,7 +469,7 @@ class HistoryStore:
 
     def recording_sizes(self, comparison_id: int) -> dict[int, int]:
         """Pane number -> its recorded stream's size in bytes (as received)."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return {row["pane"]: row["body_bytes"] for row in conn.execute(
                 "SELECT pane, body_bytes FROM recordings WHERE comparison_id = ?",
                 (comparison_id,))}
@@ -504,7 +506,7 @@ class HistoryStore:
         if not words:
             return load(f"SELECT {columns} FROM comparisons c WHERE c.id < ?{by} "
                         "ORDER BY c.id DESC LIMIT ?", (below, *who, limit))
-        if self.fts and self._dialect is POSTGRESQL:
+        if self.fts and self.dialect is POSTGRESQL:
             query = pg_tsquery(search or "")
             if query is not None:
                 return load(
@@ -523,7 +525,7 @@ class HistoryStore:
                 )
             except sqlite3.OperationalError:
                 pass  # a query FTS5 cannot parse: the plain match below still answers
-        like = self._dialect.like
+        like = self.dialect.like
         clauses = []
         params: list[Any] = []
         for word in words:
@@ -542,7 +544,7 @@ class HistoryStore:
         )
 
     def _list(self, sql: str, params: Iterable[Any]) -> list[ListedComparison]:
-        with self._reading() as conn:
+        with self.reading() as conn:
             rows = conn.execute(sql, tuple(params)).fetchall()
             if not rows:
                 return []
@@ -582,7 +584,7 @@ class HistoryStore:
         }
 
     def _load(self, sql: str, params: Iterable[Any]) -> list[ComparisonRecord]:
-        with self._reading() as conn:
+        with self.reading() as conn:
             rows = conn.execute(sql, tuple(params)).fetchall()
             if not rows:
                 return []
@@ -631,7 +633,7 @@ class HistoryStore:
         # (A vote on a comparison with no pane has no pattern, and no round to count.)
         conditions = ["v.pattern IS NOT NULL"] + ([] if include_sighted else ["v.blind = 1"]) + (
             [] if user is None else ["v.author = ?"])
-        with self._reading() as conn:
+        with self.reading() as conn:
             rows = conn.execute(
                 "SELECT v.pattern, v.blind, v.outcome, v.winner_pane, "
                 "j.outcome AS j_outcome, j.best AS j_best, COUNT(*) AS n "
@@ -671,14 +673,14 @@ class HistoryStore:
         """How many votes each person cast (blind ones unless `include_sighted`); votes
         cast before authors were kept count under ""."""
         where = "" if include_sighted else "WHERE blind = 1"
-        with self._reading() as conn:
+        with self.reading() as conn:
             return {row[0]: int(row[1]) for row in conn.execute(
                 f"SELECT author, COUNT(*) FROM votes {where} GROUP BY author ORDER BY author")}
 
     def simulated_models(self) -> frozenset[str]:
         """The models any of whose saved answers came from a simulated model (the local
         gateway's): every view that names them says so."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return frozenset(row[0] for row in conn.execute(
                 "SELECT DISTINCT model FROM panes WHERE simulated = 1"))
 
@@ -691,7 +693,7 @@ class HistoryStore:
         scenario or refused for their request are left out of every figure, cache hits
         out of TTFT and tokens/s."""
         numbers: dict[str, ModelNumbers] = {}
-        with self._reading() as conn:
+        with self.reading() as conn:
             for row in conn.execute(
                     "SELECT model, COUNT(*) AS n, AVG(cost_usd) AS cost FROM panes "
                     "WHERE left_out IS NULL OR left_out = 'cache_hit' GROUP BY model"):
@@ -708,7 +710,7 @@ class HistoryStore:
                     "GROUP BY model, failure_kind"):
                 kind = row["failure_kind"] or "failed"
                 numbers[row["model"]].failures[kind] = row["n"]
-            if self._dialect is POSTGRESQL:
+            if self.dialect is POSTGRESQL:
                 # PostgreSQL computes them: percentile_cont is the same interpolation
                 # between the two nearest ranks as `_interpolated`; sending 600,000
                 # values as text to split here took 2 s for 100,000 rounds.
@@ -747,7 +749,7 @@ class HistoryStore:
         """How many comparisons and answers the scoreboard's figures leave out, by reason
         (`left_out_reason`): read from the index of the few panes left out."""
         rounds, answers = {}, {}
-        with self._reading() as conn:
+        with self.reading() as conn:
             for row in conn.execute(
                     "SELECT left_out, COUNT(DISTINCT comparison_id) AS r, COUNT(*) AS n "
                     "FROM panes WHERE left_out IS NOT NULL GROUP BY left_out"):
@@ -763,7 +765,7 @@ class HistoryStore:
         searchable by its models once voted on."""
         if outcome not in ("win", "tie", "bad") or (outcome == "win") != (winner_pane is not None):
             raise ValueError(f"not a vote: {outcome} {winner_pane}")
-        with self._writing() as conn:
+        with self.writing() as conn:
             if conn.execute("SELECT 1 FROM comparisons WHERE id = ?",
                             (comparison_id,)).fetchone() is None:
                 raise VoteRefused(f"there is no comparison {comparison_id}")
@@ -778,7 +780,7 @@ class HistoryStore:
                 (comparison_id, int(blind), outcome, winner_pane,
                  voted_at if voted_at is not None else time.time(),
                  self.user if user is None else user))
-            refresh_vote_patterns(conn, self._dialect is POSTGRESQL, (comparison_id,))
+            refresh_vote_patterns(conn, self.dialect is POSTGRESQL, (comparison_id,))
             if self.fts:
                 models = " ".join(r[0] for r in conn.execute(
                     "SELECT model FROM panes WHERE comparison_id = ? ORDER BY pane",
@@ -795,7 +797,7 @@ class HistoryStore:
         if outcome not in ("win", "tie", "none") or (outcome == "win") != (best is not None):
             raise ValueError(f"not a verdict: {outcome} {best}")
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        with self._writing() as conn:
+        with self.writing() as conn:
             if conn.execute("SELECT 1 FROM votes WHERE comparison_id = ?",
                             (comparison_id,)).fetchone() is None:
                 raise VoteRefused(f"round {comparison_id} has no vote: the judge "
@@ -810,7 +812,7 @@ class HistoryStore:
 
     def round_judgement(self, comparison_id: int) -> RoundJudgement | None:
         """The judge's verdict kept with a round, if any (an unreadable one: None)."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             row = conn.execute(
                 "SELECT judge, outcome, best, data, judged_at FROM round_judgements "
                 "WHERE comparison_id = ?", (comparison_id,)).fetchone()
@@ -828,11 +830,12 @@ class HistoryStore:
     # -- suite runs (history/runs.py) --------------------------------------------
 
     @contextlib.contextmanager
-    def _writing(self, *, pipelined: bool = False) -> Iterator[Any]:
+    def writing(self, *, pipelined: bool = False) -> Iterator[Any]:
         """One short write transaction, under the lock (and the database's write lock:
         `Dialect.begin_write`): committed whole or not at all; what the database raises
         becomes `HistoryUnavailable`. `pipelined` (PostgreSQL): its statements are sent
-        without waiting for each answer, for a transaction that reads little back."""
+        without waiting for each answer, for a transaction that reads little back.
+        Public for what writes rows as stored, such as copying a history (`transfer`)."""
         with self._lock:
             try:
                 self._reconnect_if_lost()
@@ -841,7 +844,7 @@ class HistoryStore:
                          else contextlib.nullcontext())
                 try:
                     with batch:
-                        self._dialect.begin_write(conn)
+                        self.dialect.begin_write(conn)
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -859,7 +862,7 @@ class HistoryStore:
         kept whole for `--resume`. An id already held raises `RunExists` (never
         overwritten); JSON that cannot be stored raises ValueError."""
         now = time.time()
-        with self._writing() as conn:
+        with self.writing() as conn:
             suite_runs.insert_run(conn, run_id, name=name, suite=suite, settings=settings,
                                   models=models, cells=cells,
                                   created_at=created_at if created_at is not None else now,
@@ -882,7 +885,7 @@ class HistoryStore:
             raise ValueError("a cell with an answer needs its group to make its comparison")
         key = (case_id, model, repeat)
         now = time.time()
-        with self._writing() as conn:
+        with self.writing() as conn:
             suite_runs.require_run(conn, run_id)
             before = suite_runs.cell_place(conn, run_id, key)
             if before is not None and before[0] is not None and before[1] is not None:
@@ -904,7 +907,7 @@ class HistoryStore:
                                   pane=None if pane is None else pane.pane, finished_at=now)
             if before is not None and before[0] is not None and before[0] != comparison_id:
                 self._drop_if_empty(conn, before[0])
-            refresh_vote_patterns(conn, self._dialect is POSTGRESQL, {
+            refresh_vote_patterns(conn, self.dialect is POSTGRESQL, {
                 i for i in (comparison_id, None if before is None else before[0])
                 if i is not None})
             suite_runs.touch_run(conn, run_id, now)
@@ -914,7 +917,7 @@ class HistoryStore:
         """Forget cells of a run (`--retry-errors` runs them again): their rows and their
         panes; a comparison left with no pane goes too. Cells not saved are ignored."""
         now = time.time()
-        with self._writing() as conn:
+        with self.writing() as conn:
             suite_runs.require_run(conn, run_id)
             touched: set[int] = set()
             for key in suite_runs.keys_of(keys):
@@ -929,14 +932,14 @@ class HistoryStore:
                     touched.add(comparison_id)
             for comparison_id in sorted(touched):
                 self._drop_if_empty(conn, comparison_id)
-            refresh_vote_patterns(conn, self._dialect is POSTGRESQL, sorted(touched))
+            refresh_vote_patterns(conn, self.dialect is POSTGRESQL, sorted(touched))
             suite_runs.touch_run(conn, run_id, now)
 
     def save_pair(self, run_id: str, pair: dict[str, Any]) -> None:
         """Save one pairwise verdict of a run (`PairJudgement.to_json()`), replacing one
         of the same (case, repeat, a, b). Raises `UnknownRun`, `HistoryUnavailable`."""
         now = time.time()
-        with self._writing() as conn:
+        with self.writing() as conn:
             suite_runs.require_run(conn, run_id)
             suite_runs.put_pair(conn, run_id, pair)
             suite_runs.touch_run(conn, run_id, now)
@@ -945,7 +948,7 @@ class HistoryStore:
         """Mark how a run (or one resumed stretch of it) ended: `stopped` is one of
         `runs.STOP_REASONS` or None. Raises `UnknownRun`, ValueError for another reason."""
         now = time.time()
-        with self._writing() as conn:
+        with self.writing() as conn:
             suite_runs.set_run_end(conn, run_id, finished=finished, stopped=stopped, now=now)
 
     def run(self, run_id: str, convert: Callable[[dict[str, Any]], Any] | None = None
@@ -955,19 +958,19 @@ class HistoryStore:
         None when none matches. A cell whose JSON cannot be read (or `convert` refuses) is
         left out and named in `unreadable`; a suite or settings that cannot be read raise
         `UnreadableRun`."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             found = suite_runs.matching_run_id(conn, run_id)
             return None if found is None else suite_runs.read_run(conn, found, convert)
 
     def runs(self, limit: int = 50, *, user: str | None = None) -> list[RunListing]:
         """The latest suite runs, newest first, with their cells counted (not read);
         `user`: those that person started (None: everyone's)."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return suite_runs.list_runs(conn, limit, user)
 
     def run_comparison(self, run_id: str, case_id: str, repeat: int) -> int | None:
         """The comparison holding the answers of (case, repeat) of a run, if saved."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             return suite_runs.group_comparison(conn, run_id, case_id, repeat)
 
     def _index_models(self, conn: Any, comparison_id: int,

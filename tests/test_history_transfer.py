@@ -1,4 +1,4 @@
-"""`history/migrate.py`: a local SQLite history copied into another store (PostgreSQL,
+"""`history/transfer.py`: a local SQLite history copied into another store (PostgreSQL,
 or another file) whole, and idempotently: copied twice, nothing doubles."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from anoman_tui.history import ComparisonRecord, GroupInfo, HistoryStore, PaneRecord
-from anoman_tui.history.migrate import migrate
+from anoman_tui.history.transfer import copy_history
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.streaming.recording import StreamRecording
 
@@ -71,7 +71,7 @@ def test_a_sqlite_history_is_copied_whole_and_only_once(
         history_location = tmp_path / "target.sqlite3"
     seen: list[tuple[int, int]] = []
     with HistoryStore.open(source_path) as source, HistoryStore.open(history_location) as target:
-        counts = migrate(source, target, lambda done, total: seen.append((done, total)))
+        counts = copy_history(source, target, lambda done, total: seen.append((done, total)))
         assert (counts.comparisons, counts.already, counts.votes, counts.runs) == (5, 0, 1, 1)
         assert seen[-1] == (5, 5)
         copies = target.recent(100)
@@ -102,14 +102,14 @@ def test_a_sqlite_history_is_copied_whole_and_only_once(
         assert len(suite_comparison.panes) == 2
 
         # Again: nothing doubles.
-        again = migrate(source, target)
+        again = copy_history(source, target)
         assert (again.comparisons, again.already, again.votes, again.runs,
                 again.runs_already) == (0, 5, 0, 0, 1)
         assert len(target.recent(100)) == 5
         assert sum(r.count for r in target.voted_rounds()) == 1
         # A vote cast locally after the first copy is carried over by the next.
         source.cast_vote(ids["unvoted"], "tie", None, blind=True)
-        third = migrate(source, target)
+        third = copy_history(source, target)
         assert (third.comparisons, third.votes) == (0, 1)
         assert sum(r.count for r in target.voted_rounds()) == 2
         assert [r.prompt for r in target.recent(search="m1 blind")] == [

@@ -1,5 +1,6 @@
 """Copy one history into another (`anoman-tui history migrate`): a local SQLite file into
-a team's PostgreSQL database, typically, though any two stores will do.
+a team's PostgreSQL database, typically, though any two stores will do. (The schema's
+own migrations, one version to the next, are in `schema/`.)
 
 Everything is copied as stored, row by row (no record is rebuilt, so nothing a record
 type does not carry is lost): comparisons with their panes, recordings, votes (unvoted
@@ -38,7 +39,7 @@ _PAIR_COLUMNS = ("run_id", "case_id", "repeat", "a", "b", "data")
 
 
 @dataclass
-class MigrationCounts:
+class CopyCounts:
     """What one copy did."""
 
     comparisons: int = 0
@@ -55,19 +56,19 @@ def _insert(columns: tuple[str, ...], table: str, conflict: str = "") -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
 
 
-def migrate(source: HistoryStore, target: HistoryStore,
-            progress: Callable[[int, int], None] | None = None) -> MigrationCounts:
+def copy_history(source: HistoryStore, target: HistoryStore,
+                 progress: Callable[[int, int], None] | None = None) -> CopyCounts:
     """Copy every comparison and suite run of `source` into `target`; `progress(done,
     total)` after each batch. Raises `HistoryUnavailable` (either side)."""
-    counts = MigrationCounts()
-    with source._reading() as conn:
+    counts = CopyCounts()
+    with source.reading() as conn:
         total = int(conn.execute("SELECT COUNT(*) FROM comparisons").fetchone()[0])
     uids: dict[int, str] = {}
     """source id -> uid, for `rerun_of`, which names an earlier comparison."""
     target_ids: dict[str, int] = {}
     last, done = 0, 0
     while True:
-        with source._reading() as conn:
+        with source.reading() as conn:
             rows = conn.execute("SELECT * FROM comparisons WHERE id > ? ORDER BY id LIMIT ?",
                                 (last, BATCH)).fetchall()
             if not rows:
@@ -89,7 +90,7 @@ def migrate(source: HistoryStore, target: HistoryStore,
         recorded: dict[int, list[Any]] = {i: [] for i in ids}
         for recording in recordings:
             recorded[recording["comparison_id"]].append(recording)
-        with target._writing() as out:
+        with target.writing() as out:
             for row in rows:
                 uid = row["uid"] or new_uid()
                 uids[row["id"]] = uid
@@ -101,7 +102,7 @@ def migrate(source: HistoryStore, target: HistoryStore,
                 else:
                     rerun_of = target_ids.get(uids.get(row["rerun_of"], "")) \
                         if row["rerun_of"] is not None else None
-                    new_id = target._dialect.insert_id(
+                    new_id = target.dialect.insert_id(
                         out, _insert((*_COMPARISON_COLUMNS, "rerun_of", "uid"), "comparisons"),
                         (*(row[c] for c in _COMPARISON_COLUMNS), rerun_of, uid))
                     out.executemany(
@@ -122,7 +123,7 @@ def migrate(source: HistoryStore, target: HistoryStore,
                                          "voted_at", "author"), "votes"),
                                 (new_id, vote["blind"], vote["outcome"], vote["winner_pane"],
                                  vote["voted_at"], vote["author"]))
-                    refresh_vote_patterns(out, target._dialect is POSTGRESQL, (new_id,))
+                    refresh_vote_patterns(out, target.dialect is POSTGRESQL, (new_id,))
                     counts.votes += 1
                 verdict = verdicts.get(row["id"])
                 if verdict is not None:
@@ -156,17 +157,17 @@ def _index(out: Any, comparison_id: int, prompt: str, hidden: bool, panes: list[
 
 
 def _copy_runs(source: HistoryStore, target: HistoryStore, target_ids: dict[str, int],
-               uids: dict[int, str], counts: MigrationCounts) -> None:
-    with source._reading() as conn:
+               uids: dict[int, str], counts: CopyCounts) -> None:
+    with source.reading() as conn:
         runs = conn.execute("SELECT * FROM suite_runs ORDER BY rowid").fetchall()
     for run in runs:
         run_id = run["run_id"]
-        with source._reading() as conn:
+        with source.reading() as conn:
             results = conn.execute("SELECT * FROM suite_results WHERE run_id = ? "
                                    "ORDER BY rowid", (run_id,)).fetchall()
             pairs = conn.execute("SELECT * FROM suite_pairs WHERE run_id = ? ORDER BY rowid",
                                  (run_id,)).fetchall()
-        with target._writing() as out:
+        with target.writing() as out:
             if out.execute("SELECT 1 FROM suite_runs WHERE run_id = ?",
                            (run_id,)).fetchone() is not None:
                 counts.runs_already += 1
