@@ -6,6 +6,12 @@ and both commands (the compare screen and `anoman-tui compare`) share it. `runs.
 keeps suite runs (`anoman-tui eval`): what they hand it and read back are plain JSON
 dicts, so the history never imports `anoman_tui.suites` (which uses it).
 
+Where it is kept: `store.py` is the open history (connection, transactions, queries),
+`schema/` each engine's tables and migrations, `rows.py` a record to rows and back,
+`engines.py` what differs between SQLite and PostgreSQL. Around it: `pending.py` and
+`spool.py` (saves that wait for the server), `portable.py` (the recording file),
+`transfer.py` (copying one history into another, `history migrate`).
+
 May import: the standard library, pydantic, `anoman_tui.streaming` (for the results it
 records) and `anoman_tui.wire` (to read a saved result back).
 Never Textual, never httpx directly.

@@ -1,6 +1,6 @@
 """The two engines a history lives on: an embedded SQLite file, or a shared PostgreSQL
-database (`history_url`). The store (store.py, runs.py) keeps one set of queries, written
-in the SQL both understand, with `?` placeholders; what differs lives here:
+database (`history_url`). The store (store.py, runs.py, schema/) keeps one set of queries,
+written in the SQL both understand, with `?` placeholders; what differs lives here:
 
 - `PgConnection` gives a psycopg 3 connection the face of a `sqlite3.Connection` that
   the store uses (`execute` returning a cursor whose rows index by name and position,
