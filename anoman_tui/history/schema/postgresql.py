@@ -157,8 +157,6 @@ def create_schema(conn: PgConnection) -> None:
 
 PG_BASE_VERSION = 11
 """The schema a new PostgreSQL history is created at (by `create_schema`)."""
-
-
 PG_MIGRATIONS: Sequence[Callable[[PgConnection], None]] = (
     add_authors,  # 11 -> 12 (the same statements as SQLite's)
     add_uids,  # 12 -> 13
@@ -172,4 +170,6 @@ assert PG_BASE_VERSION + len(PG_MIGRATIONS) == SCHEMA_VERSION
 
 
 PG_TABLES = ("comparisons", "panes", "votes", "recordings", "round_judgements",
-              "suite_runs", "suite_results", "suite_pairs", "comparisons_fts", "anoman_meta")
+             "suite_runs", "suite_results", "suite_pairs", "comparisons_fts", "anoman_meta")
+"""Every table a PostgreSQL history has: a database holding one of these names but no
+`anoman_meta` version is another program's, and is refused."""

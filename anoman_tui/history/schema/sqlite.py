@@ -191,6 +191,4 @@ MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = (
     index_scoreboard_reads,  # 14 -> 15: simulated panes, TTFT and tokens/s by model
     add_left_out,  # 15 -> 16: panes whose answer was not the model's doing
 )
-
-
 SCHEMA_VERSION = len(MIGRATIONS)
