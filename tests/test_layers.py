@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / ".importlinter"
 PACKAGE = ROOT / "anoman_tui"
@@ -225,3 +227,36 @@ def test_a_private_import_is_seen() -> None:
         ("anoman_tui.cli", "_history")}
     assert private_imports(PACKAGE / "cli" / "runs.py",
                            "from anoman_tui.cli._history import open_history\n") == set()
+
+
+def _layer_of() -> dict[str, int]:
+    """Each top-level part of the package -> its layer's depth (0 = the top layer)."""
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    lines = parser["importlinter:contract:layers"]["layers"].strip().splitlines()
+    return {name.strip(): depth for depth, line in enumerate(lines)
+            for name in line.split("|")}
+
+
+def _top(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+@pytest.mark.parametrize("shared", ["anoman_tui.streaming.safe_text",
+                                    "anoman_tui.suites.scenarios"])
+def test_a_shared_vocabulary_lives_in_the_lowest_layer_that_uses_it(shared: str) -> None:
+    """Text made safe to show (`safe_text`) and the demo scenarios' `X-Anoman-Simulate`
+    values (`scenarios`) are used across layers: each lives in the lowest of them, so no
+    layer reaches up for it and none holds a copy."""
+    depth = _layer_of()
+    users = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if shared in names:
+                users.add(_top(_module_name(path)))
+    assert users, f"nothing imports {shared}"
+    lowest = max(users, key=depth.__getitem__)
+    assert depth[_top(shared)] == depth[lowest], (
+        f"{shared} is used as low as {lowest}: it belongs there")
