@@ -44,6 +44,9 @@ PANE_COLUMNS = (
     "label", "ttft_s", "tokens_per_s", "cost_usd", "failure_kind", "cost_decimal",
     "cost_source", "provider_cost", "simulated", "left_out",
 )
+"""The `panes` table's columns, the comparison's id first, in the order a pane's INSERT
+gives its values (`put_panes`); copying a history (`transfer`) writes them in this
+order too. A column added by a migration is added here."""
 
 
 _INSERT_PANE = (
