@@ -105,6 +105,7 @@ def put_panes(conn: Any, comparison_id: int | str,
 
 
 def drop_pane(conn: Any, comparison_id: int, pane: int) -> None:
+    """Delete one pane of a comparison and its recording."""
     conn.execute("DELETE FROM recordings WHERE comparison_id = ? AND pane = ?",
                  (comparison_id, pane))
     conn.execute("DELETE FROM panes WHERE comparison_id = ? AND pane = ?",
@@ -132,16 +133,19 @@ def _number(value: Any) -> float | None:
 
 
 def turns_json(turns: Iterable[tuple[str, str]]) -> str:
+    """A conversation's (role, content) turns as their stored JSON column."""
     return json.dumps([list(turn) for turn in turns], ensure_ascii=False)
 
 
 def turns_from_json(text: str | None) -> tuple[tuple[str, str], ...] | None:
+    """A stored conversation column read back (None: not stored, for older rows)."""
     if text is None:
         return None
     return tuple((str(role), str(content)) for role, content in json.loads(text))
 
 
 def pane_from_row(row: Any) -> PaneRecord:
+    """A `panes` row (read with its columns by name) as the record that was saved."""
     return PaneRecord(
         pane=row["pane"],
         model=row["model"],
