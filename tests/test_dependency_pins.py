@@ -26,6 +26,7 @@ import anyio.abc
 import httpcore
 import httpx
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from anoman_tui.streaming.pacing import PacedBackend, paced_stream_of, paced_transport
@@ -211,7 +212,7 @@ async def test_a_response_names_its_paced_connection_and_traces_its_first_bytes(
 
 def test_test_pins_fall_within_the_runtime_ranges() -> None:
     # Otherwise `pip install -e '.[test]'` asks for two versions at once and fails.
-    ranges = {canonicalize_name(r.name): r.specifier for r in RUNTIME}
+    ranges: dict[str, SpecifierSet] = {canonicalize_name(r.name): r.specifier for r in RUNTIME}
     for name, pinned in exact_pins(TEST_EXTRA).items():
         if name in ranges:
             assert ranges[name].contains(pinned, prereleases=True), (
