@@ -17,10 +17,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from anoman_tui.history import PaneRecord
 from anoman_tui.streaming import StreamFailure
+
+if TYPE_CHECKING:
+    # Only named in annotations: the history (SQLite, its models) stays off the path
+    # to the compare screen's first paint.
+    from anoman_tui.history import PaneRecord
 
 MINUS = "−"
 BETTER, WORSE = "▲", "▼"

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from anoman_tui.streaming.events import StreamOpened as StreamOpened
     from anoman_tui.streaming.events import StreamResult as StreamResult
     from anoman_tui.streaming.events import TextDelta as TextDelta
-    from anoman_tui.streaming.gateway_api import GatewayRequestError as GatewayRequestError
-    from anoman_tui.streaming.gateway_api import ModelInfo as ModelInfo
+    from anoman_tui.streaming.gateway_answers import GatewayRequestError as GatewayRequestError
+    from anoman_tui.streaming.gateway_answers import ModelInfo as ModelInfo
     from anoman_tui.streaming.prices import (
         estimate_from_price_library as estimate_from_price_library,
     )
@@ -70,8 +70,8 @@ _EXPORTS = {
     "StreamOpened": "anoman_tui.streaming.events",
     "StreamResult": "anoman_tui.streaming.events",
     "TextDelta": "anoman_tui.streaming.events",
-    "GatewayRequestError": "anoman_tui.streaming.gateway_api",
-    "ModelInfo": "anoman_tui.streaming.gateway_api",
+    "GatewayRequestError": "anoman_tui.streaming.gateway_answers",
+    "ModelInfo": "anoman_tui.streaming.gateway_answers",
     "estimate_from_price_library": "anoman_tui.streaming.prices",
     "preload_price_library": "anoman_tui.streaming.prices",
     "ChatTurn": "anoman_tui.streaming.request",

@@ -59,7 +59,8 @@ from anoman_tui.streaming.failures import (
     truncated_failure,
 )
 from anoman_tui.streaming.formats import frame_reader, whole_body_events
-from anoman_tui.streaming.gateway_api import ModelInfo, fetch_usage, list_models
+from anoman_tui.streaming.gateway_answers import ModelInfo
+from anoman_tui.streaming.gateway_api import fetch_usage, list_models
 from anoman_tui.streaming.pacing import (
     Pacer,
     pace,

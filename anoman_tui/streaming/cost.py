@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 class ListedPrices(Protocol):
-    """What a model list says of a model's prices (`gateway_api.ModelInfo`)."""
+    """What a model list says of a model's prices (`gateway_answers.ModelInfo`)."""
 
     @property
     def id(self) -> str: ...

@@ -20,8 +20,12 @@ connection it uses).
 The hook into httpx is one private attribute (`AsyncHTTPTransport._pool`, an httpcore
 `AsyncConnectionPool`) and one of httpcore (the pool's `_network_backend`); everything
 else is httpcore's public network-backend API. Should either go away in a new version,
-`paced_transport()` returns the plain transport (reads unpaced, logged once), and
-tests/test_pacing.py fails so that it is noticed.
+`paced_transport()` returns the plain transport (reads unpaced, logged once); reads
+straight from the socket (`_DirectReader`) rely on httpcore's anyio stream and anyio's
+asyncio socket stream, and without them go through httpcore (logged once). httpx,
+httpcore and anyio are pinned exactly in pyproject.toml, and tests/test_dependency_pins.py
+checks each internal used here on the installed versions, naming the package whose shape
+changed, so that pacing cannot switch off unnoticed.
 
 May import: the standard library, httpx, httpcore (httpx's own transport), anyio (the
 network backend httpcore runs on). Never Textual.
@@ -249,9 +253,7 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         try:
             data = None
             if pacer is not None:
-                if not self._direct_found:
-                    self._direct, self._direct_found = _DirectReader.of(self._inner), True
-                direct = self._direct
+                direct = self._direct_reader()
                 if direct is not None:
                     data = direct.recv(max_bytes)
                     if data is not None:
@@ -284,11 +286,23 @@ class _PacedStream(httpcore.AsyncNetworkStream):
         # without waiting (as `_DirectReader` reads): through httpcore's anyio stream each
         # write opened a timeout scope and gave the loop a turn, ~2% of a suite run's CPU
         # (benchmarks/eval_load.py).
-        if not self._direct_found:
-            self._direct, self._direct_found = _DirectReader.of(self._inner), True
-        direct = self._direct
+        direct = self._direct_reader()
         if direct is None or not direct.send(buffer):
             await self._inner.write(buffer, timeout)
+
+    def _direct_reader(self) -> _DirectReader | None:
+        if not self._direct_found:
+            self._direct, self._direct_found = _DirectReader.of(self._inner), True
+            if self._direct is None:
+                _warn_if_plain(self._inner)
+        return self._direct
+
+    @property
+    def reads_directly(self) -> bool:
+        """Whether paced reads (and small writes) of this connection go straight to its
+        socket: a plain TCP connection whose httpcore and anyio streams are as this module
+        expects (tests/test_dependency_pins.py checks it on the pinned versions)."""
+        return self._direct_reader() is not None
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -392,6 +406,28 @@ class _DirectReader:
         # would not have waited either.
         transport.write(data)
         return True
+
+
+_warned_direct = False
+
+
+def _warn_if_plain(inner: httpcore.AsyncNetworkStream) -> None:
+    """Say once (in the log) that a plain TCP connection could not be read straight from
+    its socket: httpcore's or anyio's stream no longer looks as `_DirectReader` expects,
+    and every read takes httpcore's way (correct, at more CPU). A TLS connection never
+    reads directly and says nothing."""
+    global _warned_direct
+    if _warned_direct:
+        return
+    try:
+        plain = (inner.get_extra_info("ssl_object") is None
+                 and isinstance(inner.get_extra_info("socket"), socket.socket))
+    except Exception:  # a stream of another kind: nothing to say about it
+        return
+    if plain:
+        _warned_direct = True
+        log.warning("this httpcore/anyio hides the socket under a plain connection: paced "
+                    "reads go through httpcore, fast streams cost more CPU")
 
 
 def _readable(sock: typing.Any, poll: typing.Any = None) -> bool:

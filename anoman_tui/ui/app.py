@@ -27,19 +27,18 @@ from textual.theme import BUILTIN_THEMES
 
 from anoman_tui.config import Settings, persist_setting
 from anoman_tui.locations import stylesheet
-from anoman_tui.streaming import preload_price_library
 from anoman_tui.ui.connection import Connector, LocalGateway
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
-from anoman_tui.ui.screens.arena import ArenaScreen
 from anoman_tui.ui.screens.compare import CompareScreen
-from anoman_tui.ui.screens.record import RecordScreen
-from anoman_tui.ui.screens.usage import UsageScreen
 from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
 from anoman_tui.ui.themes import load_themes
 from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
+# Only the compare screen is imported with the app: every other screen, the history, the
+# HTTP stack below httpx and the local gateway are imported where first used, after the
+# first paint (benchmarks/startup.py; tests/test_startup.py keeps them out).
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
     from anoman_tui.history.pending import PendingSaves
@@ -47,6 +46,9 @@ if TYPE_CHECKING:
     from anoman_tui.suites.prepare import Prepared
 
     Replay = tuple[ComparisonRecord, dict[int, StreamRecording], float]
+
+ARENA_SCREEN = "anoman_tui.ui.screens.arena"
+RECORD_SCREEN = "anoman_tui.ui.screens.record"
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,14 @@ def keymap_conflict(keymap: dict[str, str]) -> str | None:
                 if other != binding.id:
                     return f"keymap: {key} is bound to both {other} and {binding.id}"
     return None
+
+
+def _is_screen(screen: Screen[Any] | None, module: str, name: str) -> bool:
+    """`screen` is an instance of `module`'s class `name`, asked without importing the
+    module: the app's keys are checked for the first frame, before that screen's module
+    is (and while it is not, no screen of it can be shown)."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
 def _freeze_startup_objects() -> None:
@@ -265,7 +275,9 @@ class AnomanApp(App[None]):
             self.push_screen(SuiteScreen(self._suite))
         self.connector.listener = self.compare
         if self._connect_on_mount:
-            self.connector.reconnect(announce=False)
+            # After the first paint: the network thread and the local gateway start in
+            # threads, whose imports would otherwise take the GIL from the first frame.
+            self.call_after_refresh(self.connector.reconnect, announce=False)
         if self.settings.history and self._replay is None:
             # Like the gateway: opened after the first paint.
             self.call_after_refresh(lambda: self.run_worker(
@@ -334,6 +346,8 @@ class AnomanApp(App[None]):
         if any(p.target.kind != "anoman" for p in self.panes):
             # Costs not reported are estimated from the price library: its first import
             # (~150 ms) belongs here, not in the frame that shows the first answer's end.
+            from anoman_tui.streaming import preload_price_library
+
             preload_price_library()
         # What the warm-up built lives as long as the app: out of the collector's reach,
         # as the start-up objects are. Else the first full collection of the first
@@ -354,9 +368,10 @@ class AnomanApp(App[None]):
             return compare is not None and compare.unavailable
         if action == "history":
             # Not from a comparison reopened from the history: Esc goes back to it.
-            return not isinstance(screen, RecordScreen | ArenaScreen)
-        if action == "usage" and isinstance(screen, ArenaScreen):
-            return not screen.hidden  # the ledger names each request's model
+            return not (_is_screen(screen, RECORD_SCREEN, "RecordScreen")
+                        or _is_screen(screen, ARENA_SCREEN, "ArenaScreen"))
+        if action == "usage" and _is_screen(screen, ARENA_SCREEN, "ArenaScreen"):
+            return not getattr(screen, "hidden", False)  # the ledger names each request's model
         # `anoman-tui replay` runs offline: there is no gateway whose ledger to show.
         return not (action == "usage" and self._replay is not None)
 
@@ -542,6 +557,8 @@ class AnomanApp(App[None]):
                              "The gateway is still starting: its ledger shows once it "
                              "answers.", key="usage")
             return
+        from anoman_tui.ui.screens.usage import UsageScreen
+
         self.push_screen(UsageScreen())
 
     def _when_ready(self, ready: Callable[[], bool], then: Callable[[], None], waiting: str,
@@ -609,6 +626,8 @@ class AnomanApp(App[None]):
             self.notify("Not connected yet: the arena starts once the gateway answers.",
                         timeout=4)
             return
+        from anoman_tui.ui.screens.arena import ArenaScreen
+
         self.push_screen(ArenaScreen(self.compare, frozen_clock=self._frozen))
 
     def action_scoreboard(self) -> None:

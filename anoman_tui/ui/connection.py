@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 from textual.message import Message
@@ -30,7 +30,6 @@ from anoman_tui.config import Settings
 from anoman_tui.streaming import (
     GatewayRequestError,
     ModelInfo,
-    StreamClient,
     mask_key,
     normalize_base_url,
 )
@@ -38,6 +37,11 @@ from anoman_tui.targets import Connection, Target, connect
 from anoman_tui.ui.messages import GatewayConnecting, GatewayReady, GatewayUnavailable
 from anoman_tui.ui.network import NetworkThread
 from anoman_tui.ui.render.pane_state import PaneState
+
+if TYPE_CHECKING:
+    # Made in a thread after the first paint, and imported there: the HTTP stack below
+    # httpx (httpcore, h11, anyio) stays off the path to it.
+    from anoman_tui.streaming import StreamClient
 
 log = logging.getLogger(__name__)
 # Waits between attempts to reach a gateway that is down: soon at first (it may be
@@ -55,6 +59,16 @@ class LocalGateway(Protocol):
     def start(self) -> object: ...
 
     def stop(self) -> None: ...
+
+
+def _start_embedded_gateway() -> LocalGateway:
+    """(a thread) The local gateway, imported and started here: uvicorn, Starlette and
+    the gateway's app (~0.3 s of imports) stay off the UI's thread."""
+    from anoman_tui.gateway.embedded import EmbeddedGateway
+
+    gateway = EmbeddedGateway()
+    gateway.start()
+    return gateway
 
 
 class Connector:
@@ -100,6 +114,8 @@ class Connector:
     @property
     def stream_client(self) -> StreamClient:
         if self._stream_client is None:
+            from anoman_tui.streaming import StreamClient
+
             self._stream_client = StreamClient()
         return self._stream_client
 
@@ -205,11 +221,7 @@ class Connector:
         elif self._gateway_factory is not None:
             gateway = self._gateway_factory()  # already running (tests share one)
         else:
-            # Imported here: uvicorn and the gateway stay off the path to the first paint.
-            from anoman_tui.gateway.embedded import EmbeddedGateway
-
-            gateway = EmbeddedGateway()
-            await asyncio.to_thread(gateway.start)
+            gateway = await asyncio.to_thread(_start_embedded_gateway)
         self._gateway = gateway
         self.local = (gateway.base_url, gateway.api_key)
         host = gateway.base_url.removeprefix("http://")

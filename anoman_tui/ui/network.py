@@ -48,18 +48,21 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from anoman_tui.streaming import (
-    ModelStream,
     ReasoningDelta,
-    StreamClient,
     StreamDone,
     StreamEvent,
     StreamRequest,
     StreamResult,
     TextDelta,
 )
+
+if TYPE_CHECKING:
+    # The HTTP stack (httpcore and what it brings) is imported as the thread starts,
+    # after the first paint.
+    from anoman_tui.streaming import ModelStream, StreamClient
 
 __all__ = ["NetworkThread", "ThreadedStream"]
 
@@ -103,6 +106,8 @@ class NetworkThread:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
+        from anoman_tui.streaming import StreamClient
+
         self._client = StreamClient(read_gap=READ_GAP_S, read_grid=(FRAME_S, READ_LEAD_S))
         ready.set()
         try:

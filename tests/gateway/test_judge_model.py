@@ -23,7 +23,7 @@ from anoman_tui.gateway.catalogue import ANSWER_MODELS, CATALOGUE
 from anoman_tui.gateway.composer import compose_answer, read_prompt
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.judge import NO_ANSWERS, content_words, coverage, judge_reply
-from anoman_tui.streaming.gateway_api import ModelInfo
+from anoman_tui.streaming.gateway_answers import ModelInfo
 from tests.gateway.helpers import auth, chat_body, post_stream, wait_row
 from tests.helpers import LocalGateways
 

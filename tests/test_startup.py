@@ -1,0 +1,70 @@
+"""What the compare screen's first paint does not wait for.
+
+`anoman-tui` imports the app (`anoman_tui.ui.app`) before its first frame; everything it
+needs only later is imported where first used, after the first paint
+(benchmarks/startup.py measures the paint against the import of Textual and httpx). One
+fresh interpreter imports the app and reports which of the heaviest deferred modules it
+brought in: one that creeps back into the path fails here, named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DEFERRED = {
+    # The HTTP client (a third of what the baseline imports): what the screens name of
+    # the gateway's answers lives apart from it (streaming/gateway_answers.py).
+    "httpx": "the HTTP client",
+    # The HTTP stack below httpx (and trio, which httpcore imports when installed): the
+    # network thread and the JSON client import it as they start.
+    "httpcore": "the stream client's HTTP stack",
+    "h11": "the stream client's HTTP stack",
+    "anyio": "the stream client's HTTP stack",
+    "trio": "imported by httpcore when installed",
+    "anoman_tui.streaming.client": "the stream client",
+    "anoman_tui.streaming.pacing": "the stream client's pacing",
+    # The local gateway starts in a thread beside the UI, after the first paint.
+    "anoman_tui.gateway": "the local gateway",
+    "uvicorn": "the local gateway's server",
+    "starlette": "the local gateway's app",
+    # The history opens in a thread after the first paint.
+    "anoman_tui.history": "the history store",
+    "sqlite3": "the history store",
+    "psycopg": "the shared history's driver",
+    # Screens other than compare, and what only they use.
+    "anoman_tui.ui.screens.arena": "the arena screen",
+    "anoman_tui.ui.screens.record": "a reopened comparison",
+    "anoman_tui.ui.screens.replay": "the replay screen",
+    "anoman_tui.ui.screens.usage": "the usage screen",
+    "anoman_tui.ui.screens.history": "the history screen",
+    "anoman_tui.ui.screens.suite": "the suite screen",
+    "anoman_tui.suites": "suites",
+    "anoman_tui.report.export": "report exporters",
+    "numpy": "the arena's ratings",
+    "yaml": "promptfoo configs",
+    "genai_prices": "the price library (warmed up in a thread)",
+}
+
+PROBE = f"""
+import json, sys
+import anoman_tui.ui.app
+print(json.dumps(sorted(m for m in {sorted(DEFERRED)!r} if m in sys.modules)))
+"""
+
+
+def test_importing_the_app_leaves_the_deferred_modules_out() -> None:
+    # This checkout's package first, whatever is installed.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=120, check=True)
+    imported = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not imported, "; ".join(
+        f"importing anoman_tui.ui.app imports {name} ({DEFERRED[name]}): import it where "
+        "it is first used, after the first paint" for name in imported)
