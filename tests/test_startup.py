@@ -44,7 +44,11 @@ DEFERRED = {
     "anoman_tui.ui.screens.usage": "the usage screen",
     "anoman_tui.ui.screens.history": "the history screen",
     "anoman_tui.ui.screens.suite": "the suite screen",
-    "anoman_tui.suites": "suites",
+    # The X-Anoman-Simulate vocabulary (suites/scenarios.py, light) comes with the panes;
+    # the suite files, the engine and what they import do not.
+    "anoman_tui.suites.model": "suites",
+    "anoman_tui.suites.loader": "suites",
+    "anoman_tui.suites.engine": "suites",
     "anoman_tui.report.export": "report exporters",
     "numpy": "the arena's ratings",
     "yaml": "promptfoo configs",
