@@ -541,7 +541,7 @@ def _matrix_and_failures(case_ids: Sequence[str], models: Sequence[str],
             fold.passed += cell.passed
         elif cell.completed:
             fold.recorded += 1
-        if cell.passed is False or not cell.completed:
+        if cell.failed:
             if fold.failing < 0:
                 fold.failing = len(failures)
             reasons = "".join(f"<li>{_esc(_cut(r, REASON_LIMIT))}</li>"

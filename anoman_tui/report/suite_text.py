@@ -370,7 +370,7 @@ def print_summary(console: Console, *, suite: Suite, results: Sequence[CellResul
             say(console, ratings)
         else:
             rating_blocks(console, summary.ratings, self_judge, set(simulated))
-    failed = [c for c in results if c.passed is False]
+    failed = [c for c in results if c.failed]
     if failed:
         say(console, Text(f"Failed ({len(failed)}"
                            + (f", first {FAILED_SHOWN} shown" if len(failed) > FAILED_SHOWN

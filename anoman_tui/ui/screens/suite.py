@@ -117,7 +117,7 @@ class CellView:
             return "stream", kinds[0]
         if any(r.judge_errors for r in self.results.values()):
             return "judge", STATES["judge"][1]
-        if any(r.passed is False for r in self.results.values()):
+        if any(r.failed for r in self.results.values()):  # (judged and failed, here)
             return "failed", STATES["failed"][1]
         if all(r.status == NOT_RUN for r in self.results.values()):
             return "not_run", STATES["not_run"][1]
@@ -874,8 +874,7 @@ class SuiteScreen(Screen[None]):
         cells = [c for c in self.prepared.all_cells
                  if (c.case.id, c.slot.spec) in failed
                  and (r := self.cells[(c.case.id, c.slot.spec)].results.get(c.repeat))
-                 is not None and (r.status not in ("completed", NOT_RUN)
-                                  or r.passed is False or r.judge_errors)]
+                 is not None and (r.failed or r.judge_errors)]
         if not cells:
             return
         store = self.prepared.store
