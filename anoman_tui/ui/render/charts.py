@@ -280,12 +280,12 @@ def _axis(low: float, high: float, fix_lo: bool, fix_hi: bool, width: int,
         return _Axis(low, high, width, ())
     tried = (low, high, span)
     for intervals in (4, 3, 2, 1):
-        ticks = nice_ticks(low, high, intervals, fix_low=fix_lo, fix_high=fix_hi)
-        a, b = ticks.low, ticks.high
-        tried = (a, b, ticks.step)
-        if len(ticks.values) > MAX_TICKS:
+        axis = nice_ticks(low, high, intervals, fix_low=fix_lo, fix_high=fix_hi)
+        a, b = axis.low, axis.high
+        tried = (a, b, axis.step)
+        if len(axis.values) > MAX_TICKS:
             continue
-        placed = _place(list(ticks.values), a, b, width, ticks.step, label_of)
+        placed = _place(list(axis.values), a, b, width, axis.step, label_of)
         if placed is not None:
             return _Axis(a, b, width, placed)
     # Not even two round ticks fit: the low end alone, if it does.

@@ -682,7 +682,7 @@ class SuiteScreen(Screen[None]):
         static.update(text, layout=before != height)
 
     def _show_summary(self) -> None:
-        from anoman_tui.report.suite_text import model_table, pair_table
+        from anoman_tui.report.suite_terminal import model_table, pair_table
 
         summary = self.summary
         if summary is None:
