@@ -1,8 +1,9 @@
 """A suite run as plain text: the formatters every report of a run shares (figures,
 costs, verdicts, reasons, the judge's line), and the one line per finished cell that
-`eval` prints when output is piped. The terminal's summary, list of runs and diff lay
-these out (`suite_terminal`, with Rich); the Markdown, HTML, JUnit and JSON reports use
-them as they are, so none of those, nor `eval --json`, imports a terminal renderer.
+`eval` prints when output is piped. The summary, the list of runs and the diff lay
+these out (`suite_print`, in plain text; `suite_terminal` draws them in colour with
+Rich); the Markdown, HTML, JUnit and JSON reports use them as they are, so none of
+those, nor `eval --json`, imports a terminal renderer.
 
 Everything a cell holds came from a model, a suite file or a server: it is folded onto
 one line with terminal control sequences stripped (`one_line`). Costs read as

@@ -1,8 +1,8 @@
 """Text formatting for reports needs no terminal renderer: the report modules a suite
-run's Markdown, HTML, JUnit, JSON and diff are made by never import Rich (only
-`suite_terminal`, the terminal's view, does), and `anoman-tui eval --json`, run whole in a
-fresh interpreter (its local gateway, its run, its document), loads neither Rich nor
-Textual."""
+run's Markdown, HTML, JUnit, JSON, plain-text summary and diff are made by never import
+Rich (only `suite_terminal`, the terminal's coloured view, does), and `anoman-tui eval
+--json`, run whole in a fresh interpreter (its local gateway, its run, its document),
+loads neither Rich nor Textual."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAIN = ("axes", "html_page", "suite_diff", "suite_files", "suite_html", "suite_json",
-         "suite_junit", "suite_markdown", "suite_text")
+         "suite_junit", "suite_markdown", "suite_print", "suite_text", "text_layout")
 
 SUITE = """
 name = "plain"

@@ -682,14 +682,15 @@ class SuiteScreen(Screen[None]):
         static.update(text, layout=before != height)
 
     def _show_summary(self) -> None:
-        from anoman_tui.report.suite_terminal import model_table, pair_table
+        from anoman_tui.report.suite_print import model_table, pair_table
+        from anoman_tui.report.suite_terminal import rich_table
 
         summary = self.summary
         if summary is None:
             return
-        parts: list[Any] = [model_table(summary)]
+        parts: list[Any] = [rich_table(model_table(summary))]
         if summary.pairs:
-            parts.append(pair_table(summary))
+            parts.append(rich_table(pair_table(summary)))
         self.query_one("#suite-summary-text", Static).update(Group(*parts))
         figures = []
         for model in self.models:
