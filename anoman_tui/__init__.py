@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+# httpx imports its optional command-line client (`httpx._main`: click, Pygments' lexers,
+# Rich's console, progress and syntax) whenever those are installed, as they are beside
+# Textual: about 40% of httpx's import time, and Rich in every headless command. Nothing
+# here runs httpx's CLI (its own `httpx` command is another process, unaffected).
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def _version() -> str:

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _list(store: HistoryStore | None, limit: int, as_json: bool) -> int:
     from anoman_tui.report.suite_json import runs_json
-    from anoman_tui.report.suite_text import output_console, print_runs
+    from anoman_tui.report.suite_terminal import output_console, print_runs
 
     listings = store.runs(limit=max(1, limit)) if store is not None else []
     if as_json:
@@ -115,7 +115,7 @@ def _load(store: HistoryStore, run_id: str) -> tuple[StoredRun, Any, list[Any]] 
 def _show(store: HistoryStore, run_id: str, as_json: bool, html: Path | None,
           junit: Path | None) -> int:
     from anoman_tui.report.suite_json import run_json
-    from anoman_tui.report.suite_text import output_console, print_summary
+    from anoman_tui.report.suite_terminal import output_console, print_summary
     from anoman_tui.suites.summary import summarize
 
     loaded = _load(store, run_id)
@@ -181,8 +181,9 @@ def _judge_summary(stored: StoredRun, suite: Suite, results: list[CellResult]
 
 def _diff(store: HistoryStore, old_id: str, new_id: str, as_json: bool,
           force: bool = False) -> int:
-    from anoman_tui.report.suite_diff import diff_json, diff_runs, match_cases, print_diff
-    from anoman_tui.report.suite_text import one_line, output_console
+    from anoman_tui.report.suite_diff import diff_json, diff_runs, match_cases
+    from anoman_tui.report.suite_terminal import output_console, print_diff
+    from anoman_tui.report.suite_text import one_line
 
     old = _load(store, old_id)
     new = _load(store, new_id) if old is not None else None

@@ -18,10 +18,6 @@ import sys
 from dataclasses import replace
 from typing import IO
 
-from rich.console import Console
-from rich.live import Live
-
-from anoman_tui.headless.output import milestones, print_heading, print_results, progress_table
 from anoman_tui.headless.records import compare_json, comparison_record
 from anoman_tui.headless.run import CompareRun, save_to_history
 from anoman_tui.headless.spec import CompareSpec, PaneSpec
@@ -48,6 +44,18 @@ async def run_compare(
     """
     # No key leaves: the settings' and this run's are masked in every answer, error and
     # line written (a server may echo one back; a user may paste one into a prompt).
+    # The terminal's output loads here: importing the headless commands (as `eval` does)
+    # loads no terminal renderer.
+    from rich.console import Console
+    from rich.live import Live
+
+    from anoman_tui.headless.output import (
+        milestones,
+        print_heading,
+        print_results,
+        progress_table,
+    )
+
     secrets = spec_secrets(spec)
     out = masked_stream(out or sys.stdout, secrets)  # sys.stdout looked up now: a caller
     console = Console(file=out, highlight=False, soft_wrap=False)  # may have redirected it

@@ -18,12 +18,7 @@ import json
 import signal
 import sys
 from decimal import Decimal
-from typing import IO
-
-from rich.console import Console, Group
-from rich.control import strip_control_codes
-from rich.live import Live
-from rich.text import Text
+from typing import IO, TYPE_CHECKING
 
 from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
@@ -52,6 +47,9 @@ from anoman_tui.suites.prepare import (
     self_judging,
 )
 
+if TYPE_CHECKING:  # Rich loads only to draw on a terminal: `eval --json` piped never does
+    from rich.console import Console, Group
+
 __all__ = [
     "EXIT_COST_LIMIT", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_PASSED", "EXIT_USAGE",
     "EvalRefused", "EvalRequest", "Prepared", "ProgressView", "Resolved",
@@ -62,9 +60,13 @@ __all__ = [
 class ProgressView:
     """The bar on a terminal; one line per finished cell otherwise."""
 
-    def __init__(self, console: Console, progress: Progress, *, live: bool,
-                 max_cost: Decimal | None, done_before: int, total: int) -> None:
+    def __init__(self, console: Console | None, progress: Progress, *, live: bool,
+                 max_cost: Decimal | None, done_before: int, total: int,
+                 file: IO[str] | None = None) -> None:
         self.console = console
+        # Where a piped run's lines go: the console's file, or (`--json` piped, no
+        # console) the masked stderr it would have had.
+        self.file = file if file is not None else console.file if console else sys.stderr
         self.progress = progress
         self.live = live
         self.max_cost = max_cost
@@ -73,16 +75,19 @@ class ProgressView:
 
     def cell(self, result: CellResult) -> None:
         if not self.live:
-            from anoman_tui.report.suite_text import cell_line
+            from anoman_tui.report.suite_text import cell_line, strip_control_codes
 
             # What `console.print(Text(line), soft_wrap=True)` writes for a one-line text
             # off a terminal (Text drops the same control codes), without Rich's render:
             # 0.27 ms a line, ~2% of a piped run's CPU (benchmarks/eval_load.py).
-            file = self.console.file
+            file = self.file
             file.write(strip_control_codes(cell_line(result)) + "\n")
             file.flush()
 
     def __rich__(self) -> Group:
+        from rich.console import Group
+        from rich.text import Text
+
         p = self.progress
         done = self.done_before + p.done + p.not_run
         width = 30
@@ -158,19 +163,26 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
     suite = request.suite
     todo, run_id, total = prepared.todo, prepared.run_id, prepared.total
     prog = "anoman-tui eval"
-    from anoman_tui.report.suite_text import output_console
+    from anoman_tui.report.suite_text import may_be_terminal
 
-    # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
-    console = output_console(out, soft_wrap=not request.as_json)
-    err = Console(file=masked_stream(sys.stderr, suite_secrets(request)), highlight=False)
-    view_console = err if request.as_json else console
-    live = view_console.is_terminal
+    err_file = masked_stream(sys.stderr, suite_secrets(request))
+    console: Console | None = None
+    view_console: Console | None = None
+    if not request.as_json or may_be_terminal(err_file):
+        from rich.console import Console
+
+        from anoman_tui.report.suite_terminal import output_console
+
+        # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
+        console = output_console(out, soft_wrap=not request.as_json)
+        view_console = Console(file=err_file, highlight=False) if request.as_json else console
+    live = view_console is not None and view_console.is_terminal
     view: ProgressView | None = None
     run = prepared.make_run(lambda cell: view.cell(cell) if view is not None else None)
     run.on_wait = _announce_wait
     view = ProgressView(view_console, run.progress, live=live,
                         max_cost=request.options.max_cost, done_before=total - len(todo),
-                        total=total)
+                        total=total, file=err_file if request.as_json else None)
     if not request.as_json and not live:
         print(f"{suite.name}: {len(todo)} of {total} cells to run ({len(suite.cases)} cases × "
               f"{len(prepared.slots)} models × {suite.repeat} repeats), run {run_id}",
@@ -183,6 +195,8 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
             loop.add_signal_handler(signal.SIGTERM, run.stop)
         try:
             if live:
+                from rich.live import Live
+
                 with Live(view, console=view_console, refresh_per_second=4, transient=True):
                     return await run.run(todo)
             return await run.run(todo)
@@ -238,10 +252,9 @@ def _announce_wait(cell: Cell, wait: float, asked: float | None) -> None:
 
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,
-            created_at: float, finished: bool, stopped: str | None, console: Console,
+            created_at: float, finished: bool, stopped: str | None, console: Console | None,
             out: IO[str], user: str, *, saved: bool) -> None:
     from anoman_tui.report.suite_json import run_json
-    from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.model import RunSummary
 
     assert isinstance(summary, RunSummary)
@@ -259,6 +272,9 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
         out.write(json.dumps(document, ensure_ascii=False) + "\n")
         out.flush()
     else:
+        from anoman_tui.report.suite_terminal import print_summary
+
+        assert console is not None  # made for every run that prints its summary
         print_summary(console, suite=suite, results=results, summary=summary, run_id=run_id,
                       finished=finished, stopped=stopped, skipped=suite.skipped, user=user,
                       saved=saved)

@@ -37,6 +37,7 @@ from decimal import Decimal
 from typing import Any
 
 from anoman_tui.history.model import ComparisonRecord, PaneRecord
+from anoman_tui.history.pane_json import pane_json, provider_cost_raw
 from anoman_tui.history.runs import GroupInfo, RunRefused
 from anoman_tui.history.store import HistoryStore, HistoryUnavailable, VoteRefused, new_uid
 from anoman_tui.streaming.cost import Cost, decimal_or_none
@@ -128,7 +129,7 @@ def cell_write(run_id: str, cell: dict[str, Any], *, case_id: str, model: str, r
     return Write("cell", f"cell {run_id} {case_id} {model} {repeat}", {
         "run_id": run_id, "cell": cell, "case_id": case_id, "model": model,
         "repeat": repeat, "status": status, "passed": passed,
-        "pane": None if pane is None else pane_to_json(pane),
+        "pane": None if pane is None else pane_json(pane, recording=pane.recording),
         "group": None if group is None else {
             "prompt": group.prompt, "system_prompt": group.system_prompt,
             "created_at": group.created_at}})
@@ -147,30 +148,14 @@ def finish_write(run_id: str, *, finished: bool, stopped: str | None) -> Write:
 # -- records as JSON (the spool keeps them whole, recordings included) -------------------
 
 
-def pane_to_json(p: PaneRecord) -> dict[str, Any]:
-    return {
-        "pane": p.pane, "model": p.model, "base_url": p.base_url, "endpoint": p.endpoint,
-        "temperature": p.temperature, "max_tokens": p.max_tokens, "scenario": p.scenario,
-        "status": p.status, "committed": p.committed, "text": p.text,
-        "reasoning": p.reasoning, "finish_reason": p.finish_reason, "failure": p.failure,
-        "usage": p.usage, "anoman": p.anoman, "metrics": p.metrics,
-        "rate_series": list(p.rate_series), "cost": p.cost.to_json(),
-        "provider_cost": None if p.provider_cost is None else str(p.provider_cost),
-        "simulated": p.simulated,
-        "conversation": None if p.conversation is None else [list(t) for t in p.conversation],
-        "target": p.target, "label": p.label,
-        "recording": None if p.recording is None else p.recording.to_json(),
-    }
-
-
 def _turns(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(role), str(content)) for role, content in value)
 
 
 def pane_from_json(d: dict[str, Any]) -> PaneRecord:
-    """ValueError for what `pane_to_json` did not write."""
+    """ValueError for what `pane_json` did not write."""
     try:
-        provider_cost: Decimal | None = decimal_or_none(d["provider_cost"])
+        provider_cost: Decimal | None = decimal_or_none(provider_cost_raw(d))
         recording = d["recording"]
         return PaneRecord(
             pane=int(d["pane"]), model=str(d["model"]), base_url=str(d["base_url"]),
@@ -193,7 +178,7 @@ def pane_from_json(d: dict[str, Any]) -> PaneRecord:
 
 def record_to_json(r: ComparisonRecord) -> dict[str, Any]:
     return {
-        "prompt": r.prompt, "panes": [pane_to_json(p) for p in r.panes],
+        "prompt": r.prompt, "panes": [pane_json(p, recording=p.recording) for p in r.panes],
         "system_prompt": r.system_prompt, "conversation": [list(t) for t in r.conversation],
         "created_at": r.created_at, "source": r.source, "blind": r.blind,
         "rerun_of": r.rerun_of, "recorded": r.recorded, "suite_run": r.suite_run,

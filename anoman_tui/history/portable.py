@@ -31,6 +31,7 @@ from typing import Any
 
 from anoman_tui.history.legacy import legacy_cost
 from anoman_tui.history.model import ComparisonRecord, PaneRecord, VoteRecord
+from anoman_tui.history.pane_json import pane_json, provider_cost_raw
 from anoman_tui.streaming.cost import Cost, decimal_or_none
 from anoman_tui.streaming.recording import RecordingError, StreamRecording, mask_reads
 from anoman_tui.streaming.request import ENDPOINT_FORMATS
@@ -114,7 +115,7 @@ def comparison_document(record: ComparisonRecord, recordings: dict[int, StreamRe
             "blind": vote.blind, "outcome": vote.outcome,
             "winner_pane": vote.winner_pane, "voted_at": vote.voted_at,
         },
-        "panes": [_pane_document(p, _masked_recording(recordings[p.pane], keys))
+        "panes": [pane_json(p, recording=_masked_recording(recordings[p.pane], keys))
                   for p in record.panes],
     }, keys)
     if record.uid:
@@ -146,38 +147,6 @@ def _masked_recording(recording: StreamRecording, keys: list[str]) -> StreamReco
     for key in keys:
         reads = mask_reads(reads, key.encode())
     return replace(recording, reads=tuple(reads))
-
-
-def _pane_document(p: PaneRecord, recording: StreamRecording) -> dict[str, Any]:
-    return {
-        "pane": p.pane,
-        "model": p.model,
-        "target": p.target,
-        "base_url": redact_url(p.base_url),  # never a URL's password
-        "endpoint": p.endpoint,
-        "temperature": p.temperature,
-        "max_tokens": p.max_tokens,
-        "scenario": p.scenario,
-        "status": p.status,
-        "committed": p.committed,
-        "text": p.text,
-        "reasoning": p.reasoning,
-        "finish_reason": p.finish_reason,
-        "failure": p.failure,
-        "usage": p.usage,
-        "anoman": p.anoman,
-        "metrics": p.metrics,
-        "rate_series": list(p.rate_series),
-        # The value, and as shown for readers of files written before it (ignored on import
-        # when `cost` is there).
-        "cost": p.cost.to_json(),
-        "cost_text": p.cost.shown(),
-        "provider_cost_usd": None if p.provider_cost is None else str(p.provider_cost),
-        "simulated": p.simulated,
-        "conversation": None if p.conversation is None else [list(t) for t in p.conversation],
-        "label": p.label,
-        "recording": recording.to_json(),
-    }
 
 
 def dumps(document: dict[str, Any]) -> str:
@@ -555,7 +524,7 @@ def _cost(value: dict[str, Any], fields: _Fields, where: str) -> Cost:
 
 
 def _provider_cost(value: dict[str, Any], where: str) -> Decimal | None:
-    raw = value.get("provider_cost_usd")
+    raw = provider_cost_raw(value)
     if raw is None:
         return None
     amount = decimal_or_none(raw) if isinstance(raw, str) and len(raw) <= MAX_NAME else None

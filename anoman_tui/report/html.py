@@ -1,18 +1,18 @@
 """The comparison as one self-contained HTML page: inline CSS, no scripts, no network.
 
 Every byte that came from a model or a user (answers, reasoning, prompts, model names,
-failure messages, `_anoman` fields) is escaped: plain strings with `html.escape`, the
+failure messages, `_anoman` fields) is escaped: plain strings with `html_page.escape`, the
 answers by markdown-it with raw HTML disabled (an answer's `<script>` is shown as
 text). Links in answers stay links (`rel="noopener noreferrer nofollow"`) when
 markdown-it's link check accepts their URL, which refuses `javascript:`, `vbscript:`,
 `file:` and `data:`; images are not rendered (an image would be fetched from the
-network when the page opens), their Markdown shows as a link instead. A
-Content-Security-Policy meta tag forbids scripts and every fetch as a second fence.
+network when the page opens), their Markdown shows as a link instead. The page is
+`html_page`'s shell (every HTML report's): its Content-Security-Policy meta tag forbids
+scripts and every fetch as a second fence.
 """
 
 from __future__ import annotations
 
-import html
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
@@ -27,26 +27,14 @@ from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
 from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.report import facts
+from anoman_tui.report.html_page import COLOURS, escape, html_page
 
-# The app's dark theme (anoman-dark).
-COLOURS = {
-    "primary": "#5EA1FF", "secondary": "#9D8CFF", "accent": "#FFB86B",
-    "foreground": "#E6EAF2", "background": "#0F1420", "surface": "#161C2B",
-    "panel": "#1E2638", "success": "#5FD38D", "warning": "#F5C451", "error": "#FF6B6B",
-    "muted": "#9AA4B8", "info": "#5EA1FF",
-}
 # Pygments colours about 0.5 MB of code a second: one block bigger than the first limit,
 # or any code once a page has coloured the second, is shown plain (still escaped), so
 # that a 3 x 100,000-token comparison exports within 2 s (benchmarks/export_report.py).
 _HIGHLIGHT_LIMIT = 20_000
 _HIGHLIGHT_BUDGET = 400_000
 _budget: ContextVar[int] = ContextVar("highlight_budget", default=_HIGHLIGHT_BUDGET)
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-        "form-action 'none'; base-uri 'none'")
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 @lru_cache(maxsize=1)
@@ -95,7 +83,7 @@ def render_markdown(text: str) -> str:
 
 def _badges(pane: PaneRecord) -> str:
     return "".join(
-        f'<span class="badge {b.severity}">{_esc(b.text)}</span>' for b in facts.badges(pane)
+        f'<span class="badge {b.severity}">{escape(b.text)}</span>' for b in facts.badges(pane)
     )
 
 
@@ -114,23 +102,23 @@ def sparkline(pane: PaneRecord, width: int = 240, height: int = 36) -> str:
                          f'width="{max(bar - 0.5, 0.5):.2f}" height="{h:.2f}"/>')
     label = f"tokens/s over time, peak {peak:.0f}"
     return (f'<svg class="spark" viewBox="0 0 {width} {height}" width="{width}" '
-            f'height="{height}" role="img" aria-label="{_esc(label)}">'
-            f'<title>{_esc(label)}</title>'
+            f'height="{height}" role="img" aria-label="{escape(label)}">'
+            f'<title>{escape(label)}</title>'
             f'<g fill="{COLOURS["primary"]}">{"".join(rects)}</g></svg>'
             f'<span class="spark-peak">peak {peak:.0f} tok/s</span>')
 
 
 def _metrics_table(record: ComparisonRecord) -> str:
-    head = "".join(f"<th>{_esc(h)}</th>" for h in facts.METRICS_HEADERS)
+    head = "".join(f"<th>{escape(h)}</th>" for h in facts.METRICS_HEADERS)
     rows = []
     for pane in record.panes:
         cells = facts.row_cells(facts.metrics_row(pane))
         status_class = {"completed": "success", "failed": "error",
                         "cancelled": "muted"}.get(pane.status, "")
         # Figures stay on one line; words (model, routing, guardrails) may wrap.
-        tds = [f'<td class="fig">{_esc(c)}</td>' if i in (0, 3, 4, 5, 6, 7) else
-               f"<td>{_esc(c)}</td>" for i, c in enumerate(cells)]
-        tds[2] = f'<td class="{status_class}">{_esc(cells[2])}</td>'
+        tds = [f'<td class="fig">{escape(c)}</td>' if i in (0, 3, 4, 5, 6, 7) else
+               f"<td>{escape(c)}</td>" for i, c in enumerate(cells)]
+        tds[2] = f'<td class="{status_class}">{escape(cells[2])}</td>'
         rows.append(f"<tr>{''.join(tds)}</tr>")
     return (f'<div class="table-wrap"><table class="metrics"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>")
@@ -148,20 +136,20 @@ def _earlier_turns(turns: tuple[tuple[str, str], ...]) -> str:
             shown.append(_quote("You" if role == "user" else role, content))
     count = sum(role == "user" for role, _ in turns)
     label = f"Earlier turns ({count})"
-    return (f'<details class="earlier" open><summary>{_esc(label)}</summary>'
+    return (f'<details class="earlier" open><summary>{escape(label)}</summary>'
             f"{''.join(shown)}</details>")
 
 
 def _pane(pane: PaneRecord, turns: tuple[tuple[str, str], ...] = ()) -> str:
     parts = [
-        f'<section class="pane {_esc(pane.status)}">',
-        f'<header><h2><span class="num">{pane.pane}</span> {_esc(pane.model)}'
+        f'<section class="pane {escape(pane.status)}">',
+        f'<header><h2><span class="num">{pane.pane}</span> {escape(pane.model)}'
         + (f' <span class="simulated">{facts.SIMULATED}</span>' if pane.simulated else "")
         + "</h2>",
         f'<div class="badges">{_badges(pane)}</div>',
-        f'<div class="figures">TTFT {_esc(facts.metrics_row(pane).ttft)} · '
-        f"{_esc(facts.rate_text(pane))} tok/s · {_esc(facts.tokens_text(pane))} tokens · "
-        f"{_esc(pane.cost_text or facts.DASH)}</div>",
+        f'<div class="figures">TTFT {escape(facts.metrics_row(pane).ttft)} · '
+        f"{escape(facts.rate_text(pane))} tok/s · {escape(facts.tokens_text(pane))} tokens · "
+        f"{escape(pane.cost_text or facts.DASH)}</div>",
         f'<div class="sparkwrap">{sparkline(pane)}</div></header>',
     ]
     parts.append(_earlier_turns(turns))
@@ -180,26 +168,22 @@ def _pane(pane: PaneRecord, turns: tuple[tuple[str, str], ...] = ()) -> str:
 
 
 def _quote(label: str, text: str) -> str:
-    return (f'<div class="quote"><div class="label">{_esc(label)}</div>'
-            f"<pre>{_esc(text)}</pre></div>")
+    return (f'<div class="quote"><div class="label">{escape(label)}</div>'
+            f"<pre>{escape(text)}</pre></div>")
 
 
 def _css() -> str:
     c = COLOURS
     code = _formatter().get_style_defs(".code")
     return f"""
-:root {{ color-scheme: dark; }}
-* {{ box-sizing: border-box; }}
-body {{ margin: 0; padding: 24px; background: {c['background']}; color: {c['foreground']};
-  font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
-h1 {{ font-size: 22px; margin: 0 0 4px; color: {c['primary']}; }}
-.meta {{ color: {c['muted']}; margin-bottom: 18px; }}
+body {{ line-height: 1.55; }}
+.meta {{ margin-bottom: 18px; }}
 .quote {{ background: {c['surface']}; border-left: 3px solid {c['accent']};
   padding: 8px 14px; margin: 0 0 14px; border-radius: 4px; }}
 .quote .label {{ color: {c['accent']}; font-weight: 600; font-size: 13px; }}
 .quote pre {{ white-space: pre-wrap; word-break: break-word; margin: 4px 0 0;
   font: inherit; }}
-.table-wrap {{ overflow-x: auto; margin: 0 0 20px; }}
+.table-wrap {{ margin: 0 0 20px; }}
 table.metrics {{ border-collapse: collapse; font-size: 13px; width: 100%; }}
 .metrics th, .metrics td {{ border: 1px solid {c['panel']}; padding: 5px 8px;
   text-align: left; vertical-align: top; }}
@@ -218,8 +202,7 @@ table.metrics {{ border-collapse: collapse; font-size: 13px; width: 100%; }}
 .pane h2 .num {{ color: {c['accent']}; margin-right: 4px; }}
 .pane h2 .simulated {{ font-size: 12px; font-weight: 600; color: {c['warning']};
   border: 1px solid currentColor; border-radius: 10px; padding: 1px 8px; }}
-.simulated-note {{ color: {c['warning']}; border: 1px solid {c['warning']};
-  border-radius: 4px; padding: 6px 12px; margin: 0 0 14px; }}
+.simulated-note {{ margin: 0 0 14px; }}
 .badges {{ display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 6px; }}
 .badge {{ font-size: 12px; font-weight: 600; padding: 1px 8px; border-radius: 10px;
   border: 1px solid currentColor; }}
@@ -242,7 +225,6 @@ table.metrics {{ border-collapse: collapse; font-size: 13px; width: 100%; }}
 .partial-note {{ color: {c['warning']}; margin: 0 0 4px; }}
 .answer.partial {{ opacity: 0.75; border-left: 2px dashed {c['warning']}; padding-left: 10px; }}
 .cut-note {{ color: {c['warning']}; font-weight: 600; }}
-.none {{ color: {c['muted']}; font-style: italic; }}
 .answer, .reasoning {{ overflow-wrap: anywhere; }}
 .answer h1, .answer h2, .answer h3 {{ font-size: 1.1em; color: {c['primary']}; }}
 a {{ color: {c['primary']}; }}
@@ -257,7 +239,7 @@ blockquote {{ border-left: 3px solid {c['panel']}; margin: 0; padding-left: 12px
 .answer th, .answer td {{ border: 1px solid {c['panel']}; padding: 3px 6px; }}
 {code}
 .code {{ background: transparent; }}
-footer {{ color: {c['muted']}; font-size: 12px; margin-top: 20px; }}
+footer {{ margin-top: 20px; }}
 """
 
 
@@ -269,11 +251,11 @@ def _code_class(rendered: str) -> str:
 def to_html(record: ComparisonRecord) -> str:
     models = ", ".join(facts.model_name(p) for p in record.panes) or "no models"
     title = "Comparison" + (f" #{record.id}" if record.id is not None else "")
-    head = [f"<h1>{_esc(title)}</h1>",
-            f'<div class="meta">{_esc(facts.created_iso(record))} · {_esc(models)}</div>']
+    head = [f"<h1>{escape(title)}</h1>",
+            f'<div class="meta">{escape(facts.created_iso(record))} · {escape(models)}</div>']
     note = facts.simulated_note(record)
     if note is not None:
-        head.append(f'<p class="simulated-note">{_esc(note)}</p>')
+        head.append(f'<p class="simulated-note">{escape(note)}</p>')
     if record.system_prompt.strip():
         head.append(_quote("System prompt", record.system_prompt))
     head.append(_quote("Prompt", record.prompt))
@@ -287,11 +269,4 @@ def to_html(record: ComparisonRecord) -> str:
             f'<main class="panes">{_code_class(panes)}</main>'
             "<footer>Exported by anoman-tui. Answers are shown as the models wrote them;"
             " links in answers go to the sites they name.</footer>")
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="referrer" content="no-referrer">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_esc(title)} · {_esc(models)}</title><style>{_css()}</style></head>"
-        f"<body>{body}</body></html>\n"
-    )
+    return html_page(title=f"{title} · {models}", css=_css(), body=body)

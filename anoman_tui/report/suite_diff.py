@@ -16,8 +16,10 @@ hit), with a paired bootstrap 95% interval; the change in cost is the mean per-c
 new - old over the matched cells whose costs are both known, with its interval, beside
 both runs' totals over those cells. Models found in one run only are listed as such.
 
-May import: the standard library, Rich, `anoman_tui.suites.model` and
-`anoman_tui.suites.stats`.
+The comparison and its JSON are plain data; `suite_terminal.print_diff` prints it.
+
+May import: the standard library, `anoman_tui.suites.model`, `anoman_tui.suites.stats`
+and `report.suite_text`. Never Rich.
 """
 
 from __future__ import annotations
@@ -29,20 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from anoman_tui.report.suite_text import (
-    DASH,
-    fits,
-    interval_seconds,
-    one_line,
-    say,
-    signed_seconds,
-    signed_usd,
-    usd,
-)
+from anoman_tui.report.suite_text import DASH, usd
 from anoman_tui.suites.model import Case, CellResult, RunSummary
 from anoman_tui.suites.stats import paired_bootstrap_ci
 
@@ -275,96 +264,13 @@ def diff_json(diff: RunDiff, judges: tuple[RunSummary | None, RunSummary | None]
     }
 
 
-def _ci_usd(m: ModelDiff) -> str:
+def cost_ci_text(m: ModelDiff) -> str:
+    """The 95% interval of the change in cost per cell, in USD."""
     return DASH if m.cost_diff_ci is None else \
         f"[{m.cost_diff_ci[0]:+.6f}, {m.cost_diff_ci[1]:+.6f}]"
 
 
-def _totals(m: ModelDiff) -> str:
+def cost_totals_text(m: ModelDiff) -> str:
+    """Both runs' totals over the matched cells: `$old → $new`."""
     return DASH if m.cost_old_usd is None else \
         f"{usd(m.cost_old_usd, m.cost_estimated)} → {usd(m.cost_new_usd, m.cost_estimated)}"
-
-
-def _diff_table(diff: RunDiff) -> Table:
-    table = Table(title="Change per model (new − old, on the cells both runs have)",
-                  title_justify="left", expand=False)
-    for column, justify in (("model", "left"), ("matched", "right"), ("pass→fail", "right"),
-                            ("fail→pass", "right"), ("TTFT median", "right"),
-                            ("95% CI", "right"), ("cost per cell", "right"),
-                            ("95% CI", "right"), ("cost old → new", "right")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    table.columns[0].no_wrap = True
-    for m in diff.models:
-        table.add_row(Text(one_line(m.model, 120)), str(m.matched),
-                      Text(str(len(m.regressions)), style="red" if m.regressions else ""),
-                      Text(str(len(m.improvements)), style="green" if m.improvements else ""),
-                      signed_seconds(m.ttft_diff_s), interval_seconds(m.ttft_diff_ci),
-                      signed_usd(m.cost_diff_usd), _ci_usd(m), _totals(m))
-    return table
-
-
-def _diff_blocks(console: Console, diff: RunDiff) -> None:
-    """The table's figures, one block per model, for a width the table does not fit."""
-    say(console, Text("Change per model (new − old, on the cells both runs have)",
-                      style="italic"))
-    for m in diff.models:
-        say(console, Text(one_line(m.model, 120), style="bold"))
-        for line in (f"matched {m.matched}, pass→fail {len(m.regressions)}, fail→pass "
-                     f"{len(m.improvements)}",
-                     f"TTFT median {signed_seconds(m.ttft_diff_s)}, 95% CI "
-                     f"{interval_seconds(m.ttft_diff_ci)}",
-                     f"cost per cell {signed_usd(m.cost_diff_usd)}, 95% CI {_ci_usd(m)}",
-                     f"cost old → new {_totals(m)}"):
-            say(console, line, 2)
-
-
-def print_diff(console: Console, diff: RunDiff,
-               judges: tuple[RunSummary | None, RunSummary | None] = (None, None)) -> None:
-    """The per-model table (blocks when it does not fit the width), each run's judge,
-    each regression and improvement, the changed cases, then the verdict."""
-    table = _diff_table(diff)
-    if fits(console, table):
-        say(console, table)
-    else:
-        _diff_blocks(console, diff)
-    for label, summary in (("old", judges[0]), ("new", judges[1])):
-        if summary is None or summary.judge is None:
-            continue
-        judge = summary.judge
-        cost = DASH if judge.cost_usd is None else f"${judge.cost_usd:.6f}"
-        ratings = ", ".join(f"{one_line(r.model, 60)} {r.rating:.0f} [{r.ci[0]:.0f}, "
-                            f"{r.ci[1]:.0f}]" for r in sorted(
-                                summary.ratings, key=lambda r: (-r.rating, r.model)))
-        say(console, Text(f"judge ({label} run) {one_line(judge.model, 80)}: {judge.calls} "
-                          f"calls, {judge.errors} errors, {cost}"
-                          + (f"; ratings {ratings}" if ratings else "")
-                          + ("; self-judged" if judge.self_judge else "")))
-    for label, changes, style in (("Regressions (pass → fail)", diff.regressions, "red"),
-                                  ("Improvements (fail → pass)", diff.improvements, "green")):
-        if changes:
-            say(console, Text(f"{label}: {len(changes)}", style=f"bold {style}"))
-            for c in changes:
-                say(console, f"{one_line(c.case, 80)}  {one_line(c.model, 80)}  #{c.repeat}",
-                    2)
-    for label, names in (("only in the old run", diff.only_in_old),
-                         ("only in the new run", diff.only_in_new)):
-        if names:
-            say(console, Text(f"{label}: {one_line(', '.join(names), 300)}", style="yellow"))
-    if diff.changed:
-        say(console, Text(f"Changed cases (not compared): {len(diff.changed)}",
-                          style="bold yellow"))
-        for change in diff.changed:
-            say(console, f"{one_line(change.case, 80)}  changed: {', '.join(change.what)}",
-                2)
-    if diff.cases is not None:
-        for label, names in (("cases only in the old run", diff.cases.only_in_old),
-                             ("cases only in the new run", diff.cases.only_in_new)):
-            if names:
-                say(console, Text(f"{label} (not compared): "
-                                  f"{one_line(', '.join(names), 300)}", style="yellow"))
-    apart = f" ({len(diff.changed)} changed case(s) not compared)" if diff.changed else ""
-    if diff.regressed:
-        say(console, Text(f"regressed: {len(diff.regressions)} case(s) went pass → fail"
-                          + apart, style="bold red"))
-    else:
-        say(console, Text("no regression" + apart, style="green"))

@@ -10,10 +10,11 @@ not embedded: a 10,000-result run stays a page a browser opens, and every answer
 the history (`anoman-tui runs show`, or its comparison).
 
 Every string from a suite, a model or a server (suite name, case ids, prompts, model
-names, reasons, failure lines) goes through `html.escape(..., quote=True)`, inside SVG
-too (the page is parsed as HTML, so an escaped `</svg>` is text). The comparison
-report's Content-Security-Policy (anoman_tui/report/html.py) forbids scripts and every
-fetch as a second fence; its palette is reused so both reports look alike.
+names, reasons, failure lines) goes through `html_page.escape`, inside SVG too (the
+page is parsed as HTML, so an escaped `</svg>` is text). The page is `html_page`'s shell,
+the comparison report's too: the same Content-Security-Policy (no scripts, no fetch, a
+second fence) and palette, so both reports look alike. Its charts' ticks follow the one
+rule of every chart (`report.axes`).
 
 May import: the standard library, `anoman_tui.suites.model`, `anoman_tui.suites.stats`
 and the report's own modules.
@@ -21,12 +22,12 @@ and the report's own modules.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from anoman_tui.report.html import COLOURS, CSP
+from anoman_tui.report.axes import nice_ticks
+from anoman_tui.report.html_page import COLOURS, escape, html_page
 from anoman_tui.report.suite_json import simulated_models
 from anoman_tui.report.suite_text import (
     DASH,
@@ -54,15 +55,12 @@ from anoman_tui.suites.model import (
     Suite,
 )
 from anoman_tui.suites.stats import percentile
+from anoman_tui.suites.summary import timed_ttfts
 
 REASON_LIMIT = 400
 """Characters of one failure reason shown in the page (the rest is in the history)."""
 _LABEL_LIMIT = 30
 """Characters of a model name drawn inside a chart; the full name is in its <title>."""
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -72,23 +70,10 @@ def _cut(text: str, limit: int) -> str:
 # --- axes -----------------------------------------------------------------------------
 
 
-def _nice_step(span: float, ticks: int = 5) -> float:
-    """A 1/2/5 x 10^k step giving about `ticks` intervals over `span`."""
-    raw = span / max(ticks, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 5, 10):
-        if raw <= factor * power:
-            return float(factor * power)
-    return float(10 * power)
-
-
 def _ticks(low: float, high: float) -> list[float]:
-    """Round ticks from at or below `low` to at or above `high`: the axis spans them all,
-    so no figure falls off its end."""
-    step = _nice_step(high - low)
-    first = math.floor(low / step + 1e-9)
-    last = math.ceil(high / step - 1e-9)
-    return [0.0 if i == 0 else i * step for i in range(first, last + 1)]
+    """Round ticks from at or below `low` to at or above `high` (`report.axes`, the rule
+    of every chart): the axis spans them all, so no figure falls off its end."""
+    return list(nice_ticks(low, high, 5).values)
 
 
 def _time_label(value: float, in_ms: bool, signed: bool = False) -> str:
@@ -143,13 +128,13 @@ def _percentile(series: Sequence[float], q: float) -> float:
 def ttft_boxes(summary: RunSummary, results: Iterable[CellResult]) -> list[Box]:
     """Per model, the percentiles of TTFT over its timed cells (completed, not a cache
     hit), as the summary counts them."""
-    values: dict[str, list[float]] = {m.model: [] for m in summary.models}
+    cells: dict[str, list[CellResult]] = {m.model: [] for m in summary.models}
     for cell in results:
-        if cell.timed and cell.ttft_s is not None and cell.model in values:
-            values[cell.model].append(cell.ttft_s)
+        if cell.model in cells:
+            cells[cell.model].append(cell)
     boxes = []
     for m in summary.models:
-        series = sorted(values[m.model])
+        series = sorted(timed_ttfts(cells[m.model]))
         if not series:
             continue
         low, q1, median, q3, high = (_percentile(series, q) for q in (5, 25, 50, 75, 95))
@@ -161,13 +146,13 @@ def ttft_boxes(summary: RunSummary, results: Iterable[CellResult]) -> list[Box]:
 def _model_label_svg(x: float, y: float, model: str, simulated: bool) -> str:
     shown = _cut(model, _LABEL_LIMIT) + (f" ({SIMULATED})" if simulated else "")
     return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="end" class="label">'
-            f"<title>{_esc(model)}</title>{_esc(shown)}</text>")
+            f"<title>{escape(model)}</title>{escape(shown)}</text>")
 
 
 def _svg(height: float, label: str, body: str) -> str:
     return (f'<svg class="chart" viewBox="0 0 {_CHART_WIDTH} {height:.0f}" '
             f'width="{_CHART_WIDTH}" height="{height:.0f}" role="img" '
-            f'aria-label="{_esc(label)}"><title>{_esc(label)}</title>{body}</svg>')
+            f'aria-label="{escape(label)}"><title>{escape(label)}</title>{body}</svg>')
 
 
 def _x_axis(ticks: list[float], x_of: Callable[[float], float], top: float, bottom: float,
@@ -179,7 +164,7 @@ def _x_axis(ticks: list[float], x_of: Callable[[float], float], top: float, bott
         parts.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" '
                      f'class="{cls}"/>'
                      f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle" '
-                     f'class="tick">{_esc(label_of(t))}</text>')
+                     f'class="tick">{escape(label_of(t))}</text>')
     return "".join(parts)
 
 
@@ -206,7 +191,7 @@ def ttft_chart(boxes: Sequence[Box]) -> str:
         cy = top + row * i + row / 2
         parts.append(_model_label_svg(_PLOT_LEFT - 8, cy + 4, b.model, b.simulated))
         parts.append(
-            f'<g class="box"><title>{_esc(b.model)}: p5 {_time_words(b.low)}, p25 '
+            f'<g class="box"><title>{escape(b.model)}: p5 {_time_words(b.low)}, p25 '
             f"{_time_words(b.q1)}, median {_time_words(b.median)}, p75 {_time_words(b.q3)}, "
             f"p95 {_time_words(b.high)} ({b.n} timed)</title>"
             f'<line x1="{x_of(b.low):.1f}" y1="{cy:.1f}" x2="{x_of(b.high):.1f}" '
@@ -223,7 +208,7 @@ def ttft_chart(boxes: Sequence[Box]) -> str:
                "".join(parts) + f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{bottom + 34:.1f}"'
                ' text-anchor="middle" class="axis-title">time to first token</text>')
     words = "".join(
-        f"<li><strong>{_esc(b.model)}</strong>{_sim_badge(b.simulated)}: median "
+        f"<li><strong>{escape(b.model)}</strong>{_sim_badge(b.simulated)}: median "
         f"{_time_words(b.median)}; p25–p75 {_time_words(b.q1)}–{_time_words(b.q3)}; "
         f"p5–p95 {_time_words(b.low)}–{_time_words(b.high)}; min {_time_words(b.minimum)},"
         f" max {_time_words(b.maximum)}; {b.n} timed answer{'' if b.n == 1 else 's'}</li>"
@@ -244,9 +229,9 @@ def cost_chart(models: Sequence[ModelSummary]) -> str:
     for m in models:
         ci = "" if m.pass_rate_ci is None else \
             f" (95% CI {percent(m.pass_rate_ci[0])}–{percent(m.pass_rate_ci[1])})"
-        words.append(f"<li><strong>{_esc(m.model)}</strong>{_sim_badge(m.simulated)}: "
-                     f"pass rate {_esc(percent(m.pass_rate))}{_esc(ci)}, cost "
-                     f"{_esc(usd(m.cost_usd, m.cost_estimated))}"
+        words.append(f"<li><strong>{escape(m.model)}</strong>{_sim_badge(m.simulated)}: "
+                     f"pass rate {escape(percent(m.pass_rate))}{escape(ci)}, cost "
+                     f"{escape(usd(m.cost_usd, m.cost_estimated))}"
                      + ("" if m in plotted else " — not plotted: "
                         + ("no cost known" if m.cost_usd is None else "nothing judged"))
                      + "</li>")
@@ -285,12 +270,12 @@ def cost_chart(models: Sequence[ModelSummary]) -> str:
                    f'x2="{x + 5:.1f}" y2="{y_high:.1f}" class="ci"/>')
         anchor, dx = ("end", -9) if x > 80 + plot_w * 0.6 else ("start", 9)
         shown = _cut(m.model, _LABEL_LIMIT) + (f" ({SIMULATED})" if m.simulated else "")
-        parts.append(f'<g class="point"><title>{_esc(m.model)}: pass rate '
-                     f"{_esc(percent(m.pass_rate))}, cost "
-                     f"{_esc(usd(m.cost_usd, m.cost_estimated))}</title>{bar}"
+        parts.append(f'<g class="point"><title>{escape(m.model)}: pass rate '
+                     f"{escape(percent(m.pass_rate))}, cost "
+                     f"{escape(usd(m.cost_usd, m.cost_estimated))}</title>{bar}"
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5"/>'
                      f'<text x="{x + dx:.1f}" y="{y - 6:.1f}" text-anchor="{anchor}" '
-                     f'class="label">{_esc(shown)}</text></g>')
+                     f'class="label">{escape(shown)}</text></g>')
     parts.append(f'<text x="{80 + plot_w / 2:.1f}" y="{bottom + 36:.1f}" '
                  'text-anchor="middle" class="axis-title">total cost (USD)</text>'
                  f'<text x="16" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
@@ -302,7 +287,7 @@ def cost_chart(models: Sequence[ModelSummary]) -> str:
         note += " Costs marked ~ are (partly) estimates from listed prices."
     if left_out:
         note += f" {len(left_out)} model(s) not plotted (see below)."
-    return _figure(title, svg, f'<p class="note">{_esc(note)}</p>'
+    return _figure(title, svg, f'<p class="note">{escape(note)}</p>'
                    f'<ul class="words">{"".join(words)}</ul>')
 
 
@@ -326,17 +311,17 @@ def forest_chart(pairs: Sequence[PairSummary]) -> str:
     words = []
     for p in pairs:
         if p.ttft_diff_s is None:
-            words.append(f"<li><strong>{_esc(p.a)} − {_esc(p.b)}</strong>: no cell completed "
+            words.append(f"<li><strong>{escape(p.a)} − {escape(p.b)}</strong>: no cell completed "
                          "for both, nothing to compare</li>")
             continue
         ci = "no interval (too few pairs)" if p.ttft_diff_ci is None else \
             (f"95% CI {_signed_time_words(p.ttft_diff_ci[0])} to "
              f"{_signed_time_words(p.ttft_diff_ci[1])}")
         faster = p.a if p.ttft_diff_s < 0 else p.b
-        words.append(f"<li><strong>{_esc(p.a)} − {_esc(p.b)}</strong>: median "
+        words.append(f"<li><strong>{escape(p.a)} − {escape(p.b)}</strong>: median "
                      f"{_signed_time_words(p.ttft_diff_s)} ({ci}; {p.ttft_pairs} paired "
                      f"answers)" + ("" if p.ttft_diff_s == 0 else
-                                     f"; {_esc(faster)} is faster to its first token")
+                                     f"; {escape(faster)} is faster to its first token")
                      + "</li>")
     if not drawn:
         return _figure(title, '<p class="none">No pair of models has a case both completed.'
@@ -359,8 +344,8 @@ def forest_chart(pairs: Sequence[PairSummary]) -> str:
         cy = top + row * i + row / 2
         label = f"{_cut(p.a, 14)} − {_cut(p.b, 14)}"
         parts.append(f'<text x="{_PLOT_LEFT - 8}" y="{cy + 4:.1f}" text-anchor="end" '
-                     f'class="label"><title>{_esc(p.a)} − {_esc(p.b)}</title>'
-                     f"{_esc(label)}</text>")
+                     f'class="label"><title>{escape(p.a)} − {escape(p.b)}</title>'
+                     f"{escape(label)}</text>")
         interval = None if p.ttft_diff_ci is None else (
             x_of(p.ttft_diff_ci[0]), x_of(p.ttft_diff_ci[1]))
         parts.append(_estimate_marks(x_of(p.ttft_diff_s or 0.0), interval, cy))
@@ -380,7 +365,7 @@ def ratings_chart(ratings: Sequence[ModelRating], self_judge: bool,
     its leaderboard's."""
     title = "Judge ratings (Bradley–Terry, Elo scale)"
     ranked = sorted(ratings, key=lambda r: (-r.rating, r.model))
-    words = [f"<li><strong>{_esc(r.model)}</strong>{_sim_badge(r.model in simulated)}: "
+    words = [f"<li><strong>{escape(r.model)}</strong>{_sim_badge(r.model in simulated)}: "
              f"{r.rating:.0f} (95% CI "
              f"{r.ci[0]:.0f} to {r.ci[1]:.0f}); {r.wins} won, {r.ties} tied, {r.losses} lost"
              "</li>" for r in ranked]
@@ -430,7 +415,7 @@ def _bias_list(judge: JudgeSummary) -> str:
 
 
 def _figure(title: str, chart: str, words: str) -> str:
-    return (f'<figure class="chart-box"><h3>{_esc(title)}</h3>{chart}'
+    return (f'<figure class="chart-box"><h3>{escape(title)}</h3>{chart}'
             f"<figcaption>{words}</figcaption></figure>")
 
 
@@ -456,12 +441,12 @@ def _summary_table(summary: RunSummary) -> str:
                    usd(m.cost_usd, m.cost_estimated),
                    usd(m.cost_per_pass_usd, m.cost_estimated)]
         rows.append(
-            f'<tr data-model="{_esc(m.model)}"><th scope="row">{_esc(m.model)}'
+            f'<tr data-model="{escape(m.model)}"><th scope="row">{escape(m.model)}'
             f"{_sim_badge(m.simulated)}</th>"
-            + "".join(f'<td class="fig">{_esc(c)}</td>' for c in cells)
-            + f'<td class="{"error" if m.failures else ""}">{_esc(fails)}</td>'
-            + "".join(f'<td class="fig">{_esc(c)}</td>' for c in figures) + "</tr>")
-    head = "".join(f'<th scope="col">{_esc(h)}</th>' for h in heads)
+            + "".join(f'<td class="fig">{escape(c)}</td>' for c in cells)
+            + f'<td class="{"error" if m.failures else ""}">{escape(fails)}</td>'
+            + "".join(f'<td class="fig">{escape(c)}</td>' for c in figures) + "</tr>")
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in heads)
     return (f'<div class="table-wrap"><table class="summary"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>")
 
@@ -476,10 +461,10 @@ def _pairs_table(pairs: Sequence[PairSummary], simulated: set[str]) -> str:
         cells = [str(p.paired), str(p.a_only), str(p.b_only), p_text(p),
                  signed_seconds(p.ttft_diff_s), interval_seconds(p.ttft_diff_ci),
                  str(p.ttft_pairs)]
-        rows.append(f'<tr><th scope="row">{_esc(p.a)}{_sim_badge(p.a in simulated)} vs '
-                    f"{_esc(p.b)}{_sim_badge(p.b in simulated)}</th>"
-                    + "".join(f'<td class="fig">{_esc(c)}</td>' for c in cells) + "</tr>")
-    head = "".join(f'<th scope="col">{_esc(h)}</th>' for h in heads)
+        rows.append(f'<tr><th scope="row">{escape(p.a)}{_sim_badge(p.a in simulated)} vs '
+                    f"{escape(p.b)}{_sim_badge(p.b in simulated)}</th>"
+                    + "".join(f'<td class="fig">{escape(c)}</td>' for c in cells) + "</tr>")
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in heads)
     return (f'<div class="table-wrap"><table class="pairs"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>"
             '<p class="note">a only: passed for a and failed for b; b only: the reverse. '
@@ -541,19 +526,19 @@ def _matrix_and_failures(case_ids: Sequence[str], models: Sequence[str],
             fold.passed += cell.passed
         elif cell.completed:
             fold.recorded += 1
-        if cell.passed is False or not cell.completed:
+        if cell.failed:
             if fold.failing < 0:
                 fold.failing = len(failures)
-            reasons = "".join(f"<li>{_esc(_cut(r, REASON_LIMIT))}</li>"
+            reasons = "".join(f"<li>{escape(_cut(r, REASON_LIMIT))}</li>"
                               for r in failed_reasons(cell))
             failures.append(
-                f'<li id="f{len(failures)}"><span class="where">{_esc(cell.case)} · '
-                f"{_esc(cell.model)} · repeat {cell.repeat}</span>"
+                f'<li id="f{len(failures)}"><span class="where">{escape(cell.case)} · '
+                f"{escape(cell.model)} · repeat {cell.repeat}</span>"
                 + (f" · comparison #{cell.comparison_id}" if cell.comparison_id else "")
                 + f"<ul>{reasons}</ul></li>")
     known = set(case_ids)
     order = list(case_ids) + list(dict.fromkeys(c.case for c in results if c.case not in known))
-    head = "".join(f'<th scope="col">{_esc(m)}</th>' for m in models)
+    head = "".join(f'<th scope="col">{escape(m)}</th>' for m in models)
     rows = []
     empty = _Fold()
     for case in order:
@@ -561,12 +546,12 @@ def _matrix_and_failures(case_ids: Sequence[str], models: Sequence[str],
         for model in models:
             fold = folds.get((case, model), empty)
             cls, text, words = _fold_cell(fold)
-            title = _esc(f"{case} · {model}: {words}")
-            inner = _esc(text)
+            title = escape(f"{case} · {model}: {words}")
+            inner = escape(text)
             if fold.failing >= 0:
                 inner = f'<a href="#f{fold.failing}">{inner}</a>'
             tds.append(f'<td class="{cls}" title="{title}">{inner}</td>')
-        rows.append(f'<tr><th scope="row">{_esc(case)}</th>{"".join(tds)}</tr>')
+        rows.append(f'<tr><th scope="row">{escape(case)}</th>{"".join(tds)}</tr>')
     legend = ('<p class="legend"><span class="pass">✓ all passed</span> '
               '<span class="partial">◐ some passed</span> <span class="fail">✗ none passed'
               '</span> <span class="fail">⚠N streams failed</span> <span class="muted">○ '
@@ -586,23 +571,19 @@ def _matrix_and_failures(case_ids: Sequence[str], models: Sequence[str],
 def _css() -> str:
     c = COLOURS
     return f"""
-:root {{ color-scheme: dark; }}
-* {{ box-sizing: border-box; }}
-body {{ margin: 0; padding: 24px; background: {c['background']}; color: {c['foreground']};
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
-h1 {{ font-size: 22px; margin: 0 0 4px; color: {c['primary']}; overflow-wrap: anywhere; }}
 h2 {{ font-size: 18px; color: {c['primary']}; margin: 26px 0 8px;
   border-bottom: 1px solid {c['panel']}; padding-bottom: 4px; }}
 h3 {{ font-size: 15px; margin: 0 0 6px; color: {c['foreground']}; }}
-.meta {{ color: {c['muted']}; margin-bottom: 10px; overflow-wrap: anywhere; }}
+.meta {{ margin-bottom: 10px; }}
 .models {{ display: flex; flex-wrap: wrap; gap: 8px; margin-bottom: 12px; }}
 .model {{ background: {c['surface']}; border: 1px solid {c['panel']}; border-radius: 4px;
   padding: 2px 10px; overflow-wrap: anywhere; }}
 .simulated {{ font-size: 12px; font-weight: 600; color: {c['warning']};
   border: 1px solid currentColor; border-radius: 10px; padding: 0 7px; white-space: nowrap; }}
-.simulated-note, .stopped-note {{ color: {c['warning']}; border: 1px solid {c['warning']};
-  border-radius: 4px; padding: 6px 12px; margin: 0 0 12px; }}
-.table-wrap {{ overflow-x: auto; margin: 0 0 8px; }}
+.stopped-note {{ color: {c['warning']}; border: 1px solid {c['warning']};
+  border-radius: 4px; padding: 6px 12px; }}
+.simulated-note, .stopped-note {{ margin: 0 0 12px; }}
+.table-wrap {{ margin: 0 0 8px; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border: 1px solid {c['panel']}; padding: 4px 8px; text-align: left;
   vertical-align: top; }}
@@ -611,7 +592,6 @@ tbody th {{ font-weight: 600; overflow-wrap: anywhere; max-width: 360px; }}
 td.fig {{ white-space: nowrap; text-align: right; font-variant-numeric: tabular-nums; }}
 td.error {{ color: {c['error']}; }}
 .note {{ color: {c['muted']}; font-size: 13px; margin: 4px 0; }}
-.none {{ color: {c['muted']}; font-style: italic; }}
 .charts {{ display: flex; flex-wrap: wrap; gap: 18px; }}
 .chart-box {{ margin: 0; background: {c['surface']}; border: 1px solid {c['panel']};
   border-radius: 6px; padding: 12px 14px; max-width: 800px; }}
@@ -649,7 +629,7 @@ ol.failures li {{ margin-bottom: 4px; overflow-wrap: anywhere; }}
 ol.failures .where {{ font-weight: 600; }}
 ol.failures ul {{ margin: 0; padding-left: 18px; color: {c['muted']}; }}
 ol.failures li:target {{ outline: 1px solid {c['accent']}; }}
-footer {{ color: {c['muted']}; font-size: 12px; margin-top: 24px; }}
+footer {{ margin-top: 24px; }}
 """
 
 
@@ -663,28 +643,28 @@ def suite_html(*, suite: Suite, results: Sequence[CellResult], summary: RunSumma
     title = f"Suite {suite.name} · run {run_id}"
     state = "finished" if finished else "stopped" + (f" ({stopped})" if stopped else "")
     head = [
-        f"<h1>Suite: {_esc(suite.name)}</h1>",
-        f'<div class="meta">run {_esc(run_id)} · {_esc(created_iso(created_at))} · {cases} '
+        f"<h1>Suite: {escape(suite.name)}</h1>",
+        f'<div class="meta">run {escape(run_id)} · {escape(created_iso(created_at))} · {cases} '
         f"case{'' if cases == 1 else 's'} × {len(models)} model"
         f"{'' if len(models) == 1 else 's'} × {suite.repeat} repeat"
-        f"{'' if suite.repeat == 1 else 's'} · {len(results)} results · {_esc(state)}</div>",
+        f"{'' if suite.repeat == 1 else 's'} · {len(results)} results · {escape(state)}</div>",
         '<div class="models">' + "".join(
-            f'<span class="model">{_esc(m)}{_sim_badge(m in sim_set)}</span>' for m in models)
+            f'<span class="model">{escape(m)}{_sim_badge(m in sim_set)}</span>' for m in models)
         + "</div>",
     ]
     if simulated:
         which = "every model" if sim_set >= set(models) else ", ".join(simulated)
-        head.append(f'<p class="simulated-note">Simulated: {_esc(which)} answered from the '
+        head.append(f'<p class="simulated-note">Simulated: {escape(which)} answered from the '
                     "local gateway's simulated models, generated on this machine, not by the "
                     "real models of those names; their figures say nothing of those models."
                     "</p>")
     if not finished:
         head.append(f'<p class="stopped-note">This run stopped before every cell ran'
-                    f"{' (' + _esc(stopped) + ')' if stopped else ''}; continue it with "
-                    f"<code>anoman-tui eval --resume {_esc(run_id)}</code>.</p>")
+                    f"{' (' + escape(stopped) + ')' if stopped else ''}; continue it with "
+                    f"<code>anoman-tui eval --resume {escape(run_id)}</code>.</p>")
     if suite.skipped:
         head.append('<p class="stopped-note">Skipped as unsupported: '
-                    + _esc("; ".join(suite.skipped)) + "</p>")
+                    + escape("; ".join(suite.skipped)) + "</p>")
     matrix, failure_list = _matrix_and_failures([c.id for c in suite.cases], models, results)
     body = (
         "".join(head)
@@ -694,7 +674,7 @@ def suite_html(*, suite: Suite, results: Sequence[CellResult], summary: RunSumma
           "estimates.</p>"
         + "<h2>Pairs</h2>" + _pairs_table(summary.pairs, sim_set)
         + (f'<h2>Judge</h2><p class="{"stopped-note" if summary.judge.self_judge else "note"}">'
-           + _esc(judge_line(summary.judge, results)) + "</p>"
+           + escape(judge_line(summary.judge, results)) + "</p>"
            + _bias_list(summary.judge)
            + (ratings_chart(summary.ratings, summary.judge.self_judge, sim_set)
               if summary.ratings else "") if summary.judge else "")
@@ -704,14 +684,7 @@ def suite_html(*, suite: Suite, results: Sequence[CellResult], summary: RunSumma
         + "<h2>Pass matrix</h2>" + matrix
         + "<h2>Why cells failed</h2>" + failure_list
         + f"<footer>Made by anoman-tui. Answers are not in this page: open them with "
-          f"<code>anoman-tui runs show {_esc(run_id)}</code> or their comparison in the "
+          f"<code>anoman-tui runs show {escape(run_id)}</code> or their comparison in the "
           "history.</footer>"
     )
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="referrer" content="no-referrer">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_esc(title)}</title><style>{_css()}</style></head>"
-        f"<body>{body}</body></html>\n"
-    )
+    return html_page(title=title, css=_css(), body=body)

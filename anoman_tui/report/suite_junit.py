@@ -85,13 +85,13 @@ def _testcase(suite: Suite, cell: CellResult) -> tuple[ET.Element, str]:
         outcome = "skipped"
         ET.SubElement(case, "skipped", {
             "message": "not run: the run stopped (the cost limit) before this cell started"})
-    elif not cell.completed:
+    elif cell.failed and not cell.completed:
         outcome = "failure"
         line = cell.failure or f"the stream failed ({cell.status})"
         failure = ET.SubElement(case, "failure", {"type": xml_text(cell.status),
                                                   "message": xml_text(line)})
         failure.text = xml_text(line)
-    elif cell.passed is False:
+    elif cell.failed:
         outcome = "failure"
         failed = [a for a in cell.assertions if a.passed is False]
         first = f"{failed[0].type}: {failed[0].reason}" if failed else "the case failed"

@@ -72,8 +72,7 @@ def suite_markdown(*, suite: Suite, results: Sequence[CellResult], summary: RunS
             lines.append(_row((rating.model, f"{rating.rating:.0f}",
                                f"{rating.ci[0]:.0f}–{rating.ci[1]:.0f}", str(rating.wins),
                                str(rating.ties), str(rating.losses))))
-    failed = [r for r in results if r.passed is False or r.status not in
-              ("completed", "not_run")]
+    failed = [r for r in results if r.failed]
     if failed:
         lines += ["", f"## Failed ({len(failed)}"
                   + (f", first {FAILED_LISTED} listed" if len(failed) > FAILED_LISTED

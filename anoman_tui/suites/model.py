@@ -293,6 +293,13 @@ class CellResult:
         return self.status == "completed"
 
     @property
+    def failed(self) -> bool:
+        """A failed cell, as every report lists it: its stream did not complete, or its
+        answer was judged and failed. Neither a cell never run (`not_run`) nor one its
+        judge could not decide (`judge_errors`, `passed` None) has failed."""
+        return self.passed is False or self.status not in ("completed", NOT_RUN)
+
+    @property
     def timed(self) -> bool:
         """Counted in latency figures: completed and not a cache hit."""
         return self.completed and not self.cache_hit

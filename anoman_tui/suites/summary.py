@@ -140,11 +140,23 @@ def judge_summary(judge: str, results: Iterable[CellResult], self_judge: bool,
                         longer_wins=bias.longer_wins)
 
 
+def timed_ttfts(cells: Iterable[CellResult]) -> list[float]:
+    """The TTFTs a model's figures count: of its timed cells (completed, not a cache
+    hit), for the summary, the reports' charts and the suite screen's live figures alike."""
+    return [c.ttft_s for c in cells if c.timed and c.ttft_s is not None]
+
+
+def ttft_p50_p95(cells: Iterable[CellResult]) -> tuple[float | None, float | None]:
+    """A model's TTFT p50 and p95 (None when no cell was timed), live and at the end."""
+    ttfts = timed_ttfts(cells)
+    return percentile(ttfts, 50), percentile(ttfts, 95)
+
+
 def _model_summary(model: str, cells: list[CellResult]) -> ModelSummary:
     verdicts = [v for v in (verdict(c) for c in cells) if v is not None]
     judged, passed = len(verdicts), sum(verdicts)
     timed = [c for c in cells if c.timed]
-    ttfts = [c.ttft_s for c in timed if c.ttft_s is not None]
+    ttft_p50, ttft_p95 = ttft_p50_p95(cells)
     e2es = [c.e2e_s for c in timed if c.e2e_s is not None]
     rates = [c.output_tokens_per_s for c in timed if c.output_tokens_per_s is not None]
     costs = [c.cost for c in cells if c.cost.usd is not None]
@@ -158,8 +170,8 @@ def _model_summary(model: str, cells: list[CellResult]) -> ModelSummary:
         passed=passed,
         pass_rate=passed / judged if judged else None,
         pass_rate_ci=wilson(passed, judged),
-        ttft_p50_s=percentile(ttfts, 50),
-        ttft_p95_s=percentile(ttfts, 95),
+        ttft_p50_s=ttft_p50,
+        ttft_p95_s=ttft_p95,
         tokens_per_s_p50=percentile(rates, 50),
         e2e_p50_s=percentile(e2es, 50),
         e2e_p95_s=percentile(e2es, 95),

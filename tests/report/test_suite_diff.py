@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 from rich.console import Console
 
-from anoman_tui.report.suite_diff import diff_json, diff_runs, print_diff
+from anoman_tui.report.suite_diff import diff_json, diff_runs
+from anoman_tui.report.suite_terminal import print_diff
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.suites.model import CellResult
 from anoman_tui.suites.stats import paired_bootstrap_ci

@@ -17,7 +17,7 @@ from anoman_tui.report.suite_diff import diff_json, diff_runs
 from anoman_tui.report.suite_html import suite_html
 from anoman_tui.report.suite_json import run_json
 from anoman_tui.report.suite_junit import junit_xml
-from anoman_tui.report.suite_text import print_summary
+from anoman_tui.report.suite_terminal import print_summary
 from anoman_tui.suites.model import Assertion, AssertionResult, Case, CellResult, Suite
 from anoman_tui.suites.summary import summarize
 from tests.report.page import Page

@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 from rich.console import Console
 
-from anoman_tui.report.suite_text import cell_line, print_runs, print_summary
+from anoman_tui.report.suite_terminal import print_runs, print_summary
+from anoman_tui.report.suite_text import cell_line
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.suites.model import (
     Assertion,
@@ -191,7 +192,7 @@ def _laid_out(width: int | None) -> str:
         import os
         from unittest import mock
 
-        from anoman_tui.report.suite_text import output_console
+        from anoman_tui.report.suite_terminal import output_console
         with mock.patch.dict(os.environ, clear=False) as env:
             env.pop("COLUMNS", None)
             console = output_console(out, soft_wrap=True)  # as eval makes it

@@ -40,8 +40,8 @@ loaded by `anoman_tui.ui.themes`) set `primary`, `secondary`, `accent`, `foregro
 `background`, `surface`, `panel`, `success`, `warning` and `error`; Textual derives
 `$text-muted` and the other shades from them.
 
-May import: the standard library, `rich`, `anoman_tui.streaming.safe_text` and
-`anoman_tui.quantiles`. Never Textual, and
+May import: the standard library, `rich`, `anoman_tui.streaming.safe_text`,
+`anoman_tui.quantiles` and `anoman_tui.report.axes` (the one tick rule). Never Textual, and
 nothing else of `anoman_tui.ui` (the `ui-render-without-textual` contract in
 `.importlinter` checks).
 """
@@ -58,6 +58,7 @@ from rich.style import StyleType
 from rich.text import Text
 
 from anoman_tui.quantiles import sorted_percentile
+from anoman_tui.report.axes import nice_ticks
 from anoman_tui.streaming.safe_text import terminal_safe
 
 __all__ = [
@@ -246,15 +247,6 @@ def _domain(values: Iterable[float], lo: float | None, hi: float | None
     return low, high, fix_lo, fix_hi
 
 
-def _nice_step(span: float, intervals: int) -> float:
-    raw = span / max(1, intervals)
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    for factor in (1.0, 2.0, 2.5, 5.0):
-        if factor * magnitude >= raw * (1 - 1e-9):
-            return factor * magnitude
-    return 10.0 * magnitude
-
-
 def _place(values: list[float], low: float, high: float, width: int, step: float,
            label_of: Callable[[float, float], str]) -> tuple[tuple[int, int, str], ...] | None:
     """Tick columns and labels, each label centred on its tick within the axis and apart
@@ -288,16 +280,12 @@ def _axis(low: float, high: float, fix_lo: bool, fix_hi: bool, width: int,
         return _Axis(low, high, width, ())
     tried = (low, high, span)
     for intervals in (4, 3, 2, 1):
-        step = _nice_step(span, intervals)
-        a = low if fix_lo else math.floor(low / step + 1e-9) * step
-        b = high if fix_hi else math.ceil(high / step - 1e-9) * step
-        tried = (a, b, step)
-        first, last = math.ceil(a / step - 1e-9), math.floor(b / step + 1e-9)
-        if last - first + 1 > MAX_TICKS:
+        axis = nice_ticks(low, high, intervals, fix_low=fix_lo, fix_high=fix_hi)
+        a, b = axis.low, axis.high
+        tried = (a, b, axis.step)
+        if len(axis.values) > MAX_TICKS:
             continue
-        digits = max(0, -math.floor(math.log10(step))) + 3
-        values = [round(i * step, digits) for i in range(first, last + 1)]
-        placed = _place(values, a, b, width, step, label_of)
+        placed = _place(list(axis.values), a, b, width, axis.step, label_of)
         if placed is not None:
             return _Axis(a, b, width, placed)
     # Not even two round ticks fit: the low end alone, if it does.

@@ -29,7 +29,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from textual.widgets import Input, Label, Static
 
 from anoman_tui.suites.model import NOT_RUN, CellResult
 from anoman_tui.suites.stats import percentile, wilson
+from anoman_tui.suites.summary import timed_ttfts, ttft_p50_p95
 from anoman_tui.ui.render.charts import (
     ChartStyle,
     IntervalRow,
@@ -117,7 +118,7 @@ class CellView:
             return "stream", kinds[0]
         if any(r.judge_errors for r in self.results.values()):
             return "judge", STATES["judge"][1]
-        if any(r.passed is False for r in self.results.values()):
+        if any(r.failed for r in self.results.values()):  # (judged and failed, here)
             return "failed", STATES["failed"][1]
         if all(r.status == NOT_RUN for r in self.results.values()):
             return "not_run", STATES["not_run"][1]
@@ -182,9 +183,7 @@ class SuitePictures(Widget):
         title = self.get_component_rich_style("suite-pictures--title")
         samples, rates, points = [], [], []
         for model, results, simulated in self.figures:
-            samples.append(SampleRow(model, [r.ttft_s for r in results
-                                             if r.ttft_s is not None and not r.cache_hit],
-                                     simulated))
+            samples.append(SampleRow(model, timed_ttfts(results), simulated))
             judged = [r for r in results if r.passed is not None]
             passed = sum(1 for r in judged if r.passed)
             interval = wilson(passed, len(judged)) if judged else None
@@ -306,6 +305,26 @@ class SuiteRunner:
     def join(self, timeout: float = 5.0) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def model_figures(results: Sequence[CellResult]) -> list[str]:
+    """A model's live figures beside the matrix: pass rate, TTFT (as the run's summary
+    computes it, `ttft_p50_p95`) and cost so far."""
+    judged = [r for r in results if r.passed is not None]
+    passed = sum(1 for r in judged if r.passed)
+    parts = []
+    if judged:
+        low, high = wilson(passed, len(judged)) or (0.0, 0.0)
+        parts.append(f"pass {passed / len(judged):.0%} [{low:.0%}–{high:.0%}] "
+                     f"of {len(judged)}")
+    else:
+        parts.append("pass —")
+    ttft_p50, ttft_p95 = ttft_p50_p95(results)
+    if ttft_p50 is not None:
+        parts.append(f"TTFT p50 {ttft_p50:.2f} s · p95 {ttft_p95 or 0:.2f} s")
+    costs = [r.cost.usd for r in results if r.cost.usd is not None]
+    parts.append(f"cost ${sum(costs, 0):.4f}" if costs else "cost —")
+    return parts
 
 
 class SuiteScreen(Screen[None]):
@@ -631,25 +650,10 @@ class SuiteScreen(Screen[None]):
         for model in self.models:
             results = [r for case in self.cases
                        for r in self.cells[(case.id, model)].results.values()]
-            judged = [r for r in results if r.passed is not None]
-            passed = sum(1 for r in judged if r.passed)
-            ttfts = [r.ttft_s for r in results if r.ttft_s is not None and not r.cache_hit]
-            costs = [r.cost.usd for r in results if r.cost.usd is not None]
-            simulated = any(r.simulated for r in results)
             text.append(model, style="bold")
-            if simulated:
+            if any(r.simulated for r in results):
                 text.append(" (simulated)", style="italic")
-            parts = []
-            if judged:
-                low, high = wilson(passed, len(judged)) or (0.0, 0.0)
-                parts.append(f"pass {passed / len(judged):.0%} [{low:.0%}–{high:.0%}] "
-                             f"of {len(judged)}")
-            else:
-                parts.append("pass —")
-            if ttfts:
-                parts.append(f"TTFT p50 {percentile(ttfts, 50) or 0:.2f} s · "
-                             f"p95 {percentile(ttfts, 95) or 0:.2f} s")
-            parts.append(f"cost ${sum(costs, 0):.4f}" if costs else "cost —")
+            parts = model_figures(results)
             if compact:
                 text.append(": " + " · ".join(parts) + "\n")
             else:
@@ -678,14 +682,15 @@ class SuiteScreen(Screen[None]):
         static.update(text, layout=before != height)
 
     def _show_summary(self) -> None:
-        from anoman_tui.report.suite_text import model_table, pair_table
+        from anoman_tui.report.suite_print import model_table, pair_table
+        from anoman_tui.report.suite_terminal import rich_table
 
         summary = self.summary
         if summary is None:
             return
-        parts: list[Any] = [model_table(summary)]
+        parts: list[Any] = [rich_table(model_table(summary))]
         if summary.pairs:
-            parts.append(pair_table(summary))
+            parts.append(rich_table(pair_table(summary)))
         self.query_one("#suite-summary-text", Static).update(Group(*parts))
         figures = []
         for model in self.models:
@@ -874,8 +879,7 @@ class SuiteScreen(Screen[None]):
         cells = [c for c in self.prepared.all_cells
                  if (c.case.id, c.slot.spec) in failed
                  and (r := self.cells[(c.case.id, c.slot.spec)].results.get(c.repeat))
-                 is not None and (r.status not in ("completed", NOT_RUN)
-                                  or r.passed is False or r.judge_errors)]
+                 is not None and (r.failed or r.judge_errors)]
         if not cells:
             return
         store = self.prepared.store
