@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from anoman_tui.history.model import PaneRecord
-from anoman_tui.streaming.safe_text import redact_url
 from anoman_tui.streaming.recording import StreamRecording
+from anoman_tui.streaming.safe_text import redact_url
 
 PROVIDER_COST_KEY = "provider_cost_usd"
 """The key of the server's own price of an answer, in every JSON form of a pane."""

@@ -35,7 +35,6 @@ from anoman_tui.history.pane_json import pane_json, provider_cost_raw
 from anoman_tui.streaming.cost import Cost, decimal_or_none
 from anoman_tui.streaming.recording import RecordingError, StreamRecording, mask_reads
 from anoman_tui.streaming.request import ENDPOINT_FORMATS
-from anoman_tui.streaming.safe_text import redact_url
 from anoman_tui.streaming.vocabulary import FAILURE_KINDS
 
 DOCUMENT_FORMAT = "anoman-comparison-recording"

@@ -18,7 +18,6 @@ import httpx
 from anoman_tui.streaming.failures import clean_excerpt, http_failure, transport_reason
 from anoman_tui.streaming.gateway_answers import GatewayRequestError, ModelInfo
 from anoman_tui.streaming.request import normalize_base_url
-from anoman_tui.streaming.safe_text import redact_urls
 
 
 def _not_a_gateway(root: str, path: str, answered: str) -> GatewayRequestError:
