@@ -17,6 +17,7 @@ import contextlib
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import IO
 
@@ -30,34 +31,36 @@ from anoman_tui.history.pending import PendingSaves
 from anoman_tui.report.suite_files import write_files
 from anoman_tui.safe_text import mask_secrets, masked, masked_stream
 from anoman_tui.secrets_in_use import secrets_in_use
-from anoman_tui.suites.engine import Cell, Progress, RunOutcome
+from anoman_tui.streaming import StreamClient
+from anoman_tui.suites.engine import Cell, Progress, RunOutcome, SuiteRun
 from anoman_tui.suites.model import NOT_RUN, CellResult
-
-# The run's preparation is shared with the suite screen; its names stay importable here.
 from anoman_tui.suites.prepare import (
-    EXIT_COST_LIMIT,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_PASSED,
-    EXIT_USAGE,
     EvalRefused,
     EvalRequest,
     LocalServer,
     Prepared,
-    Resolved,
-    check_simulated_faults,
-    exit_status,
-    prepare,
-    resolve_models,
-    self_judging,
+    prepare_run,
 )
 
-__all__ = [
-    "EXIT_COST_LIMIT", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_PASSED", "EXIT_USAGE",
-    "EvalRefused", "EvalRequest", "Prepared", "ProgressView", "Resolved",
-    "check_simulated_faults", "exit_status", "prepare", "resolve_models", "run_eval",
-    "self_judging", "start_embedded",
-]
+# The exit status of `eval` (a public contract: scripts and CI read it).
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_COST_LIMIT = 3
+EXIT_INTERRUPTED = 130
+
+
+def exit_status(results: Sequence[CellResult], min_pass_rate: float | None) -> int:
+    """0 when every judged result passed (or the pass rate reached `min_pass_rate`, or
+    nothing was judged); 1 otherwise."""
+    judged = [r for r in results if r.passed is not None]
+    if not judged:
+        return EXIT_PASSED
+    passed = sum(1 for r in judged if r.passed)
+    if min_pass_rate is not None:
+        return EXIT_PASSED if passed / len(judged) >= min_pass_rate - 1e-12 else EXIT_FAILED
+    return EXIT_PASSED if passed == len(judged) else EXIT_FAILED
+
 
 class ProgressView:
     """The bar on a terminal; one line per finished cell otherwise."""
@@ -128,22 +131,47 @@ def start_embedded() -> LocalServer:
 def run_eval(request: EvalRequest, store: HistoryStore | None, *,
              out: IO[str] | None = None, pending: PendingSaves | None = None) -> int:
     """Run (or continue) the suite; print and write its reports; the exit status.
-    `pending`: the writes through `store`, waiting for its server when it goes away."""
+    `pending`: the writes through `store`, waiting for its server when it goes away.
+
+    One event loop and one HTTP pool for all of it: the models' lists, the cells'
+    streams and the judge's calls."""
     # No key leaves: a server may echo one into an answer or an error (`_report`).
     secrets = suite_secrets(request)
     out = masked_stream(out or sys.stdout, secrets)
     prog = "anoman-tui eval"
+    from anoman_tui.report.suite_text import output_console
+
+    # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
+    console = output_console(out, soft_wrap=not request.as_json)
+    err = Console(file=masked_stream(sys.stderr, secrets), highlight=False)
+    view_console = err if request.as_json else console
+
+    async def go() -> tuple[Prepared, SuiteRun, RunOutcome] | int:
+        prepared: Prepared | None = None
+        try:
+            async with SuiteRun.client_of(request.suite, request.options) as client:
+                try:
+                    prepared = await prepare_run(request, store, start_embedded, client)
+                except EvalRefused as exc:
+                    print(f"{prog}: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
+                    return EXIT_USAGE
+                if prepared.store is not None:
+                    prepared.pending = pending
+                for line in prepared.warnings:
+                    print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
+                run, outcome = await _run(prepared, client, out, view_console)
+                return prepared, run, outcome
+        except BaseException:
+            if prepared is not None:
+                prepared.stop()
+            raise
+
+    ran = asyncio.run(go())
+    if isinstance(ran, int):
+        return ran
+    prepared, run, outcome = ran
     try:
-        prepared = prepare(request, store, start_embedded)
-    except EvalRefused as exc:
-        print(f"{prog}: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
-        return EXIT_USAGE
-    if prepared.store is not None:
-        prepared.pending = pending
-    try:
-        for line in prepared.warnings:
-            print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
-        return _run_and_report(prepared, out)
+        return _report_run(prepared, run, outcome, console, out)
     finally:
         prepared.stop()
 
@@ -153,17 +181,12 @@ def suite_secrets(request: EvalRequest) -> tuple[str, ...]:
     return secrets_in_use([t.key() for t in request.targets.values()])
 
 
-def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
-    request, store = prepared.request, prepared.store
+async def _run(prepared: Prepared, client: StreamClient, out: IO[str],
+               view_console: Console) -> tuple[SuiteRun, RunOutcome]:
+    """The cells run on this loop through `client`, with the bar or a line a cell."""
+    request = prepared.request
     suite = request.suite
-    todo, run_id, total = prepared.todo, prepared.run_id, prepared.total
-    prog = "anoman-tui eval"
-    from anoman_tui.report.suite_text import output_console
-
-    # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
-    console = output_console(out, soft_wrap=not request.as_json)
-    err = Console(file=masked_stream(sys.stderr, suite_secrets(request)), highlight=False)
-    view_console = err if request.as_json else console
+    todo, total = prepared.todo, prepared.total
     live = view_console.is_terminal
     view: ProgressView | None = None
     run = prepared.make_run(lambda cell: view.cell(cell) if view is not None else None)
@@ -173,26 +196,30 @@ def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
                         total=total)
     if not request.as_json and not live:
         print(f"{suite.name}: {len(todo)} of {total} cells to run ({len(suite.cases)} cases × "
-              f"{len(prepared.slots)} models × {suite.repeat} repeats), run {run_id}",
-              file=out)
-
-    async def go() -> object:
-        loop = asyncio.get_running_loop()
+              f"{len(prepared.slots)} models × {suite.repeat} repeats), run "
+              f"{prepared.run_id}", file=out)
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, run.stop)
+        loop.add_signal_handler(signal.SIGTERM, run.stop)
+    try:
+        if live:
+            with Live(view, console=view_console, refresh_per_second=4, transient=True):
+                return run, await run.run(todo, client)
+        return run, await run.run(todo, client)
+    finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, run.stop)
-            loop.add_signal_handler(signal.SIGTERM, run.stop)
-        try:
-            if live:
-                with Live(view, console=view_console, refresh_per_second=4, transient=True):
-                    return await run.run(todo)
-            return await run.run(todo)
-        finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-                loop.remove_signal_handler(signal.SIGTERM)
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
 
-    outcome = asyncio.run(go())
-    assert isinstance(outcome, RunOutcome)
+
+def _report_run(prepared: Prepared, run: SuiteRun, outcome: RunOutcome, console: Console,
+                out: IO[str]) -> int:
+    """The run's reports and its exit status."""
+    request, store = prepared.request, prepared.store
+    suite = request.suite
+    run_id, total = prepared.run_id, prepared.total
+    prog = "anoman-tui eval"
     if outcome.unsaved:
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
