@@ -220,14 +220,14 @@ def run(args: argparse.Namespace) -> int:
         # --idle-timeout is in the settings; without it, a continued run keeps its own.
         idle_timeout=settings.idle_timeout if hasattr(args, "idle_timeout") or not continued
         else None,
-        as_json=args.json, junit=args.junit, html=args.html)
+        junit=args.junit, html=args.html)
     if args.tui:
         return _run_on_screen(request, settings, args.save_wait)
     if not settings.history:
-        return run_eval(request, None)
+        return run_eval(request, None, as_json=args.json)
     with command_history(PROG, create=True, required=False) as store, \
             command_writes(PROG, store, args.save_wait) as writes:
-        return run_eval(request, store, pending=writes)
+        return run_eval(request, store, as_json=args.json, pending=writes)
 
 
 def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float) -> int:

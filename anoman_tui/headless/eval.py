@@ -128,10 +128,11 @@ def start_embedded() -> LocalServer:
     return EmbeddedGateway(GatewayConfig(rate_limit_rpm=1_000_000)).start()
 
 
-def run_eval(request: EvalRequest, store: HistoryStore | None, *,
+def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool = False,
              out: IO[str] | None = None, pending: PendingSaves | None = None) -> int:
     """Run (or continue) the suite; print and write its reports; the exit status.
-    `pending`: the writes through `store`, waiting for its server when it goes away.
+    `as_json`: one JSON document on `out`, progress on stderr (`--json`); `pending`: the
+    writes through `store`, waiting for its server when it goes away.
 
     One event loop and one HTTP pool for all of it: the models' lists, the cells'
     streams and the judge's calls."""
@@ -142,9 +143,9 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
     from anoman_tui.report.suite_text import output_console
 
     # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
-    console = output_console(out, soft_wrap=not request.as_json)
+    console = output_console(out, soft_wrap=not as_json)
     err = Console(file=masked_stream(sys.stderr, secrets), highlight=False)
-    view_console = err if request.as_json else console
+    view_console = err if as_json else console
 
     async def go() -> tuple[Prepared, SuiteRun, RunOutcome] | int:
         prepared: Prepared | None = None
@@ -159,7 +160,8 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
                     prepared.pending = pending
                 for line in prepared.warnings:
                     print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
-                run, outcome = await _run(prepared, client, out, view_console)
+                run, outcome = await _run(prepared, client, out, view_console,
+                                          as_json=as_json)
                 return prepared, run, outcome
         except BaseException:
             if prepared is not None:
@@ -171,7 +173,7 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *,
         return ran
     prepared, run, outcome = ran
     try:
-        return _report_run(prepared, run, outcome, console, out)
+        return _report_run(prepared, run, outcome, console, out, as_json=as_json)
     finally:
         prepared.stop()
 
@@ -182,7 +184,7 @@ def suite_secrets(request: EvalRequest) -> tuple[str, ...]:
 
 
 async def _run(prepared: Prepared, client: StreamClient, out: IO[str],
-               view_console: Console) -> tuple[SuiteRun, RunOutcome]:
+               view_console: Console, *, as_json: bool) -> tuple[SuiteRun, RunOutcome]:
     """The cells run on this loop through `client`, with the bar or a line a cell."""
     request = prepared.request
     suite = request.suite
@@ -194,7 +196,7 @@ async def _run(prepared: Prepared, client: StreamClient, out: IO[str],
     view = ProgressView(view_console, run.progress, live=live,
                         max_cost=request.options.max_cost, done_before=total - len(todo),
                         total=total)
-    if not request.as_json and not live:
+    if not as_json and not live:
         print(f"{suite.name}: {len(todo)} of {total} cells to run ({len(suite.cases)} cases × "
               f"{len(prepared.slots)} models × {suite.repeat} repeats), run "
               f"{prepared.run_id}", file=out)
@@ -214,7 +216,7 @@ async def _run(prepared: Prepared, client: StreamClient, out: IO[str],
 
 
 def _report_run(prepared: Prepared, run: SuiteRun, outcome: RunOutcome, console: Console,
-                out: IO[str]) -> int:
+                out: IO[str], *, as_json: bool) -> int:
     """The run's reports and its exit status."""
     request, store = prepared.request, prepared.store
     suite = request.suite
@@ -224,14 +226,14 @@ def _report_run(prepared: Prepared, run: SuiteRun, outcome: RunOutcome, console:
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
     results, summary = prepared.finish(run, outcome)
-    if request.as_json or request.junit is not None:
+    if as_json or request.junit is not None:
         from anoman_tui.report.answers import with_answers
 
         # Read back from the history, the results hold no answer: the reports carry it.
         results = with_answers(results, store, suite.models, outcome.results)
     finished = outcome.stopped is None
     _report(request, results, summary, run_id, prepared.created_at, finished, outcome.stopped,
-            console, out, prepared.user, saved=store is not None)
+            console, out, prepared.user, saved=store is not None, as_json=as_json)
     if outcome.stopped == "interrupted":
         done = sum(1 for r in results if r.status != NOT_RUN)
         if store is not None:
@@ -266,7 +268,7 @@ def _announce_wait(cell: Cell, wait: float, asked: float | None) -> None:
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,
             created_at: float, finished: bool, stopped: str | None, console: Console,
-            out: IO[str], user: str, *, saved: bool) -> None:
+            out: IO[str], user: str, *, saved: bool, as_json: bool) -> None:
     from anoman_tui.report.suite_json import run_json
     from anoman_tui.report.suite_text import print_summary
     from anoman_tui.suites.model import RunSummary
@@ -279,7 +281,7 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
         print(f"anoman-tui eval: skipped (unsupported): {'; '.join(suite.skipped)}",
               file=sys.stderr)
     write_files(request, results, summary, run_id, created_at, finished, stopped)
-    if request.as_json:
+    if as_json:
         document = masked(run_json(run_id=run_id, suite=suite, results=results,
                                    summary=summary, finished=finished, stopped=stopped,
                                    skipped=suite.skipped, user=user), secrets)

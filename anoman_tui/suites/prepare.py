@@ -67,7 +67,6 @@ class EvalRequest:
     default_target: str
     endpoint: EndpointFormat
     options: RunOptions
-    as_json: bool = False
     junit: Path | None = None
     html: Path | None = None
     min_pass_rate: float | None = None
@@ -117,8 +116,8 @@ def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
                  max_retry_after: float | None = None, max_cost: Decimal | None = None,
                  min_pass_rate: float | None = None, allow_self_judge: bool | None = None,
                  headers: Sequence[tuple[str, str]] = (), retry_errors: bool = False,
-                 idle_timeout: float | None = None, as_json: bool = False,
-                 junit: Path | None = None, html: Path | None = None) -> EvalRequest:
+                 idle_timeout: float | None = None, junit: Path | None = None,
+                 html: Path | None = None) -> EvalRequest:
     """The one way an eval's request is made from the settings (the command line's, the
     app's Ctrl+P → *Run a suite…* and the history's): a value given here wins, then what
     run `run_id` stored (`EvalRequest.stored_settings`), then the suite's, then the
@@ -152,7 +151,7 @@ def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
         headers=tuple(headers))
     return EvalRequest(
         suite=suite, targets=targets, default_target=settings.default_target,
-        endpoint=settings.endpoint, options=options, as_json=as_json, junit=junit,
+        endpoint=settings.endpoint, options=options, junit=junit,
         html=html, min_pass_rate=None if rate is None else float(str(rate)), run_id=run_id,
         retry_errors=retry_errors,
         allow_self_judge=bool(chosen(allow_self_judge, "allow_self_judge", False)),
