@@ -241,8 +241,8 @@ class SuiteRun:
         self._answers: dict[tuple[str, int], dict[str, str | None]] = {}
         self._judged_pairs: set[tuple[str, int, str, str]] = set()
         self._pair_tasks: set[asyncio.Task[None]] = set()
-        self._judge_client: StreamClient | None = None
-        """Where the judge's requests go (None before the run starts)."""
+        self._client: StreamClient | None = None
+        """The run's client, the judge's requests' too (None before the run starts)."""
         self.pairs: list[dict[str, Any]] = []
         """The pairwise verdicts of this run (`PairJudgement.to_json()` with the judge's
         `calls` and `cost_usd`), in the order judged."""
@@ -330,7 +330,7 @@ class SuiteRun:
             if client is None:
                 client = await clients.enter_async_context(
                     self.client_of(self.suite, self.options))
-            self._judge_client = client
+            self._client = client
             for group in list(self._answers):
                 self._pairs_if_complete(group)
             try:
@@ -473,7 +473,7 @@ class SuiteRun:
                                         retries + self._rate_waits.get(cell.key, 0))
             if self.judge is not None and result.committed and any(
                     a.judged_by_model for a in cell.case.asserts):
-                judged = await self._judged(self._judge_client or client, cell, cell_result)
+                judged = await self._judged(client, cell, cell_result)
                 if judged is None:
                     return None  # judging aborted by Ctrl+C: missing, for --resume
                 cell_result = judged
@@ -511,7 +511,7 @@ class SuiteRun:
         that completed and are not judged yet (in the suite's model order: a before b)."""
         answers = self._answers.get(group, {})
         models = [slot.spec for slot in self.slots]
-        if self.judge is None or self._judge_client is None or self._stopping \
+        if self.judge is None or self._client is None or self._stopping \
                 or any(m not in answers for m in models):
             return
         case_id, repeat = group
@@ -524,7 +524,7 @@ class SuiteRun:
                     continue
                 self._judged_pairs.add(key)
                 task = asyncio.create_task(self._judge_pair(
-                    self._judge_client, key, question, text_a, text_b))
+                    self._client, key, question, text_a, text_b))
                 self._pair_tasks.add(task)
                 task.add_done_callback(self._pair_tasks.discard)
 
