@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -315,6 +315,19 @@ class Connection(BaseModel):
                 headers = (*headers, ("x-api-key", key))
             key = ""
         return self.base_url, key, headers, self.target.models_path or "/v1/models"
+
+
+class LocalGateway(Protocol):
+    """The local gateway a caller started for a run or a judge (the embedded one: started
+    by the command or the app, as the layers below never import the gateway)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def api_key(self) -> str: ...
+
+    def stop(self) -> None: ...
 
 
 def connect(target: Target, *, local: tuple[str, str] | None = None,

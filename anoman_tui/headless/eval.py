@@ -37,10 +37,10 @@ from anoman_tui.suites.model import NOT_RUN, CellResult
 from anoman_tui.suites.prepare import (
     EvalRefused,
     EvalRequest,
-    LocalServer,
     Prepared,
     prepare_run,
 )
+from anoman_tui.targets import LocalGateway
 
 # The exit status of `eval` (a public contract: scripts and CI read it).
 EXIT_PASSED = 0
@@ -118,7 +118,7 @@ def _duration(value: float) -> str:
     return f"{seconds}s"
 
 
-def start_embedded() -> LocalServer:
+def start_embedded() -> LocalGateway:
     """The local gateway in this process, for a run whose models are on it."""
     from anoman_tui.gateway.config import GatewayConfig
     from anoman_tui.gateway.embedded import EmbeddedGateway

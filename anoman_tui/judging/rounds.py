@@ -25,14 +25,21 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from anoman_tui.config import Settings
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable, VoteRefused
 from anoman_tui.judges import TIE, PairJudgement, best_after_swap
 from anoman_tui.judging.calls import Judge
 from anoman_tui.streaming import StreamClient
-from anoman_tui.targets import ModelSlot, Target, connect, split_model, with_model_info
+from anoman_tui.targets import (
+    LocalGateway,
+    ModelSlot,
+    Target,
+    connect,
+    split_model,
+    with_model_info,
+)
 
 Outcome = Literal["win", "tie", "none"]
 
@@ -177,19 +184,6 @@ def keep_verdict(store: HistoryStore, comparison_id: int, verdict: RoundVerdict)
     except (VoteRefused, HistoryUnavailable) as exc:
         return exc.reason
     return None
-
-
-class LocalGateway(Protocol):
-    """The local gateway started for a judge on the local target (the caller's: this
-    package never imports the gateway)."""
-
-    @property
-    def base_url(self) -> str: ...
-
-    @property
-    def api_key(self) -> str: ...
-
-    def stop(self) -> None: ...
 
 
 def judge_saved_round(settings: Settings, record: ComparisonRecord,

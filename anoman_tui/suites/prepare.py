@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from anoman_tui.history import HistoryStore, HistoryUnavailable
 from anoman_tui.history.pending import PendingSaves, finish_write
@@ -40,6 +40,7 @@ from anoman_tui.suites.engine import (
 from anoman_tui.suites.model import NOT_RUN, CellResult, RunSummary, Suite
 from anoman_tui.suites.summary import summarize
 from anoman_tui.targets import (
+    LocalGateway,
     ModelSlot,
     Target,
     TargetConfig,
@@ -93,21 +94,8 @@ class EvalRequest:
 @dataclass
 class Resolved:
     slots: list[ModelSlot]
-    gateway: LocalServer | None
+    gateway: LocalGateway | None
     judge: ModelSlot | None = None
-
-
-class LocalServer(Protocol):
-    """The local gateway a run started (`anoman_tui.gateway.embedded.EmbeddedGateway`:
-    started by the caller, as the suites never import the gateway)."""
-
-    @property
-    def base_url(self) -> str: ...
-
-    @property
-    def api_key(self) -> str: ...
-
-    def stop(self) -> None: ...
 
 
 def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
@@ -158,7 +146,7 @@ def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
         user=settings.author())
 
 
-def resolve_models(request: EvalRequest, start_local: Callable[[], LocalServer]
+def resolve_models(request: EvalRequest, start_local: Callable[[], LocalGateway]
                    ) -> Resolved:
     """Each suite model on its target; the local gateway started if one is on it.
 
@@ -330,7 +318,7 @@ class Prepared:
     """Results saved by an earlier stretch of the run (not_run ones left out)."""
     run_id: str
     created_at: float
-    gateway: LocalServer | None
+    gateway: LocalGateway | None
     warnings: list[str] = field(default_factory=list)
     """One line each for stderr (or a notice): e.g. the history refused the run."""
     saved: tuple[list[CellResult], list[dict[str, object]]] | None = None
@@ -416,7 +404,7 @@ class Prepared:
 
 
 def prepare(request: EvalRequest, store: HistoryStore | None,
-            start_local: Callable[[], LocalServer]) -> Prepared:
+            start_local: Callable[[], LocalGateway]) -> Prepared:
     """`prepare_run` on a loop and a client of its own (the suite screen's, in a thread
     before the run's loop)."""
 
@@ -428,7 +416,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
 
 
 async def prepare_run(request: EvalRequest, store: HistoryStore | None,
-                      start_local: Callable[[], LocalServer], client: StreamClient
+                      start_local: Callable[[], LocalGateway], client: StreamClient
                       ) -> Prepared:
     """Resolve the suite's models (starting the local gateway if one is on it), read what
     their targets list through `client` (the run's own, in `eval`), and create the run in

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from anoman_tui.config import Settings
     from anoman_tui.history import HistoryStore
-    from anoman_tui.suites.prepare import LocalServer
+    from anoman_tui.targets import LocalGateway
 
 
 class PathSuggester(Suggester):
@@ -50,7 +50,7 @@ class PathSuggester(Suggester):
         return value + names[0][len(stem):]
 
 
-def _start_local() -> LocalServer:
+def _start_local() -> LocalGateway:
     from anoman_tui.gateway.config import GatewayConfig
     from anoman_tui.gateway.embedded import EmbeddedGateway
 
