@@ -1,11 +1,13 @@
-"""A suite run made ready: its models resolved to targets (the local gateway started
-if one is on it), what their targets list about them, its cells, and the run created
-in the history or taken up from it; then, at its end, every result read back and
-summarised. Shared by `anoman-tui eval` (`anoman_tui.headless.eval`) and the suite
-screen (`anoman_tui.ui.screens.suite`).
+"""A suite run made ready: its request made from the settings (`eval_request`, the one
+place: flags, what a continued run stored, the suite, the settings), its models
+resolved to targets (the local gateway started if one is on it), what their targets
+list about them, its cells, and the run created in the history or taken up from it;
+then, at its end, every result read back and summarised. Shared by `anoman-tui eval`
+(`anoman_tui.headless.eval`, which keeps the exit statuses) and the suite screen
+(`anoman_tui.ui.screens.suite`).
 
-Imports the stream core, the history, the targets and the rest of the suites; no Rich,
-no Textual.
+Imports the stream core, the history, the targets, the judge's calls and the rest of
+the suites; no Rich, no Textual.
 """
 
 from __future__ import annotations
