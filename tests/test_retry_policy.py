@@ -118,7 +118,10 @@ def test_no_module_keeps_a_retry_rule_of_its_own() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "retry.py" and path.parent.name == "streaming":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        if "uniform" not in source and "429" not in source:
+            continue  # (parsing only the files that could hold one: a tenth of the time)
+        tree = ast.parse(source)
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr == "uniform":
                 offences.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: random.uniform")
