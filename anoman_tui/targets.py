@@ -13,21 +13,28 @@ A model is named `TARGET:MODEL`, or plain `MODEL` for the default target. Model 
 may hold colons themselves (`ollama:llama3.2:1b`): only a prefix that names a target
 is one.
 
+A model on its target, resolved (`ModelSlot`), and the one way a request to it is made
+(`stream_request`: every caller that sends a prompt to a target builds it here).
+
 May import: the standard library, pydantic and `anoman_tui.streaming` (for the
-endpoint formats and URL normalising).
+endpoint formats, URL normalising, a model's listing and the request).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from anoman_tui.streaming import EndpointFormat, normalize_base_url
 from anoman_tui.streaming.safe_text import redact_url
+
+if TYPE_CHECKING:
+    from anoman_tui.streaming import ChatTurn, ModelInfo, StreamClient, StreamRequest
 
 TargetKind = Literal["anoman", "openai-compatible", "anthropic"]
 LOCAL = "local"
@@ -310,6 +317,19 @@ class Connection(BaseModel):
         return self.base_url, key, headers, self.target.models_path or "/v1/models"
 
 
+class LocalGateway(Protocol):
+    """The local gateway a caller started for a run or a judge (the embedded one: started
+    by the command or the app, as the layers below never import the gateway)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def api_key(self) -> str: ...
+
+    def stop(self) -> None: ...
+
+
 def connect(target: Target, *, local: tuple[str, str] | None = None,
             environ: Mapping[str, str] | None = None) -> Connection:
     """`target` resolved: `local` is the running local gateway's (base URL, key)."""
@@ -321,3 +341,78 @@ def connect(target: Target, *, local: tuple[str, str] | None = None,
     assert base_url is not None
     return Connection(target=target, base_url=base_url,
                       api_key=SecretStr(target.key(environ)))
+
+
+def stream_request(connection: Connection, endpoint: EndpointFormat, model: str,
+                   messages: Sequence[ChatTurn], *, system: str | None = None,
+                   temperature: float | None = None, max_tokens: int | None = None,
+                   headers: Sequence[tuple[str, str]] = (), simulate: str = "",
+                   idle_timeout: float = 60.0, record: bool = False,
+                   compare_id: str | None = None, pane: int | None = None,
+                   path: str | None = None) -> StreamRequest:
+    """The request sending `messages` to `model` on `connection`'s target: its URL, key,
+    path for `endpoint` (`path` replaces it: a recording's), its usage setting and the
+    variable its key comes from; its own headers first, then `headers`, then `simulate`
+    as the local gateway's `X-Anoman-Simulate` ("" sends none)."""
+    from anoman_tui.streaming.request import StreamRequest
+
+    target = connection.target
+    extra = (*target.headers, *headers)
+    if simulate:
+        extra = (*extra, ("X-Anoman-Simulate", simulate))
+    return StreamRequest(
+        base_url=connection.base_url, api_key=connection.api_key, endpoint=endpoint,
+        path=path if path is not None else target.path_for(endpoint),
+        include_usage=target.include_usage, key_env=target.key_source, model=model,
+        messages=tuple(messages), system=system, temperature=temperature,
+        max_tokens=max_tokens, extra_headers=extra, idle_timeout=idle_timeout,
+        record=record, compare_id=compare_id, pane=pane)
+
+
+@dataclass(frozen=True)
+class ModelSlot:
+    """A model on its target, resolved: where its requests go and how (a suite's models,
+    its judge, the arena's judge)."""
+
+    spec: str
+    """As written (`litellm:gpt-4o-mini`): a suite result's `model`."""
+    model: str
+    """The id sent."""
+    pane: int
+    """1-based: its pane in each case's comparison (the suite's order); 0 for a judge."""
+    connection: Connection = field(repr=False)
+    endpoint: EndpointFormat = "openai"
+    info: ModelInfo | None = None
+    """What its target lists about it (prices, whether it is simulated)."""
+    scenario: str | None = None
+    """The local gateway's `X-Anoman-Simulate` value for it (a suite's `[simulate]`)."""
+
+    @property
+    def target_name(self) -> str:
+        return self.connection.name
+
+    @property
+    def simulated(self) -> bool:
+        return self.info is not None and self.info.simulated
+
+
+async def with_model_info(slots: Sequence[ModelSlot], client: StreamClient | None = None
+                          ) -> list[ModelSlot]:
+    """The slots with what their targets list about their models (prices, simulated),
+    each target asked once through `client` (None: a client of its own); a target that
+    lists nothing still streams (its costs are then unknown)."""
+    from anoman_tui.streaming import GatewayRequestError
+    from anoman_tui.streaming.client import StreamClient
+
+    if client is None:
+        async with StreamClient() as own:
+            return await with_model_info(slots, own)
+    by_target: dict[str, dict[str, ModelInfo]] = {}
+    for connection in {s.connection.name: s.connection for s in slots}.values():
+        base_url, key, headers, path = connection.list_models_args()
+        try:
+            models = await client.list_models(base_url, key, headers, path)
+        except GatewayRequestError:
+            continue
+        by_target[connection.name] = {m.id: m for m in models}
+    return [replace(s, info=by_target.get(s.connection.name, {}).get(s.model)) for s in slots]

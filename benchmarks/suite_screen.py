@@ -377,16 +377,12 @@ def request_for(settings: Settings, suite: Any, concurrency: int, header: str,
     """As `anoman_tui.cli.eval_` builds it (defaults for what a flag would set)."""
     targets = settings.all_targets()
     limit = int(settings.record_limit_mb * 1_000_000) if settings.record else None
-    options = RunOptions(concurrency=concurrency, retries=2, idle_timeout=settings.idle_timeout,
+    options = RunOptions(concurrency=concurrency, idle_timeout=settings.idle_timeout,
                          record_limit=limit, headers=(("X-Anoman-Simulate", header),),
                          target_limits={n: t.max_concurrency for n, t in targets.items()
                                         if t.max_concurrency is not None})
     return EvalRequest(suite=suite, targets=targets, default_target=settings.default_target,
-                       endpoint=settings.endpoint, options=options, run_id=run_id,
-                       settings={"concurrency": concurrency, "retries": 2,
-                                 "record": settings.record,
-                                 "idle_timeout": settings.idle_timeout,
-                                 "headers": [["X-Anoman-Simulate", header]]})
+                       endpoint=settings.endpoint, options=options, run_id=run_id)
 
 
 def timeline(start: float, stamps: dict[str, list[float]]) -> str:

@@ -106,6 +106,7 @@ _VIOLATIONS = [
     ("ui/render/diff.py", "import anoman_tui.ui.network", {"ui-render-without-textual"}),
     ("suites/model.py", "import rich.text", {"suites-without-views"}),
     ("judges/parse.py", "import httpx", {"judges-pure"}),
+    ("judging/rounds.py", "import anoman_tui.suites.model", {"judging-without-views", "layers"}),
 ]
 
 

@@ -21,7 +21,7 @@ from anoman_tui.cli.help import SUITES
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.config import Settings
-    from anoman_tui.headless.eval import EvalRequest
+    from anoman_tui.suites.prepare import EvalRequest
 
 GROUP = SUITES
 NAME = "eval"
@@ -165,10 +165,10 @@ def run(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     warn_inline_keys(settings, PROG)
-    from anoman_tui.headless.eval import EvalRequest, run_eval
-    from anoman_tui.suites.engine import RunOptions
+    from anoman_tui.headless.eval import run_eval
     from anoman_tui.suites.loader import SuiteError, check_models, load_suite
     from anoman_tui.suites.model import Suite
+    from anoman_tui.suites.prepare import eval_request
 
     continued = args.resume or args.retry_errors
     stored_settings: dict[str, object] = {}
@@ -212,64 +212,29 @@ def run(args: argparse.Namespace) -> int:
                         pairwise=bool(args.pairwise) or suite.pairwise)
         run_id = None
 
-    def chosen(flag: object, key: str, default: object) -> object:
-        """A flag given now wins; then what the run stored; then the suite's or default."""
-        if flag is not None:
-            return flag
-        return stored_settings.get(key, default)
-
-    concurrency = int(str(chosen(args.concurrency, "concurrency", suite.concurrency)))
-    retries = int(str(chosen(args.retries, "retries", 2)))
-    max_cost_value = chosen(args.max_cost, "max_cost", suite.max_cost)
-    max_cost = None if max_cost_value is None else Decimal(str(max_cost_value))
-    min_pass_rate = chosen(args.min_pass_rate, "min_pass_rate", None)
-    allow_self_judge = bool(chosen(args.allow_self_judge, "allow_self_judge", False))
-    record = bool(stored_settings.get("record", settings.record)) if continued \
-        else settings.record
-    limit = int(settings.record_limit_mb * 1_000_000) if record else None
-    idle_timeout = float(str(stored_settings.get("idle_timeout", settings.idle_timeout))) \
-        if continued and not hasattr(args, "idle_timeout") else settings.idle_timeout
-    stored_headers = stored_settings.get("headers")
-    headers: tuple[tuple[str, str], ...] = tuple(args.headers)
-    if continued and not args.headers and isinstance(stored_headers, list):
-        headers = tuple((str(h[0]), str(h[1])) for h in stored_headers
-                        if isinstance(h, list) and len(h) == 2)
-    targets = settings.all_targets()
-    options = RunOptions(
-        concurrency=concurrency, retries=retries, max_cost=max_cost,
-        idle_timeout=idle_timeout, record_limit=limit,
-        target_limits={name: t.max_concurrency for name, t in targets.items()
-                       if t.max_concurrency is not None},
-        headers=headers,
-    )
-    if args.max_retry_after is not None:
-        options = replace(options, max_retry_after=args.max_retry_after)
-    request = EvalRequest(
-        suite=suite, targets=targets, default_target=settings.default_target,
-        endpoint=settings.endpoint, options=options, as_json=args.json, junit=args.junit,
-        html=args.html, min_pass_rate=None if min_pass_rate is None else float(str(min_pass_rate)),
-        run_id=run_id, retry_errors=bool(args.retry_errors), allow_self_judge=allow_self_judge,
-        settings={"concurrency": concurrency, "retries": retries,
-                  "max_cost": None if max_cost is None else str(max_cost),
-                  "min_pass_rate": min_pass_rate, "record": record,
-                  "idle_timeout": idle_timeout, "headers": [list(h) for h in headers],
-                  "allow_self_judge": allow_self_judge},
-        user=settings.author(),
-    )
+    request = eval_request(
+        settings, suite, run_id=run_id, stored=stored_settings, concurrency=args.concurrency,
+        retries=args.retries, max_retry_after=args.max_retry_after, max_cost=args.max_cost,
+        min_pass_rate=args.min_pass_rate, allow_self_judge=args.allow_self_judge,
+        headers=tuple(args.headers), retry_errors=bool(args.retry_errors),
+        # --idle-timeout is in the settings; without it, a continued run keeps its own.
+        idle_timeout=settings.idle_timeout if hasattr(args, "idle_timeout") or not continued
+        else None,
+        junit=args.junit, html=args.html)
     if args.tui:
         return _run_on_screen(request, settings, args.save_wait)
     if not settings.history:
-        return run_eval(request, None)
+        return run_eval(request, None, as_json=args.json)
     with command_history(PROG, create=True, required=False) as store, \
             command_writes(PROG, store, args.save_wait) as writes:
-        return run_eval(request, store, pending=writes)
+        return run_eval(request, store, as_json=args.json, pending=writes)
 
 
 def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float) -> int:
     """`eval --tui`: the run prepared as the headless command prepares it, then watched
     on the suite screen; the exit status is the headless one for what was run."""
-    from anoman_tui.headless.eval import start_embedded
-    from anoman_tui.suites.prepare import EXIT_USAGE, EvalRefused, exit_status, prepare
+    from anoman_tui.headless.eval import EXIT_USAGE, exit_status, start_embedded
+    from anoman_tui.suites.prepare import EvalRefused, prepare
     from anoman_tui.ui.app import AnomanApp
 
     with contextlib.ExitStack() as stack:

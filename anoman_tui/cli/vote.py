@@ -15,9 +15,10 @@ from anoman_tui.cli.help import ARENA
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.config import Settings
+    from anoman_tui.gateway.embedded import EmbeddedGateway
     from anoman_tui.history import ComparisonRecord
     from anoman_tui.history.pending import PendingSaves
-    from anoman_tui.suites.round_judge import NoVerdict, RoundVerdict
+    from anoman_tui.judging.rounds import NoVerdict, RoundVerdict
 
 GROUP = ARENA
 NAME = "vote"
@@ -112,12 +113,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _judge(settings: Settings, record: ComparisonRecord,
            writes: PendingSaves) -> RoundVerdict | NoVerdict:
-    from anoman_tui.headless.round_judge import judge_saved_round
     from anoman_tui.history import HistoryUnavailable, VoteRefused
     from anoman_tui.history.pending import verdict_write
-    from anoman_tui.suites.round_judge import NoVerdict
+    from anoman_tui.judging.rounds import NoVerdict, judge_saved_round
 
-    verdict = judge_saved_round(settings, record)
+    verdict = judge_saved_round(settings, record, _start_local)
     if isinstance(verdict, NoVerdict):
         return verdict
     assert record.id is not None
@@ -134,10 +134,18 @@ def _judge(settings: Settings, record: ComparisonRecord,
     return verdict
 
 
+def _start_local() -> EmbeddedGateway:
+    """The local gateway for a judge on the local target, as `compare` starts one."""
+    from anoman_tui.gateway.config import GatewayConfig
+    from anoman_tui.gateway.embedded import EmbeddedGateway
+
+    return EmbeddedGateway(GatewayConfig()).start()
+
+
 def _judge_json(settings: Settings,
                 verdict: RoundVerdict | NoVerdict | None) -> dict[str, Any] | None:
     """`judge` of `vote --json`: None with no judge configured."""
-    from anoman_tui.suites.round_judge import RoundVerdict
+    from anoman_tui.judging.rounds import RoundVerdict
 
     if verdict is None:
         return None
@@ -151,7 +159,7 @@ def judge_line(spec: str, verdict: RoundVerdict | NoVerdict, record: ComparisonR
                human_best: str) -> str:
     """One line: the judge's best of the round beside the person's, or why it has none."""
     from anoman_tui.judges import TIE
-    from anoman_tui.suites.round_judge import RoundVerdict
+    from anoman_tui.judging.rounds import RoundVerdict
 
     if not isinstance(verdict, RoundVerdict):
         return f"judge {spec}: no verdict: {verdict.reason}"

@@ -17,6 +17,7 @@ import contextlib
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
@@ -24,38 +25,41 @@ from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
 from anoman_tui.report.suite_files import write_files
 from anoman_tui.secrets_in_use import secrets_in_use
+from anoman_tui.streaming import StreamClient
 from anoman_tui.streaming.safe_text import mask_secrets, masked, masked_stream
-from anoman_tui.suites.engine import Cell, Progress, RunOutcome
+from anoman_tui.suites.engine import Cell, Progress, RunOutcome, SuiteRun
 from anoman_tui.suites.model import NOT_RUN, CellResult
-
-# The run's preparation is shared with the suite screen; its names stay importable here.
 from anoman_tui.suites.prepare import (
-    EXIT_COST_LIMIT,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_PASSED,
-    EXIT_USAGE,
     EvalRefused,
     EvalRequest,
-    LocalServer,
     Prepared,
-    Resolved,
-    check_simulated_faults,
-    exit_status,
-    prepare,
-    resolve_models,
-    self_judging,
+    prepare_run,
 )
+from anoman_tui.targets import LocalGateway
+
+# The exit status of `eval` (a public contract: scripts and CI read it).
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_COST_LIMIT = 3
+EXIT_INTERRUPTED = 130
+
+
+def exit_status(results: Sequence[CellResult], min_pass_rate: float | None) -> int:
+    """0 when every judged result passed (or the pass rate reached `min_pass_rate`, or
+    nothing was judged); 1 otherwise."""
+    judged = [r for r in results if r.passed is not None]
+    if not judged:
+        return EXIT_PASSED
+    passed = sum(1 for r in judged if r.passed)
+    if min_pass_rate is not None:
+        return EXIT_PASSED if passed / len(judged) >= min_pass_rate - 1e-12 else EXIT_FAILED
+    return EXIT_PASSED if passed == len(judged) else EXIT_FAILED
+
 
 if TYPE_CHECKING:  # Rich loads only to draw on a terminal: `eval --json` piped never does
     from rich.console import Console, Group
 
-__all__ = [
-    "EXIT_COST_LIMIT", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_PASSED", "EXIT_USAGE",
-    "EvalRefused", "EvalRequest", "Prepared", "ProgressView", "Resolved",
-    "check_simulated_faults", "exit_status", "prepare", "resolve_models", "run_eval",
-    "self_judging", "start_embedded",
-]
 
 class ProgressView:
     """The bar on a terminal; one line per finished cell otherwise."""
@@ -120,7 +124,7 @@ def _duration(value: float) -> str:
     return f"{seconds}s"
 
 
-def start_embedded() -> LocalServer:
+def start_embedded() -> LocalGateway:
     """The local gateway in this process, for a run whose models are on it."""
     from anoman_tui.gateway.config import GatewayConfig
     from anoman_tui.gateway.embedded import EmbeddedGateway
@@ -130,25 +134,59 @@ def start_embedded() -> LocalServer:
     return EmbeddedGateway(GatewayConfig(rate_limit_rpm=1_000_000)).start()
 
 
-def run_eval(request: EvalRequest, store: HistoryStore | None, *,
+def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool = False,
              out: IO[str] | None = None, pending: PendingSaves | None = None) -> int:
     """Run (or continue) the suite; print and write its reports; the exit status.
-    `pending`: the writes through `store`, waiting for its server when it goes away."""
+    `as_json`: one JSON document on `out`, progress on stderr (`--json`); `pending`: the
+    writes through `store`, waiting for its server when it goes away.
+
+    One event loop and one HTTP pool for all of it: the models' lists, the cells'
+    streams and the judge's calls."""
     # No key leaves: a server may echo one into an answer or an error (`_report`).
     secrets = suite_secrets(request)
     out = masked_stream(out or sys.stdout, secrets)
     prog = "anoman-tui eval"
+    from anoman_tui.report.suite_text import may_be_terminal
+
+    err_file = masked_stream(sys.stderr, secrets)
+    console: Console | None = None
+    view_console: Console | None = None
+    if not as_json or may_be_terminal(err_file):
+        from rich.console import Console
+
+        from anoman_tui.report.suite_terminal import output_console
+
+        # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
+        console = output_console(out, soft_wrap=not as_json)
+        view_console = Console(file=err_file, highlight=False) if as_json else console
+
+    async def go() -> tuple[Prepared, SuiteRun, RunOutcome] | int:
+        prepared: Prepared | None = None
+        try:
+            async with SuiteRun.client_of(request.suite, request.options) as client:
+                try:
+                    prepared = await prepare_run(request, store, start_embedded, client)
+                except EvalRefused as exc:
+                    print(f"{prog}: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
+                    return EXIT_USAGE
+                if prepared.store is not None:
+                    prepared.pending = pending
+                for line in prepared.warnings:
+                    print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
+                run, outcome = await _run(prepared, client, out, view_console,
+                                          err_file, as_json=as_json)
+                return prepared, run, outcome
+        except BaseException:
+            if prepared is not None:
+                prepared.stop()
+            raise
+
+    ran = asyncio.run(go())
+    if isinstance(ran, int):
+        return ran
+    prepared, run, outcome = ran
     try:
-        prepared = prepare(request, store, start_embedded)
-    except EvalRefused as exc:
-        print(f"{prog}: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
-        return EXIT_USAGE
-    if prepared.store is not None:
-        prepared.pending = pending
-    try:
-        for line in prepared.warnings:
-            print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
-        return _run_and_report(prepared, out)
+        return _report_run(prepared, run, outcome, console, out, as_json=as_json)
     finally:
         prepared.stop()
 
@@ -158,67 +196,61 @@ def suite_secrets(request: EvalRequest) -> tuple[str, ...]:
     return secrets_in_use([t.key() for t in request.targets.values()])
 
 
-def _run_and_report(prepared: Prepared, out: IO[str]) -> int:
-    request, store = prepared.request, prepared.store
+async def _run(prepared: Prepared, client: StreamClient, out: IO[str],
+               view_console: Console | None, err_file: IO[str], *,
+               as_json: bool) -> tuple[SuiteRun, RunOutcome]:
+    """The cells run on this loop through `client`, with the bar or a line a cell."""
+    request = prepared.request
     suite = request.suite
-    todo, run_id, total = prepared.todo, prepared.run_id, prepared.total
-    prog = "anoman-tui eval"
-    from anoman_tui.report.suite_text import may_be_terminal
-
-    err_file = masked_stream(sys.stderr, suite_secrets(request))
-    console: Console | None = None
-    view_console: Console | None = None
-    if not request.as_json or may_be_terminal(err_file):
-        from rich.console import Console
-
-        from anoman_tui.report.suite_terminal import output_console
-
-        # Piped with no COLUMNS (a CI log), the summary is laid out for a fixed width.
-        console = output_console(out, soft_wrap=not request.as_json)
-        view_console = Console(file=err_file, highlight=False) if request.as_json else console
+    todo, total = prepared.todo, prepared.total
     live = view_console is not None and view_console.is_terminal
     view: ProgressView | None = None
     run = prepared.make_run(lambda cell: view.cell(cell) if view is not None else None)
     run.on_wait = _announce_wait
     view = ProgressView(view_console, run.progress, live=live,
                         max_cost=request.options.max_cost, done_before=total - len(todo),
-                        total=total, file=err_file if request.as_json else None)
-    if not request.as_json and not live:
+                        total=total, file=err_file if as_json else None)
+    if not as_json and not live:
         print(f"{suite.name}: {len(todo)} of {total} cells to run ({len(suite.cases)} cases × "
-              f"{len(prepared.slots)} models × {suite.repeat} repeats), run {run_id}",
-              file=out)
+              f"{len(prepared.slots)} models × {suite.repeat} repeats), run "
+              f"{prepared.run_id}", file=out)
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, run.stop)
+        loop.add_signal_handler(signal.SIGTERM, run.stop)
+    try:
+        if live:
+            from rich.live import Live
 
-    async def go() -> object:
-        loop = asyncio.get_running_loop()
+            with Live(view, console=view_console, refresh_per_second=4, transient=True):
+                return run, await run.run(todo, client)
+        return run, await run.run(todo, client)
+    finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, run.stop)
-            loop.add_signal_handler(signal.SIGTERM, run.stop)
-        try:
-            if live:
-                from rich.live import Live
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
 
-                with Live(view, console=view_console, refresh_per_second=4, transient=True):
-                    return await run.run(todo)
-            return await run.run(todo)
-        finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-                loop.remove_signal_handler(signal.SIGTERM)
 
-    outcome = asyncio.run(go())
-    assert isinstance(outcome, RunOutcome)
+def _report_run(prepared: Prepared, run: SuiteRun, outcome: RunOutcome,
+                console: Console | None,
+                out: IO[str], *, as_json: bool) -> int:
+    """The run's reports and its exit status."""
+    request, store = prepared.request, prepared.store
+    suite = request.suite
+    run_id, total = prepared.run_id, prepared.total
+    prog = "anoman-tui eval"
     if outcome.unsaved:
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
     results, summary = prepared.finish(run, outcome)
-    if request.as_json or request.junit is not None:
+    if as_json or request.junit is not None:
         from anoman_tui.report.answers import with_answers
 
         # Read back from the history, the results hold no answer: the reports carry it.
         results = with_answers(results, store, suite.models, outcome.results)
     finished = outcome.stopped is None
     _report(request, results, summary, run_id, prepared.created_at, finished, outcome.stopped,
-            console, out, prepared.user, saved=store is not None)
+            console, out, prepared.user, saved=store is not None, as_json=as_json)
     if outcome.stopped == "interrupted":
         done = sum(1 for r in results if r.status != NOT_RUN)
         if store is not None:
@@ -253,7 +285,7 @@ def _announce_wait(cell: Cell, wait: float, asked: float | None) -> None:
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,
             created_at: float, finished: bool, stopped: str | None, console: Console | None,
-            out: IO[str], user: str, *, saved: bool) -> None:
+            out: IO[str], user: str, *, saved: bool, as_json: bool) -> None:
     from anoman_tui.report.suite_json import run_json
     from anoman_tui.suites.model import RunSummary
 
@@ -265,7 +297,7 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
         print(f"anoman-tui eval: skipped (unsupported): {'; '.join(suite.skipped)}",
               file=sys.stderr)
     write_files(request, results, summary, run_id, created_at, finished, stopped)
-    if request.as_json:
+    if as_json:
         document = masked(run_json(run_id=run_id, suite=suite, results=results,
                                    summary=summary, finished=finished, stopped=stopped,
                                    skipped=suite.skipped, user=user), secrets)

@@ -11,9 +11,9 @@ import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import httpx
+from pydantic import SecretStr
 
 from anoman_tui.headless.spec import BLIND_LABELS, REPLAY_BASE_URL, CompareSpec
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable
@@ -35,6 +35,7 @@ from anoman_tui.streaming import (
 )
 from anoman_tui.streaming.cost import Cost, cost_of
 from anoman_tui.streaming.replay import ReplayTransport
+from anoman_tui.targets import Connection, gateway_target, stream_request
 
 
 @dataclass
@@ -72,36 +73,29 @@ def blind_failure(pane: PaneProgress) -> StreamFailure:
 
 def _requests(spec: CompareSpec) -> list[StreamRequest]:
     compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
+    # A pane without a target streams from the comparison's gateway, with its key.
+    gateway = Connection(target=gateway_target(spec.base_url, SecretStr(spec.api_key)),
+                         base_url=spec.base_url, api_key=SecretStr(spec.api_key))
     requests = []
     for i, pane in enumerate(spec.panes, start=1):
-        connection = pane.connection
-        where: dict[str, Any] = {"base_url": spec.base_url, "api_key": spec.api_key,
-                                 "extra_headers": spec.headers}
-        if connection is not None:
-            target = connection.target
-            where = {"base_url": connection.base_url, "api_key": connection.api_key,
-                     "extra_headers": (*target.headers, *spec.headers),
-                     "path": target.path_for(pane.endpoint),
-                     "include_usage": target.include_usage, "key_env": target.key_source}
+        connection = pane.connection or gateway
+        headers = spec.headers
+        path = None
         if spec.replay is not None and i in spec.replay:
             # The recorded path: the replay answers only the request it recorded.
-            where = {"base_url": REPLAY_BASE_URL, "path": spec.replay[i].path}
-        requests.append(StreamRequest(
-            endpoint=pane.endpoint,
-            model=pane.model,
-            messages=(*(ChatTurn(role=role, content=content)
-                        for role, content in pane.conversation or ()
-                        if role in ("user", "assistant")),
-                      ChatTurn(role="user", content=spec.prompt)),
+            connection = Connection(target=gateway_target(REPLAY_BASE_URL, None),
+                                    base_url=REPLAY_BASE_URL)
+            headers, path = (), spec.replay[i].path
+        requests.append(stream_request(
+            connection, pane.endpoint, pane.model,
+            (*(ChatTurn(role=role, content=content)
+               for role, content in pane.conversation or ()
+               if role in ("user", "assistant")),
+             ChatTurn(role="user", content=spec.prompt)),
+            system=spec.system, temperature=pane.temperature, max_tokens=pane.max_tokens,
+            headers=headers, idle_timeout=spec.idle_timeout,
             record=spec.record_limit is not None and spec.replay is None,
-            system=spec.system,
-            temperature=pane.temperature,
-            max_tokens=pane.max_tokens,
-            idle_timeout=spec.idle_timeout,
-            compare_id=compare_id,
-            pane=i,
-            **where,
-        ))
+            compare_id=compare_id, pane=i, path=path))
     return requests
 
 

@@ -228,7 +228,7 @@ class RoundJudgement:
     `outcome` is "win" (`best` names the model that won every one of its pairs after
     the position swap), "tie" (no single model did), or "none" (no verdict: the judge
     failed on a pair; `data["errors"]` says why). `data` is the verdict as JSON
-    (`anoman_tui.suites.round_judge.RoundVerdict.to_json`): each pair in both orders,
+    (`anoman_tui.judging.rounds.RoundVerdict.to_json`): each pair in both orders,
     calls, errors, cost.
     """
 

@@ -105,7 +105,8 @@ class StreamClient:
 
     def __init__(self, http: httpx.AsyncClient | None = None, *, read_gap: float = 0.0,
                  read_grid: tuple[float, float] | None = None,
-                 pace_reasoning: bool = True, keep_events: bool = False) -> None:
+                 pace_reasoning: bool = True, keep_events: bool = False,
+                 max_keepalive: int = 32) -> None:
         self.read_gap = read_gap  # seconds between reads of a stream once it talks
         self.keep_events = keep_events  # each stream keeps its events (ModelStream.events)
         self.read_grid = read_grid  # (grid, lead): reads only `lead` before a grid point
@@ -113,7 +114,7 @@ class StreamClient:
         # first answer token, its TTFT, is then stamped on arrival too).
         self.pace_reasoning = pace_reasoning
         self._owns_http = http is None
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=32)
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=max_keepalive)
         # The app's client (paced reads) also replaces what an abort closes (spares.py):
         # a spare lives as long as the pool keeps an idle connection.
         self.spares: SpareConnections | None = None
@@ -181,7 +182,8 @@ class ModelStream:
     def __init__(self, http: httpx.AsyncClient, request: StreamRequest, *,
                  read_gap: float = 0.0, read_grid: tuple[float, float] | None = None,
                  on_abort: Callable[[httpx.URL, float], None] | None = None,
-                 pace_reasoning: bool = True, keep_events: bool = False) -> None:
+                 pace_reasoning: bool = True, keep_events: bool = False,
+                 max_keepalive: int = 32) -> None:
         self.request = request
         self._paced_from = _CONTENT if pace_reasoning else (TextDelta,)
         # Told when this stream is aborted after its request went out (its connection is

@@ -6,18 +6,18 @@ leaves whole cases behind. It starts a cell when
 
 - fewer than `concurrency` streams are in flight in all,
 - its target has room (its `max_concurrency`, lowered on a 429 and raised again after
-  a window of successes: additive increase, multiplicative decrease, as TCP and most
-  API clients do), and is not waiting out a rate limit (`Retry-After`, else an
-  exponential back-off),
+  a window of successes: `anoman_tui.streaming.retry.ConcurrencyLimit`), and is not
+  waiting out a rate limit (`Retry-After`, else an exponential back-off),
 - and the spent cost has not reached `max_cost` (cells never started are `not_run`).
 
-A 429 puts the cell back at the head of its target's queue; its `Retry-After` is waited
-out up to `max_retry_after` seconds (`--max-retry-after`, default
-`MAX_RETRY_AFTER_S`: a server asking for a day is not obeyed for a day), and a wait of
-`LONG_WAIT_S` or more is told to `on_wait` (the views say so). Stopping (Ctrl+C,
-SIGTERM) ends every wait at once, and no request starts after it. A transport error (the
-server could not be reached: `transport_error`, docs/wire-contract.md §8) is retried
-up to `retries` times; any other failure is the cell's result. Every request asks the
+A failed cell is sent again as the run's `RetryPolicy` says (`RunOptions.retry`, the
+same policy as the judge's calls): a 429 puts the cell back at the head of its target's
+queue, its `Retry-After` waited out up to `max_retry_after` seconds
+(`--max-retry-after`: a server asking for a day is not obeyed for a day), and a wait of
+`LONG_WAIT_S` or more is told to `on_wait` (the views say so); a transport error (the
+server could not be reached: `transport_error`, docs/wire-contract.md §8) is sent again
+up to `retries` times; any other failure is the cell's result. Stopping (Ctrl+C,
+SIGTERM) ends every wait at once, and no request starts after it. Every request asks the
 gateway not to answer from its cache (`Cache-Control: no-cache`, as a rerun does): the
 repeats are independent measurements. An answer that comes back as a cache hit anyway
 is marked and left out of the latency figures.
@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 import uuid
 from collections import deque
@@ -48,21 +47,20 @@ from anoman_tui.history import GroupInfo, HistoryStore, HistoryUnavailable
 from anoman_tui.history.builder import PaneTurn, comparison_record, for_history
 from anoman_tui.history.pending import PendingSaves, cell_write, pair_write
 from anoman_tui.judges.pairs import PairJudgement
+from anoman_tui.judging.calls import Judge
 from anoman_tui.streaming import (
     ChatTurn,
-    GatewayRequestError,
-    ModelInfo,
     ModelStream,
     StreamClient,
     StreamRequest,
     StreamResult,
 )
 from anoman_tui.streaming.cost import Cost, cost_of
+from anoman_tui.streaming.retry import LONG_WAIT_S, ConcurrencyLimit, RetryPolicy
 from anoman_tui.suites.assertions import Answer, case_verdict, check, rubric_result
-from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, Case, CellResult, Suite
 from anoman_tui.suites.scenarios import simulate_header
-from anoman_tui.suites.slots import ModelSlot as ModelSlot
+from anoman_tui.targets import ModelSlot, stream_request
 
 QUEUED = object()
 """What `PendingSaves.write` returns here for a write that waits for the server."""
@@ -72,10 +70,6 @@ log = logging.getLogger(__name__)
 CellKey = tuple[str, str, int]
 """(case id, model as written, repeat)."""
 
-RETRIED_KINDS = frozenset({"transport_error"})
-"""Failure kinds retried up to `retries` times: the server could not be reached."""
-MAX_RATE_LIMIT_WAITS = 5
-"""429s a cell waits out before its last one becomes its result."""
 READ_GAP_S = 0.05
 """Once a stream's answer has begun, its socket is read at most this often: a provider
 sends an event per token, and each read costs the same however much it brings (at 32
@@ -88,13 +82,8 @@ READ_GRID = (READ_GAP_S, 0.0)
 once for each (at 32 streams, −20% of the run's CPU, benchmarks/eval_load.py)."""
 READ_MIN_GAP_S = 0.001
 """The gap paced reads need besides the grid (the grid alone spaces them)."""
-BACKOFF_FIRST_S = 1.0
-BACKOFF_MAX_S = 30.0
-MAX_RETRY_AFTER_S = 60.0
-"""The longest a cell (or the judge) waits out one 429's `Retry-After` unless
-`RunOptions.max_retry_after` says otherwise (docs/suites.md)."""
-LONG_WAIT_S = 10.0
-"""A rate-limit wait this long or longer is announced (`SuiteRun.on_wait`)."""
+KEEP_ALIVE = 32
+"""Idle connections the models' streams keep open (a judge's room comes on top)."""
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -116,21 +105,6 @@ class Cell:
         return (self.case.id, self.slot.spec, self.repeat)
 
 
-async def with_model_info(slots: Sequence[ModelSlot]) -> list[ModelSlot]:
-    """The slots with what their targets list about their models (prices, simulated);
-    a target that lists nothing still streams (its costs are then unknown)."""
-    by_target: dict[str, dict[str, ModelInfo]] = {}
-    async with StreamClient() as client:
-        for connection in {s.connection.name: s.connection for s in slots}.values():
-            base_url, key, headers, path = connection.list_models_args()
-            try:
-                models = await client.list_models(base_url, key, headers, path)
-            except GatewayRequestError:
-                continue
-            by_target[connection.name] = {m.id: m for m in models}
-    return [replace(s, info=by_target.get(s.connection.name, {}).get(s.model)) for s in slots]
-
-
 def cells_of(suite: Suite, slots: Sequence[ModelSlot]) -> list[Cell]:
     """Every cell of the suite, in the order they are started."""
     cells: list[Cell] = []
@@ -144,7 +118,9 @@ def cells_of(suite: Suite, slots: Sequence[ModelSlot]) -> list[Cell]:
 @dataclass(frozen=True)
 class RunOptions:
     concurrency: int = 4
-    retries: int = 2
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """How a failed cell, and a judge's call, is sent again (`--retries`,
+    `--max-retry-after`)."""
     max_cost: Decimal | None = None
     idle_timeout: float = 60.0
     record_limit: int | None = 16_000_000
@@ -156,55 +132,11 @@ class RunOptions:
     keep_events: bool = False
     """Each stream keeps its events (`ModelStream.events`), so a view can open a running
     cell and show its answer so far (the suite screen); headless runs need not pay."""
-    max_retry_after: float = MAX_RETRY_AFTER_S
-    """The longest one 429's `Retry-After` is waited out, in seconds (capped to this)."""
     keep_results: bool = True
     """Keep every result in memory for `RunOutcome.results`. Off when the caller reads
     them back from the history: results held to the end pin the memory allocated between
     them, and the process grew with the number of cells (100 -> 1,000 cases x 3 models:
     72 -> 99 MB kept, 71 -> 84 MB not; benchmarks/eval_load.py)."""
-
-
-class TargetLimit:
-    """How many streams one target may have in flight now, and until when it waits."""
-
-    WINDOW = 8
-    """Successes in a row after which a lowered limit goes up by one."""
-
-    def __init__(self, ceiling: int) -> None:
-        self.ceiling = max(1, ceiling)
-        self.limit = self.ceiling
-        self.running = 0
-        self.resume_at = 0.0
-        self.successes = 0
-        self.limited_in_a_row = 0
-
-    def can_start(self, now: float) -> bool:
-        return self.running < self.limit and now >= self.resume_at
-
-    def rate_limited(self, retry_after_s: float | None, now: float,
-                     cap_s: float = MAX_RETRY_AFTER_S) -> float:
-        """A 429: halve the limit (at least 1) and wait; returns the wait in seconds
-        (`Retry-After`, at most `cap_s`)."""
-        self.limit = max(1, min(self.limit, max(self.running, 1)) // 2)
-        self.successes = 0
-        self.limited_in_a_row += 1
-        if retry_after_s is not None and retry_after_s >= 0:
-            wait = min(retry_after_s, max(0.0, cap_s))
-        else:
-            wait = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (self.limited_in_a_row - 1))
-            wait *= random.uniform(0.8, 1.2)  # clients backing off together spread out
-        self.resume_at = max(self.resume_at, now + wait)
-        return wait
-
-    def succeeded(self) -> None:
-        self.limited_in_a_row = 0
-        if self.limit >= self.ceiling:
-            return
-        self.successes += 1
-        if self.successes >= self.WINDOW:
-            self.limit += 1
-            self.successes = 0
 
 
 @dataclass
@@ -268,8 +200,6 @@ class SuiteRun:
                  judge: Judge | None = None, pending: PendingSaves | None = None) -> None:
         self.suite = suite
         self.judge = judge
-        if judge is not None:
-            judge.max_retry_after = options.max_retry_after
         self.slots = list(slots)
         self.run_id = run_id
         self.options = options
@@ -280,12 +210,13 @@ class SuiteRun:
         self._queued = False
         """A write waits for the server: results are kept in hand from then on."""
         self._on_cell = on_cell or (lambda cell: None)
-        self._limits: dict[str, TargetLimit] = {}
+        self._limits: dict[str, ConcurrencyLimit] = {}
         for slot in self.slots:
             name = slot.target_name
             if name not in self._limits:
                 ceiling = options.target_limits.get(name) or options.concurrency
-                self._limits[name] = TargetLimit(min(ceiling, options.concurrency))
+                self._limits[name] = ConcurrencyLimit(min(ceiling, options.concurrency),
+                                                      options.retry)
         self.progress = Progress(total=0, spent=spent)
         self._streams: set[ModelStream] = set()
         self.live: dict[CellKey, ModelStream] = {}
@@ -310,8 +241,8 @@ class SuiteRun:
         self._answers: dict[tuple[str, int], dict[str, str | None]] = {}
         self._judged_pairs: set[tuple[str, int, str, str]] = set()
         self._pair_tasks: set[asyncio.Task[None]] = set()
-        self._judge_client: StreamClient | None = None
-        """Where the judge's requests go (None before the run starts)."""
+        self._client: StreamClient | None = None
+        """The run's client, the judge's requests' too (None before the run starts)."""
         self.pairs: list[dict[str, Any]] = []
         """The pairwise verdicts of this run (`PairJudgement.to_json()` with the judge's
         `calls` and `cost_usd`), in the order judged."""
@@ -369,7 +300,20 @@ class SuiteRun:
 
     # -- the dispatcher ----------------------------------------------------------
 
-    async def run(self, cells: Sequence[Cell]) -> RunOutcome:
+    @staticmethod
+    def client_of(suite: Suite, options: RunOptions) -> StreamClient:
+        """A client as a run reads its streams (paced on a shared grid), with one pool
+        for the models' streams and the judge's calls: room for both kept alive, or
+        each judge call would close a kept connection and open another (for ~40% of
+        requests, benchmarks/eval_judge.py)."""
+        judging = suite.judge_concurrency if suite.judge is not None else 0
+        return StreamClient(read_gap=READ_MIN_GAP_S, read_grid=READ_GRID,
+                            pace_reasoning=False, keep_events=options.keep_events,
+                            max_keepalive=KEEP_ALIVE + judging)
+
+    async def run(self, cells: Sequence[Cell], client: StreamClient | None = None
+                  ) -> RunOutcome:
+        """Run `cells` through `client` (None: one of `client_of`'s, for this run)."""
         progress = self.progress
         progress.total = len(cells)
         queues: dict[str, deque[Cell]] = {name: deque() for name in self._limits}
@@ -383,17 +327,10 @@ class SuiteRun:
         if self._stopping:
             self._stopped.set()
         async with contextlib.AsyncExitStack() as clients:
-            client = await clients.enter_async_context(
-                StreamClient(read_gap=READ_MIN_GAP_S, read_grid=READ_GRID,
-                             pace_reasoning=False, keep_events=self.options.keep_events))
-            # The judge's requests get a pool of their own: sharing the models' pool (32
-            # connections kept) with up to 16 more in flight closed a connection each time
-            # one went idle, and a new one was opened for ~40% of requests
-            # (benchmarks/eval_judge.py).
-            self._judge_client = client if self.judge is None else \
-                await clients.enter_async_context(
-                    StreamClient(read_gap=READ_MIN_GAP_S, read_grid=READ_GRID,
-                             pace_reasoning=False))
+            if client is None:
+                client = await clients.enter_async_context(
+                    self.client_of(self.suite, self.options))
+            self._client = client
             for group in list(self._answers):
                 self._pairs_if_complete(group)
             try:
@@ -498,6 +435,7 @@ class SuiteRun:
 
         try:
             retries = 0
+            policy = self.options.retry
             while True:
                 if self._stopping:
                     return None  # stopped while it waited: no request after a stop
@@ -505,13 +443,12 @@ class SuiteRun:
                 failure = result.failure
                 if self._stopping and result.status == "cancelled":
                     return None  # aborted by Ctrl+C: missing, for --resume
-                if (failure is not None and failure.kind == "http_error"
-                        and failure.status == 429
-                        and self._rate_waits.get(cell.key, 0) < MAX_RATE_LIMIT_WAITS):
+                decision = policy.decide(failure, retries=retries,
+                                         waits=self._rate_waits.get(cell.key, 0))
+                if decision == "rate_limited" and failure is not None:
                     self._rate_waits[cell.key] = self._rate_waits.get(cell.key, 0) + 1
                     progress.rate_limited += 1
-                    wait = limit.rate_limited(failure.retry_after_s, time.monotonic(),
-                                              self.options.max_retry_after)
+                    wait = limit.rate_limited(failure.retry_after_s, time.monotonic())
                     if wait >= LONG_WAIT_S:
                         self.on_wait(cell, wait, failure.retry_after_s)
                     progress.waiting_until = max(progress.waiting_until,
@@ -523,11 +460,10 @@ class SuiteRun:
                         return None
                     await self._pause(limit.resume_at - time.monotonic())
                     continue
-                if (failure is not None and failure.kind in RETRIED_KINDS
-                        and retries < self.options.retries and not self._stopping):
+                if decision == "retry" and not self._stopping:
                     retries += 1
                     progress.retries += 1
-                    await self._pause(min(5.0, 0.25 * 2 ** (retries - 1)))
+                    await self._pause(policy.retry_wait(retries))
                     continue
                 break
             if result.committed:
@@ -537,7 +473,7 @@ class SuiteRun:
                                         retries + self._rate_waits.get(cell.key, 0))
             if self.judge is not None and result.committed and any(
                     a.judged_by_model for a in cell.case.asserts):
-                judged = await self._judged(self._judge_client or client, cell, cell_result)
+                judged = await self._judged(client, cell, cell_result)
                 if judged is None:
                     return None  # judging aborted by Ctrl+C: missing, for --resume
                 cell_result = judged
@@ -575,7 +511,7 @@ class SuiteRun:
         that completed and are not judged yet (in the suite's model order: a before b)."""
         answers = self._answers.get(group, {})
         models = [slot.spec for slot in self.slots]
-        if self.judge is None or self._judge_client is None or self._stopping \
+        if self.judge is None or self._client is None or self._stopping \
                 or any(m not in answers for m in models):
             return
         case_id, repeat = group
@@ -588,7 +524,7 @@ class SuiteRun:
                     continue
                 self._judged_pairs.add(key)
                 task = asyncio.create_task(self._judge_pair(
-                    self._judge_client, key, question, text_a, text_b))
+                    self._client, key, question, text_a, text_b))
                 self._pair_tasks.add(task)
                 task.add_done_callback(self._pair_tasks.discard)
 
@@ -642,7 +578,8 @@ class SuiteRun:
         asserts = cell.case.asserts
         rubrics = [i for i, a in enumerate(asserts) if a.judged_by_model]
         outcomes = await asyncio.gather(*(
-            judge.rubric(client, cell.case.prompt, asserts[i], cell_result.answer)
+            judge.rubric(client, cell.case.prompt, _rubric(asserts[i].value),
+                         cell_result.answer)
             for i in rubrics))
         if self._stopping:
             return None
@@ -665,25 +602,17 @@ class SuiteRun:
                        judge_cost_usd=spent if known else None)
 
     def _request(self, cell: Cell) -> StreamRequest:
-        slot = cell.slot
-        connection = slot.connection
-        target = connection.target
-        headers = (*target.headers, *self.options.headers,
-                   # Independent repeats: never an answer from the gateway's cache.
-                   ("Cache-Control", "no-cache"))
-        if slot.scenario:
-            headers = (*headers, ("X-Anoman-Simulate", simulate_header(slot.scenario)))
-        return StreamRequest(
-            base_url=connection.base_url, api_key=connection.api_key,
-            endpoint=slot.endpoint, model=slot.model,
-            messages=(ChatTurn(role="user", content=cell.case.prompt),),
-            system=self.suite.system, temperature=self.suite.temperature,
-            max_tokens=self.suite.max_tokens, extra_headers=headers,
-            idle_timeout=self.options.idle_timeout, path=target.path_for(slot.endpoint),
-            include_usage=target.include_usage, key_env=target.key_source,
+        slot, suite = cell.slot, self.suite
+        return stream_request(
+            slot.connection, slot.endpoint, slot.model,
+            (ChatTurn(role="user", content=cell.case.prompt),), system=suite.system,
+            temperature=suite.temperature, max_tokens=suite.max_tokens,
+            # Independent repeats: never an answer from the gateway's cache.
+            headers=(*self.options.headers, ("Cache-Control", "no-cache")),
+            simulate=simulate_header(slot.scenario) if slot.scenario else "",
+            idle_timeout=self.options.idle_timeout,
             record=self.options.record_limit is not None and self.store is not None,
-            compare_id=f"{self.run_id}/{cell.case.id}/{cell.repeat}", pane=slot.pane,
-        )
+            compare_id=f"{self.run_id}/{cell.case.id}/{cell.repeat}", pane=slot.pane)
 
     async def _stream(self, client: StreamClient, cell: Cell) -> StreamResult:
         stream = client.stream(self._request(cell))
@@ -770,6 +699,11 @@ class SuiteRun:
             log.warning("suite run %s: results no longer saved: %s", self.run_id, exc.reason)
             return cell_result
         return replace(cell_result, comparison_id=comparison_id)
+
+
+def _rubric(value: object) -> str:
+    """An `llm-rubric` assertion's rubric (its value, when it is text)."""
+    return value if isinstance(value, str) else ""
 
 
 def missing_cells(cells: Iterable[Cell], saved: Iterable[dict[str, object]], *,

@@ -1,11 +1,13 @@
-"""A suite run made ready: its models resolved to targets (the local gateway started
-if one is on it), what their targets list about them, its cells, and the run created
-in the history or taken up from it; then, at its end, every result read back and
-summarised. Shared by `anoman-tui eval` (`anoman_tui.headless.eval`) and the suite
-screen (`anoman_tui.ui.screens.suite`).
+"""A suite run made ready: its request made from the settings (`eval_request`, the one
+place: flags, what a continued run stored, the suite, the settings), its models
+resolved to targets (the local gateway started if one is on it), what their targets
+list about them, its cells, and the run created in the history or taken up from it;
+then, at its end, every result read back and summarised. Shared by `anoman-tui eval`
+(`anoman_tui.headless.eval`, which keeps the exit statuses) and the suite screen
+(`anoman_tui.ui.screens.suite`).
 
-Imports the stream core, the history, the targets and the rest of the suites; no Rich,
-no Textual.
+Imports the stream core, the history, the targets, the judge's calls and the rest of
+the suites; no Rich, no Textual.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from anoman_tui.history import HistoryStore, HistoryUnavailable
 from anoman_tui.history.pending import PendingSaves, finish_write
@@ -25,21 +27,24 @@ from anoman_tui.history.runs import RunRefused
 
 if TYPE_CHECKING:
     from anoman_tui.config import Settings
+from anoman_tui.judging.calls import Judge
 from anoman_tui.streaming import EndpointFormat, GatewayRequestError, ModelInfo, StreamClient
+from anoman_tui.streaming.retry import RetryPolicy
 from anoman_tui.suites.engine import (
     Cell,
     CellListener,
-    ModelSlot,
     RunOptions,
     RunOutcome,
     SuiteRun,
     cells_of,
     missing_cells,
 )
-from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import NOT_RUN, CellResult, RunSummary, Suite
+from anoman_tui.suites.scenarios import simulate_header
 from anoman_tui.suites.summary import summarize
 from anoman_tui.targets import (
+    LocalGateway,
+    ModelSlot,
     Target,
     TargetConfig,
     connect,
@@ -47,12 +52,6 @@ from anoman_tui.targets import (
     split_model,
     unknown_target,
 )
-
-EXIT_PASSED = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_COST_LIMIT = 3
-EXIT_INTERRUPTED = 130
 
 
 class EvalRefused(Exception):
@@ -72,7 +71,6 @@ class EvalRequest:
     default_target: str
     endpoint: EndpointFormat
     options: RunOptions
-    as_json: bool = False
     junit: Path | None = None
     html: Path | None = None
     min_pass_rate: float | None = None
@@ -80,74 +78,78 @@ class EvalRequest:
     """Set for `--resume` / `--retry-errors`: the run continued."""
     retry_errors: bool = False
     allow_self_judge: bool = False
-    settings: dict[str, object] = field(default_factory=dict)
-    """Stored with a new run, so a resume runs as it did."""
     user: str = ""
     """Who runs it (the `user` setting), for a run not kept in a history."""
+
+    def stored_settings(self) -> dict[str, object]:
+        """What a new run stores of its settings, so a resume runs as it did (read back
+        by `eval_request`)."""
+        options = self.options
+        return {"concurrency": options.concurrency, "retries": options.retry.retries,
+                "max_cost": None if options.max_cost is None else str(options.max_cost),
+                "min_pass_rate": self.min_pass_rate,
+                "record": options.record_limit is not None,
+                "idle_timeout": options.idle_timeout,
+                "headers": [list(h) for h in options.headers],
+                "allow_self_judge": self.allow_self_judge}
 
 
 @dataclass
 class Resolved:
     slots: list[ModelSlot]
-    gateway: LocalServer | None
+    gateway: LocalGateway | None
     judge: ModelSlot | None = None
 
 
-class LocalServer(Protocol):
-    """The local gateway a run started (`anoman_tui.gateway.embedded.EmbeddedGateway`:
-    started by the caller, as the suites never import the gateway)."""
-
-    @property
-    def base_url(self) -> str: ...
-
-    @property
-    def api_key(self) -> str: ...
-
-    def stop(self) -> None: ...
-
-
-def plain_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
-                  stored: dict[str, object] | None = None) -> EvalRequest:
-    """The request `anoman-tui eval` makes without flags: the suite's own concurrency and
-    cost limit (or, continuing run `run_id`, what the run stored), the settings' targets,
-    idle timeout and recording (the app's Ctrl+P → *Run a suite…* and the history)."""
+def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
+                 stored: Mapping[str, object] | None = None,
+                 concurrency: int | None = None, retries: int | None = None,
+                 max_retry_after: float | None = None, max_cost: Decimal | None = None,
+                 min_pass_rate: float | None = None, allow_self_judge: bool | None = None,
+                 headers: Sequence[tuple[str, str]] = (), retry_errors: bool = False,
+                 idle_timeout: float | None = None, junit: Path | None = None,
+                 html: Path | None = None) -> EvalRequest:
+    """The one way an eval's request is made from the settings (the command line's, the
+    app's Ctrl+P → *Run a suite…* and the history's): a value given here wins, then what
+    run `run_id` stored (`EvalRequest.stored_settings`), then the suite's, then the
+    settings' or the default."""
     stored = stored or {}
 
-    def chosen(key: str, default: object) -> object:
+    def chosen(given: object, key: str, default: object) -> object:
+        if given is not None:
+            return given
         value = stored.get(key)
         return default if value is None else value
 
-    concurrency = int(str(chosen("concurrency", suite.concurrency)))
-    max_cost_value = chosen("max_cost", suite.max_cost)
-    max_cost = None if max_cost_value is None else Decimal(str(max_cost_value))
-    record = bool(chosen("record", settings.record))
-    idle_timeout = float(str(chosen("idle_timeout", settings.idle_timeout)))
+    cost = chosen(max_cost, "max_cost", suite.max_cost)
+    rate = chosen(min_pass_rate, "min_pass_rate", None)
+    record = bool(chosen(None, "record", settings.record))
     raw_headers = stored.get("headers")
-    headers = tuple((str(h[0]), str(h[1])) for h in raw_headers
-                    if isinstance(h, list) and len(h) == 2) \
-        if isinstance(raw_headers, list) else ()
-    retries = int(str(chosen("retries", 2)))
-    allow_self_judge = bool(chosen("allow_self_judge", False))
+    if not headers and isinstance(raw_headers, list):
+        headers = tuple((str(h[0]), str(h[1])) for h in raw_headers
+                        if isinstance(h, list) and len(h) == 2)
+    policy = RetryPolicy(retries=int(str(chosen(retries, "retries", 2))))
+    if max_retry_after is not None:
+        policy = replace(policy, max_retry_after=max_retry_after)
     targets = settings.all_targets()
     options = RunOptions(
-        concurrency=concurrency, retries=retries, max_cost=max_cost,
-        idle_timeout=idle_timeout,
+        concurrency=int(str(chosen(concurrency, "concurrency", suite.concurrency))),
+        retry=policy, max_cost=None if cost is None else Decimal(str(cost)),
+        idle_timeout=float(str(chosen(idle_timeout, "idle_timeout", settings.idle_timeout))),
         record_limit=int(settings.record_limit_mb * 1_000_000) if record else None,
         target_limits={name: t.max_concurrency for name, t in targets.items()
                        if t.max_concurrency is not None},
-        headers=headers)
+        headers=tuple(headers))
     return EvalRequest(
         suite=suite, targets=targets, default_target=settings.default_target,
-        endpoint=settings.endpoint, options=options, run_id=run_id,
-        allow_self_judge=allow_self_judge, user=settings.author(),
-        settings={"concurrency": concurrency, "retries": retries,
-                  "max_cost": None if max_cost is None else str(max_cost),
-                  "min_pass_rate": None, "record": record, "idle_timeout": idle_timeout,
-                  "headers": [list(h) for h in headers],
-                  "allow_self_judge": allow_self_judge})
+        endpoint=settings.endpoint, options=options, junit=junit,
+        html=html, min_pass_rate=None if rate is None else float(str(rate)), run_id=run_id,
+        retry_errors=retry_errors,
+        allow_self_judge=bool(chosen(allow_self_judge, "allow_self_judge", False)),
+        user=settings.author())
 
 
-def resolve_models(request: EvalRequest, start_local: Callable[[], LocalServer]
+def resolve_models(request: EvalRequest, start_local: Callable[[], LocalGateway]
                    ) -> Resolved:
     """Each suite model on its target; the local gateway started if one is on it.
 
@@ -220,17 +222,16 @@ ModelLists = dict[str, "list[ModelInfo] | str"]
 """Target name -> the models it lists, or why it lists none."""
 
 
-async def model_lists(slots: Sequence[ModelSlot]) -> ModelLists:
+async def model_lists(slots: Sequence[ModelSlot], client: StreamClient) -> ModelLists:
     """What each slot's target lists (`GET /v1/models` or its `models_path`), once per
     target; where it cannot be listed, the reason."""
     lists: ModelLists = {}
-    async with StreamClient() as client:
-        for connection in {s.connection.name: s.connection for s in slots}.values():
-            base_url, key, headers, path = connection.list_models_args()
-            try:
-                lists[connection.name] = await client.list_models(base_url, key, headers, path)
-            except GatewayRequestError as exc:
-                lists[connection.name] = str(exc)
+    for connection in {s.connection.name: s.connection for s in slots}.values():
+        base_url, key, headers, path = connection.list_models_args()
+        try:
+            lists[connection.name] = await client.list_models(base_url, key, headers, path)
+        except GatewayRequestError as exc:
+            lists[connection.name] = str(exc)
     return lists
 
 
@@ -320,7 +321,7 @@ class Prepared:
     """Results saved by an earlier stretch of the run (not_run ones left out)."""
     run_id: str
     created_at: float
-    gateway: LocalServer | None
+    gateway: LocalGateway | None
     warnings: list[str] = field(default_factory=list)
     """One line each for stderr (or a notice): e.g. the history refused the run."""
     saved: tuple[list[CellResult], list[dict[str, object]]] | None = None
@@ -357,8 +358,9 @@ class Prepared:
                           keep_events=keep_events)
         judge_slot = self.judge_slot
         judge = None if judge_slot is None else Judge(
-            judge_slot, concurrency=suite.judge_concurrency, retries=options.retries,
+            judge_slot, concurrency=suite.judge_concurrency, policy=options.retry,
             idle_timeout=options.idle_timeout, headers=options.headers,
+            simulate=simulate_header(judge_slot.scenario) if judge_slot.scenario else "",
             rubric_template=suite.judge_prompt, pairwise_template=suite.pairwise_prompt)
         run = SuiteRun(suite, self.slots, run_id=self.run_id, options=options, store=store,
                        on_cell=on_cell, spent=spent, judge=judge, pending=self.pending)
@@ -406,17 +408,31 @@ class Prepared:
 
 
 def prepare(request: EvalRequest, store: HistoryStore | None,
-            start_local: Callable[[], LocalServer]) -> Prepared:
+            start_local: Callable[[], LocalGateway]) -> Prepared:
+    """`prepare_run` on a loop and a client of its own (the suite screen's, in a thread
+    before the run's loop)."""
+
+    async def prepared() -> Prepared:
+        async with StreamClient() as client:
+            return await prepare_run(request, store, start_local, client)
+
+    return asyncio.run(prepared())
+
+
+async def prepare_run(request: EvalRequest, store: HistoryStore | None,
+                      start_local: Callable[[], LocalGateway], client: StreamClient
+                      ) -> Prepared:
     """Resolve the suite's models (starting the local gateway if one is on it), read what
-    their targets list, and create the run in the history (or take up the one
-    `request.run_id` names). Raises `EvalRefused` (nothing started is left running)."""
+    their targets list through `client` (the run's own, in `eval`), and create the run in
+    the history (or take up the one `request.run_id` names). Raises `EvalRefused`
+    (nothing started is left running)."""
     from anoman_tui.suites.engine import new_run_id
 
     suite = request.suite
     resolved = resolve_models(request, start_local)
     try:
         judge_slots = [resolved.judge] if resolved.judge is not None else []
-        lists = asyncio.run(model_lists([*resolved.slots, *judge_slots]))
+        lists = await model_lists([*resolved.slots, *judge_slots], client)
         infos = [replace(slot, info=_listed_info(lists, slot))
                  for slot in [*resolved.slots, *judge_slots]]
         slots, judge_slot = infos[:len(resolved.slots)], (
@@ -447,7 +463,7 @@ def prepare(request: EvalRequest, store: HistoryStore | None,
                     store.finish_run(run_id, finished=False, stopped=None)
                 else:
                     store.create_run(run_id, name=suite.name, suite=suite.to_json(),
-                                     settings={**request.settings,
+                                     settings={**request.stored_settings(),
                                                "self_judge": _self_judge(slots, judge_slot),
                                                "judge_simulated": bool(
                                                    judge_slot and judge_slot.simulated)},
@@ -517,14 +533,3 @@ def _saved_pair_state(store: HistoryStore, run_id: str, slots: Sequence[ModelSlo
         answers.setdefault((result.case, result.repeat), {})[result.model] = text
     return answers, judged
 
-
-def exit_status(results: Sequence[CellResult], min_pass_rate: float | None) -> int:
-    """0 when every judged result passed (or the pass rate reached `min_pass_rate`, or
-    nothing was judged); 1 otherwise."""
-    judged = [r for r in results if r.passed is not None]
-    if not judged:
-        return EXIT_PASSED
-    passed = sum(1 for r in judged if r.passed)
-    if min_pass_rate is not None:
-        return EXIT_PASSED if passed / len(judged) >= min_pass_rate - 1e-12 else EXIT_FAILED
-    return EXIT_PASSED if passed == len(judged) else EXIT_FAILED

@@ -192,8 +192,7 @@ def test_a_suite_model_with_a_mistyped_target_is_refused_by_name(
 def test_a_target_that_lists_no_models_is_a_warning_not_a_refusal() -> None:
     from anoman_tui.streaming import ModelInfo
     from anoman_tui.suites.prepare import EvalRefused, check_listed
-    from anoman_tui.suites.slots import ModelSlot
-    from anoman_tui.targets import BUILT_IN, connect
+    from anoman_tui.targets import BUILT_IN, ModelSlot, connect
 
     ollama = connect(BUILT_IN["ollama"], environ={})
     slot = ModelSlot(spec="ollama:llama3.2:1b", model="llama3.2:1b", pane=1,

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from anoman_tui.suites.slots import ModelSlot
-from anoman_tui.targets import Connection, gateway_target
+from anoman_tui.targets import Connection, ModelSlot, gateway_target
 from tests.replay_server import Script, sse
 
 

@@ -16,21 +16,25 @@ from pydantic import SecretStr
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
+from anoman_tui.judging.calls import Judge
 from anoman_tui.streaming import StreamClient
+from anoman_tui.streaming.retry import RetryPolicy
 from anoman_tui.suites.engine import (
-    MAX_RETRY_AFTER_S,
-    ModelSlot,
     RunOptions,
     SuiteRun,
-    TargetLimit,
     cells_of,
     missing_cells,
-    with_model_info,
 )
-from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import Assertion, Case, CellResult, Suite
 from anoman_tui.suites.summary import summarize
-from anoman_tui.targets import Connection, TargetConfig, from_config, gateway_target
+from anoman_tui.targets import (
+    Connection,
+    ModelSlot,
+    TargetConfig,
+    from_config,
+    gateway_target,
+    with_model_info,
+)
 from tests.helpers import LocalGateways
 from tests.suites.judge_scripts import slot_at
 
@@ -216,7 +220,7 @@ def test_a_server_that_cannot_be_reached_is_retried_then_reported(
         unused_tcp_port: int) -> None:
     url = f"http://127.0.0.1:{unused_tcp_port}"
     engine, results, _ = run(suite(Case("c", "hi"), models=("plain:m",)), [_plain_slot(url)],
-                             None, "run-down", retries=2)
+                             None, "run-down", retry=RetryPolicy(retries=2))
     assert results[0].status == "transport_error" and results[0].retries == 2
     assert engine.progress.retries == 2
 
@@ -285,45 +289,12 @@ def test_streams_in_flight_never_exceed_the_concurrency(gateway: EmbeddedGateway
     assert 2 <= most <= 3
 
 
-def test_a_target_limit_halves_on_a_429_and_grows_back_after_successes() -> None:
-    from anoman_tui.suites.engine import TargetLimit
-
-    limit = TargetLimit(8)
-    limit.running = 8
-    wait = limit.rate_limited(2.0, now=100.0)
-    assert wait == 2.0 and limit.limit == 4
-    assert not limit.can_start(101.0) and limit.resume_at == 102.0
-    limit.running = 3
-    assert limit.can_start(102.0)
-    limit.running = 4
-    assert not limit.can_start(102.0)  # at its lowered limit
-    # Never below one; without Retry-After, an exponential back-off with jitter (the
-    # count of 429s in a row starts again after a success).
-    limit.succeeded()
-    limit.rate_limited(None, now=200.0)
-    limit.rate_limited(None, now=200.0)
-    limit.rate_limited(None, now=200.0)
-    assert limit.limit == 1
-    assert 3.2 <= limit.resume_at - 200.0 <= 4.8  # the third in a row: 4 s ± 20%
-    # A window of successes raises it by one, up to the ceiling.
-    for _ in range(TargetLimit.WINDOW * 20):
-        limit.succeeded()
-    assert limit.limit == 8
-
-
-def test_a_retry_after_is_capped_at_the_run_s_maximum() -> None:
-    limit = TargetLimit(4)
-    assert limit.rate_limited(100_000.0, now=0.0) == MAX_RETRY_AFTER_S == 60.0
-    assert limit.rate_limited(100_000.0, now=0.0, cap_s=2.5) == 2.5
-    assert limit.rate_limited(1.0, now=0.0, cap_s=2.5) == 1.0
-
-
 async def test_cancelling_the_judge_ends_its_retry_after_wait_and_sends_nothing_more(
         gateway: EmbeddedGateway) -> None:
     """The judge waiting out a 429 (`Retry-After: 100000`, capped at 60 s) stops waiting
     when cancelled (Ctrl+C), and sends no request after it."""
     judge = Judge(slot_at(gateway.base_url, gateway.api_key, "anoman-lite", 0),
-                  concurrency=1, retries=0, idle_timeout=10,
+                  concurrency=1, policy=RetryPolicy(retries=0), idle_timeout=10,
                   headers=(("X-Anoman-Simulate", "status=429,retry-after=100000"),))
     before = gateway.state.ledger.count()
     async with StreamClient() as client:

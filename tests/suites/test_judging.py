@@ -16,15 +16,16 @@ from decimal import Decimal
 import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
+from anoman_tui.judging.calls import Judge
+from anoman_tui.streaming.retry import RetryPolicy
 from anoman_tui.suites.engine import (
     RunOptions,
     SuiteRun,
     cells_of,
-    with_model_info,
 )
-from anoman_tui.suites.judging import Judge
 from anoman_tui.suites.model import Assertion, Case, CellResult, Suite
 from anoman_tui.suites.summary import summarize
+from anoman_tui.targets import with_model_info
 from tests.helpers import LocalGateways
 from tests.replay_server import ReplayServer, Script
 from tests.suites.judge_scripts import reply, slot_at
@@ -44,7 +45,7 @@ async def judged(gateway: EmbeddedGateway, replay: ReplayServer, judge_model: st
     slots = await with_model_info([slot_at(gateway.base_url, gateway.api_key, m, i)
                                    for i, m in enumerate(models, start=1)])
     judge = Judge(slot_at(replay.base_url, "sk-judge", judge_model, 0), concurrency=2,
-                  retries=0, idle_timeout=10)
+                  policy=RetryPolicy(retries=0), idle_timeout=10)
     engine = SuiteRun(the_suite, slots, run_id="run-judged", options=RunOptions(),
                       judge=judge)
     outcome = await engine.run(cells_of(the_suite, slots))
@@ -161,7 +162,7 @@ async def run_pairwise(gateway: EmbeddedGateway, replay: ReplayServer, cases: in
     slots = await with_model_info([slot_at(gateway.base_url, gateway.api_key, m, i)
                                    for i, m in enumerate(models, start=1)])
     judge = Judge(slot_at(replay.base_url, "sk-judge", "judge", 0), concurrency=4,
-                  retries=0, idle_timeout=10)
+                  policy=RetryPolicy(retries=0), idle_timeout=10)
     engine = SuiteRun(the_suite, slots, run_id="run-pairwise", options=RunOptions(),
                       judge=judge)
     outcome = await engine.run(cells_of(the_suite, slots))

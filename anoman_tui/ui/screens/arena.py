@@ -43,7 +43,7 @@ from anoman_tui.ui.widgets.prompt_box import PromptBox
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord
     from anoman_tui.history.pending import PendingSaves
-    from anoman_tui.suites.round_judge import RoundVerdict
+    from anoman_tui.judging.rounds import RoundVerdict
 
 LABELS = ("A", "B", "C")
 Phase = Literal["drawing", "ready", "streaming", "voting", "no_vote", "revealed"]
@@ -353,8 +353,8 @@ class ArenaScreen(CompareScreen):
         """The judge's verdict on the revealed round, shown beside the vote and kept
         with it; it goes on (and is kept) if the next round starts meanwhile."""
         from anoman_tui.judges import TIE
-        from anoman_tui.suites.judging import Judge
-        from anoman_tui.suites.round_judge import (
+        from anoman_tui.judging.calls import Judge
+        from anoman_tui.judging.rounds import (
             ROUND_JUDGE_CONCURRENCY,
             NoVerdict,
             judge_round,
@@ -363,7 +363,7 @@ class ArenaScreen(CompareScreen):
             resolve_judge,
             round_answers,
         )
-        from anoman_tui.suites.slots import ModelSlot
+        from anoman_tui.targets import ModelSlot
 
         services = self.services
         spec = services.settings.arena.judge or ""
@@ -383,7 +383,7 @@ class ArenaScreen(CompareScreen):
                 slot = ModelSlot(spec=spec, model=model, pane=0, connection=connection,
                                  endpoint=target.default_endpoint(services.settings.endpoint),
                                  info=next((m for m in listed if m.id == model), None))
-                judge = Judge(slot, concurrency=ROUND_JUDGE_CONCURRENCY, retries=2,
+                judge = Judge(slot, concurrency=ROUND_JUDGE_CONCURRENCY,
                               idle_timeout=services.settings.idle_timeout)
                 network = services.connector.network
                 try:

@@ -3,7 +3,7 @@ path, completed as you type) and a suite run picked in the history (F6), which r
 on the screen (continued if it had stopped, shown if it ended).
 
 The run is prepared as `anoman-tui eval` prepares it without flags
-(`suites.prepare.plain_request`), in a thread; models on the local gateway stream from
+(`suites.prepare.eval_request`), in a thread; models on the local gateway stream from
 one started for the run (its per-key rate limit lifted, as the headless run's is),
 stopped when the suite screen closes.
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from anoman_tui.config import Settings
     from anoman_tui.history import HistoryStore
-    from anoman_tui.suites.prepare import LocalServer
+    from anoman_tui.targets import LocalGateway
 
 
 class PathSuggester(Suggester):
@@ -50,7 +50,7 @@ class PathSuggester(Suggester):
         return value + names[0][len(stem):]
 
 
-def _start_local() -> LocalServer:
+def _start_local() -> LocalGateway:
     from anoman_tui.gateway.config import GatewayConfig
     from anoman_tui.gateway.embedded import EmbeddedGateway
 
@@ -75,7 +75,7 @@ async def open_suite(app: App[Any], settings: Settings, store: HistoryStore | No
     from anoman_tui.history import HistoryUnavailable
     from anoman_tui.suites.loader import SuiteError, load_suite
     from anoman_tui.suites.model import Suite
-    from anoman_tui.suites.prepare import EvalRefused, plain_request, prepare
+    from anoman_tui.suites.prepare import EvalRefused, eval_request, prepare
     from anoman_tui.ui.screens.suite import SuiteScreen
 
     try:
@@ -89,12 +89,12 @@ async def open_suite(app: App[Any], settings: Settings, store: HistoryStore | No
                 app.notify(f"No run {run_id} in the history.", severity="error")
                 return
             suite = Suite.from_json(stored.suite)
-            request = plain_request(settings, suite, run_id=stored.run_id,
+            request = eval_request(settings, suite, run_id=stored.run_id,
                                     stored=dict(stored.settings))
         else:
             assert path is not None
             suite = await asyncio.to_thread(load_suite, path)
-            request = plain_request(settings, suite)
+            request = eval_request(settings, suite)
         app.notify(f"Preparing {suite.name}…", timeout=2)
         prepared = await asyncio.to_thread(prepare, request, store, _start_local)
     except SuiteError as exc:

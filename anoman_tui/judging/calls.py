@@ -1,25 +1,26 @@
-"""A suite's judge model: one request per verdict, through the stream core.
+"""A judge model's calls: one request per verdict, through the stream core.
 
-The judge is any `[TARGET:]MODEL` (docs/judges.md). Its requests stream like every other
-request, with their own limit in flight (`judge_concurrency`) apart from the models'
-streams, so judging one answer never holds a slot an answer could stream in. Each call
-returns what the judge said (its reply read by `anoman_tui.judges.parse`) or why there is
-no verdict (a judge error: counted and shown, never a pass or a fail of the model), with
-what it cost.
+The judge is any `[TARGET:]MODEL` (docs/judges.md), for a suite's `llm-rubric`
+assertions and pairwise verdicts and for the arena's rounds alike. Its requests stream
+like every other request, with their own limit in flight (`concurrency`) apart from the
+models' streams, so judging one answer never holds a slot an answer could stream in.
+Each call returns what the judge said (its reply read by `anoman_tui.judges.parse`) or
+why there is no verdict (a judge error: counted and shown, never a pass or a fail of the
+model), with what it cost.
 
-A transport error is retried as the models' streams are (`retries`), a 429 waited out
-(`Retry-After` up to `max_retry_after` seconds, else a back-off) up to
-`MAX_RATE_LIMIT_WAITS` times. `cancel()` aborts the streams and ends every wait at once;
-no request starts after it.
+Failed requests are sent again by the one retry policy
+(`anoman_tui.streaming.retry.RetryPolicy`), a 429 also lowering the judge's limit in
+flight as it lowers a suite target's. `cancel()` aborts the streams and ends every wait
+at once; no request starts after it.
 
-Imports the stream core and `anoman_tui.judges`; no Rich, no Textual.
+Imports the stream core, the targets and `anoman_tui.judges`; no Rich, no Textual.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
+import time
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -39,13 +40,9 @@ from anoman_tui.judges.prompts import (
 )
 from anoman_tui.streaming import ChatTurn, ModelStream, StreamClient, StreamRequest
 from anoman_tui.streaming.cost import cost_of
-from anoman_tui.suites.model import Assertion
-from anoman_tui.suites.scenarios import simulate_header
-from anoman_tui.suites.slots import ModelSlot
+from anoman_tui.streaming.retry import ConcurrencyLimit, RetryPolicy
+from anoman_tui.targets import ModelSlot, stream_request
 
-MAX_RATE_LIMIT_WAITS = 5
-MAX_RETRY_AFTER_S = 60.0
-"""The engine's cap on one `Retry-After` (`RunOptions.max_retry_after` sets the judge's)."""
 JUDGE_TEMPERATURE = 0.0
 """Verdicts should not vary between two readings of the same answers."""
 
@@ -74,18 +71,22 @@ class RubricOutcome:
 class Judge:
     """The suite's judge: where its requests go, and how many may be in flight."""
 
-    def __init__(self, slot: ModelSlot, *, concurrency: int, retries: int,
-                 idle_timeout: float, headers: tuple[tuple[str, str], ...] = (),
+    def __init__(self, slot: ModelSlot, *, concurrency: int, idle_timeout: float,
+                 policy: RetryPolicy | None = None,
+                 headers: tuple[tuple[str, str], ...] = (),
+                 simulate: str = "",
                  rubric_template: str | None = None,
                  pairwise_template: str | None = None) -> None:
         self.slot = slot
-        self.retries = retries
+        self.policy = policy or RetryPolicy()
         self.idle_timeout = idle_timeout
         self.headers = headers
+        # The judge's `X-Anoman-Simulate` value, named by whoever knows the scenarios
+        # (a suite's judge may be a simulated model with one): empty for none.
+        self.simulate = simulate
         self.rubric_template = rubric_template or RUBRIC_PROMPT
         self.pairwise_template = pairwise_template or PAIRWISE_PROMPT
-        self.max_retry_after = MAX_RETRY_AFTER_S
-        self._limit = asyncio.Semaphore(max(1, concurrency))
+        self.limit = ConcurrencyLimit(concurrency, self.policy)
         self._streams: set[ModelStream] = set()
         self._cancelled = asyncio.Event()
 
@@ -100,9 +101,8 @@ class Judge:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._cancelled.wait(), seconds)
 
-    async def rubric(self, client: StreamClient, question: str, assertion: Assertion,
+    async def rubric(self, client: StreamClient, question: str, rubric: str,
                      answer: str) -> RubricOutcome:
-        rubric = assertion.value if isinstance(assertion.value, str) else ""
         prompt = rubric_prompt(question, rubric, answer, nonce=new_nonce(),
                                template=self.rubric_template)
         call = await self.ask(client, prompt)
@@ -129,14 +129,14 @@ class Judge:
             return None, str(exc), call.cost_usd, True
 
     async def ask(self, client: StreamClient, prompt: str) -> JudgeCall:
-        """The judge's reply to `prompt`, with retries as the models' streams have."""
-        slot = self.slot
+        """The judge's reply to `prompt`, sent again as the policy says."""
+        slot, policy = self.slot, self.policy
         retries = waits = 0
         spent = Decimal(0)
         known = False
-        async with self._limit:
+        async with self.limit.held(self._cancelled) as held:
             while True:
-                if self._cancelled.is_set():
+                if not held or self._cancelled.is_set():
                     return JudgeCall("", "the judge was stopped", spent if known else None,
                                      False)
                 stream = client.stream(self._request(prompt))
@@ -153,18 +153,17 @@ class Judge:
                     known = True
                 failure = result.failure
                 if result.committed:
+                    self.limit.succeeded()
                     return JudgeCall(result.text, None, spent if known else None, True)
-                if failure is not None and failure.kind == "http_error" \
-                        and failure.status == 429 and waits < MAX_RATE_LIMIT_WAITS:
+                decision = policy.decide(failure, retries=retries, waits=waits)
+                if decision == "rate_limited" and failure is not None:
                     waits += 1
-                    wait = failure.retry_after_s if failure.retry_after_s is not None \
-                        else min(30.0, 2.0 ** (waits - 1)) * random.uniform(0.8, 1.2)
-                    await self._pause(min(max(wait, 0.0), self.max_retry_after))
+                    self.limit.rate_limited(failure.retry_after_s, time.monotonic())
+                    await self._pause(self.limit.resume_at - time.monotonic())
                     continue
-                if failure is not None and failure.kind == "transport_error" \
-                        and retries < self.retries:
+                if decision == "retry":
                     retries += 1
-                    await self._pause(min(5.0, 0.25 * 2 ** (retries - 1)))
+                    await self._pause(policy.retry_wait(retries))
                     continue
                 kind = failure.kind if failure is not None else result.status
                 message = failure.message if failure is not None else result.status
@@ -173,16 +172,9 @@ class Judge:
 
     def _request(self, prompt: str) -> StreamRequest:
         slot = self.slot
-        connection = slot.connection
-        target = connection.target
-        headers = (*target.headers, *self.headers, ("Cache-Control", "no-cache"))
-        if slot.scenario:
-            headers = (*headers, ("X-Anoman-Simulate", simulate_header(slot.scenario)))
-        return StreamRequest(
-            base_url=connection.base_url, api_key=connection.api_key,
-            endpoint=slot.endpoint, model=slot.model,
-            messages=(ChatTurn(role="user", content=prompt),),
-            temperature=JUDGE_TEMPERATURE, extra_headers=headers,
-            idle_timeout=self.idle_timeout, path=target.path_for(slot.endpoint),
-            include_usage=target.include_usage, key_env=target.key_source,
-        )
+        return stream_request(
+            slot.connection, slot.endpoint, slot.model,
+            (ChatTurn(role="user", content=prompt),), temperature=JUDGE_TEMPERATURE,
+            headers=(*self.headers, ("Cache-Control", "no-cache")),
+            simulate=self.simulate,
+            idle_timeout=self.idle_timeout)

@@ -9,15 +9,20 @@ on in either order leaves the round without a verdict ("none"): a failed judge i
 neither a tie nor a pick, and is never counted in the agreement with people.
 
 Runs only after the round's vote: its callers (`anoman-tui vote`, the arena screen)
-start it once the vote is recorded, so nothing of the judge exists before it.
+start it once the vote is recorded, so nothing of the judge exists before it. For
+`vote` (`judge_saved_round`), the judge's target is resolved here and, when it is the
+local target, the local gateway the caller hands in is started for the call: what can
+stop a verdict (a judge not configured right, one of the round's models, or failed) is
+one line, never an error of the vote.
 
-Imports the stream core, `anoman_tui.judges` and the suite's `Judge`; no views.
+Imports the stream core, the history, the settings, the targets, `anoman_tui.judges`
+and the judge's calls (`anoman_tui.judging.calls`); no views, never the gateway.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
@@ -25,9 +30,16 @@ from typing import Any, Literal
 from anoman_tui.config import Settings
 from anoman_tui.history import ComparisonRecord, HistoryStore, HistoryUnavailable, VoteRefused
 from anoman_tui.judges import TIE, PairJudgement, best_after_swap
+from anoman_tui.judging.calls import Judge
 from anoman_tui.streaming import StreamClient
-from anoman_tui.suites.judging import Judge
-from anoman_tui.targets import Target, split_model
+from anoman_tui.targets import (
+    LocalGateway,
+    ModelSlot,
+    Target,
+    connect,
+    split_model,
+    with_model_info,
+)
 
 Outcome = Literal["win", "tie", "none"]
 
@@ -172,3 +184,40 @@ def keep_verdict(store: HistoryStore, comparison_id: int, verdict: RoundVerdict)
     except (VoteRefused, HistoryUnavailable) as exc:
         return exc.reason
     return None
+
+
+def judge_saved_round(settings: Settings, record: ComparisonRecord,
+                      start_local: Callable[[], LocalGateway]
+                      ) -> RoundVerdict | NoVerdict:
+    """The configured judge's verdict on a voted round (`anoman-tui vote`; the caller
+    keeps it): `start_local` starts the local gateway when the judge is on it."""
+    spec = settings.arena.judge
+    if not spec:
+        return NoVerdict("no arena judge is configured ([arena] judge)")
+    found = resolve_judge(settings, spec)
+    if isinstance(found, NoVerdict):
+        return found
+    target, model = found
+    if judges_itself(record, target, model):
+        return NoVerdict(f"the judge {spec} is one of the round's models, and a judge "
+                         "favours its own answers")
+    gateway = start_local() if target.is_local else None
+    local = (gateway.base_url, gateway.api_key) if gateway is not None else None
+    try:
+        slot = ModelSlot(spec=spec, model=model, pane=0,
+                         connection=connect(target, local=local),
+                         endpoint=target.default_endpoint(settings.endpoint))
+        return asyncio.run(_ask(slot, settings, record))
+    finally:
+        if gateway is not None:
+            gateway.stop()
+
+
+async def _ask(slot: ModelSlot, settings: Settings, record: ComparisonRecord) -> RoundVerdict:
+    judge = Judge(slot, concurrency=ROUND_JUDGE_CONCURRENCY,
+                  idle_timeout=settings.idle_timeout)
+    async with StreamClient() as client:
+        (judge.slot,) = await with_model_info([slot], client)
+        return await judge_round(client, judge, record.prompt, round_answers(record),
+                                 round_id=record.id or "")
+
