@@ -216,17 +216,12 @@ async def main_in_thread(args: Sequence[str], *, env: Mapping[str, str] | None =
     return await asyncio.to_thread(run_main, args, env=env, cwd=cwd, stdin=stdin)
 
 
-async def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """`anoman-tui ARGS` in a subprocess with this environment plus ``env``:
-    (exit status, stdout, stderr)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "anoman_tui.cli", *args,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+async def cli(*args: str, env: dict[str, str] | None = None,
+              cwd: Path | None = None) -> tuple[int, str, str]:
+    """`anoman-tui ARGS` (in this process, `main_in_thread`) with this environment plus
+    ``env``: (exit status, stdout, stderr)."""
+    done = await main_in_thread(args, env={**os.environ, **(env or {})}, cwd=cwd)
+    return done.returncode, done.stdout, done.stderr
 
 
 # -- a stream request to a loopback server ------------------------------------------
