@@ -1,7 +1,7 @@
 """Pieces the tests share that are not fixtures: the local gateway's test configuration
 and the starter behind the gateway fixtures of ``tests/conftest.py``; a loopback server
-that records what each request carried; `anoman-tui` as a subprocess; a stream request
-to a loopback server.
+that records what each request carried; `anoman-tui` run in this process (`run_main`,
+`main_in_thread`) and as a subprocess (`cli`); a stream request to a loopback server.
 
 Test modules import shared code from modules like this one (never from a ``test_*``
 module or a ``conftest.py``: ``tests/test_test_layout.py`` checks it).
@@ -10,10 +10,16 @@ module or a ``conftest.py``: ``tests/test_test_layout.py`` checks it).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import io
 import json
+import logging
 import os
+import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,17 +126,102 @@ class RecordingGateway(ReplayServer):
         return Script(body=list(frames))
 
 
-async def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """`anoman-tui ARGS` in a subprocess with this environment plus ``env``:
-    (exit status, stdout, stderr)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "anoman_tui.cli", *args,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+# -- `anoman-tui` in this process ---------------------------------------------------
+
+# One command at a time: a command's streams, environment and working directory are
+# the process's own while it runs.
+_one_command = threading.Lock()
+
+
+@contextlib.contextmanager
+def _as_a_process(env: Mapping[str, str], cwd: Path | None, stdin: bytes
+                  ) -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
+    """This process's environment, working directory and standard streams as a child
+    process would have them (``env`` whole, stdin ``stdin``, stdout and stderr into
+    memory), put back afterwards. Logging goes as in a fresh process: with no handler on
+    the root logger (pytest's are set aside meanwhile), a warning is one line on stderr.
+    """
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace",
+                           write_through=True)
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+        sys.stdout, sys.stderr = out, err
+        root.handlers, root.level = [], logging.WARNING
+        yield out, err
+    finally:
+        root.handlers, root.level = saved_handlers, saved_level
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    """What was written, read back as `subprocess.run(text=True)` reads a pipe."""
+    stream.flush()
+    raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    return raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_main(args: Sequence[str], *, env: Mapping[str, str] | None = None,
+             cwd: Path | None = None, stdin: bytes = b""
+             ) -> subprocess.CompletedProcess[str]:
+    """`anoman-tui ARGS` run by calling `anoman_tui.cli.main` in this process, as a
+    subprocess would run it: ``env`` is its whole environment (default: this one),
+    ``cwd`` its working directory, ``stdin`` what it reads; returns its exit status and
+    what it wrote, as `subprocess.run(..., capture_output=True, text=True)` does.
+
+    A third of the time of a subprocess (no interpreter start, no imports). What only a
+    real process shows (the console script, signals, a kill, a terminal) stays with
+    `cli` and `subprocess`. From an async test whose loop must keep serving while the
+    command runs, await `main_in_thread` instead (here, that loop waits).
+    """
+    from anoman_tui.cli import main
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:  # the command runs its own loop: not inside this one
+        with concurrent.futures.ThreadPoolExecutor(1) as thread:
+            return thread.submit(run_main, args, env=env, cwd=cwd, stdin=stdin).result()
+    with _one_command, _as_a_process(dict(os.environ) if env is None else env, cwd,
+                                     stdin) as (out, err):
+        try:
+            status = main(list(args))
+        except SystemExit as stop:  # argparse's errors and --help, --version
+            code = stop.code
+            if isinstance(code, str):
+                print(code, file=sys.stderr)
+            status = 1 if isinstance(code, str) else (code or 0)
+        stdout, stderr = _text(out), _text(err)
+    return subprocess.CompletedProcess(["anoman-tui", *args], status, stdout, stderr)
+
+
+async def main_in_thread(args: Sequence[str], *, env: Mapping[str, str] | None = None,
+                         cwd: Path | None = None, stdin: bytes = b""
+                         ) -> subprocess.CompletedProcess[str]:
+    """`run_main` from an async test: in a worker thread, so this loop keeps serving the
+    test's loopback servers while the command runs its own."""
+    return await asyncio.to_thread(run_main, args, env=env, cwd=cwd, stdin=stdin)
+
+
+async def cli(*args: str, env: dict[str, str] | None = None,
+              cwd: Path | None = None) -> tuple[int, str, str]:
+    """`anoman-tui ARGS` (in this process, `main_in_thread`) with this environment plus
+    ``env``: (exit status, stdout, stderr)."""
+    done = await main_in_thread(args, env={**os.environ, **(env or {})}, cwd=cwd)
+    return done.returncode, done.stdout, done.stderr
 
 
 # -- a stream request to a loopback server ------------------------------------------

@@ -3,6 +3,7 @@ drawn as shapes), each showing what it is meant to show."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from tests.ui.screen_text import svg_lines
 SCRIPT = Path(__file__).resolve().parents[1] / "screenshots" / "make_screenshots.py"
 
 
+@functools.cache  # loaded once: each svg's text is read with its SIZE
 def _script():  # type: ignore[no-untyped-def]
     spec = importlib.util.spec_from_file_location("make_screenshots", SCRIPT)
     assert spec is not None and spec.loader is not None

@@ -4,15 +4,14 @@ Both commands load settings through one path (flags, then `ANOMAN_*` variables,
 then the config file). A loopback server records what each request carried:
 path (endpoint and base URL), key, model, system prompt, temperature and
 max_tokens; the idle timeout shows in the "stalled" failure a silent server
-causes. `compare` runs as a subprocess, the compare screen with Pilot, built
-from the same command line `anoman-tui` parses.
+causes. `compare` runs as a user runs it (`anoman_tui.cli.main`, in this process), the
+compare screen with Pilot, built from the same command line `anoman-tui` parses.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -165,13 +164,8 @@ def expected(setting: Setting, source: Source, gateway: RecordingGateway) -> lis
 
 async def run_compare(args: list[str], env: dict[str, str] | None = None) -> Run:
     """`anoman-tui compare --json` as a user runs it; the environment is the test's."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "anoman_tui.cli", "compare", PROMPT, "--json", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert "Traceback" not in err.decode(), err.decode()
+    _, out, err = await cli("compare", PROMPT, "--json", *args, env=env)
+    assert "Traceback" not in err, err
     doc = json.loads(out)
     assert set(doc) == {"id", "prompt", "endpoint", "panels"}
     return Run(

@@ -1,15 +1,17 @@
-"""The shared fixtures of ``tests/conftest.py`` do what they promise."""
+"""The shared fixtures of ``tests/conftest.py`` and the runner of ``tests/helpers.py`` do
+what they promise."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
 from anoman_tui.gateway.config import GatewayConfig
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, run_main
 
 
 @pytest.fixture
@@ -91,3 +93,29 @@ def test_a_server_whose_session_died_is_swept_and_a_live_ones_is_not(
     swept = sweep_orphans(postgres_server.bindir)
     assert orphan.root in swept and not orphan.root.exists()
     assert postgres_server.root not in swept and postgres_server.running()
+
+
+def test_run_main_runs_the_command_as_a_child_would_and_puts_everything_back(
+        clean_env: Path, tmp_path: Path) -> None:
+    """`tests.helpers.run_main`: the command sees the environment, working directory and
+    stdin it was given, its output and status come back, and this process's own are as
+    they were (a later test must not see the command's environment or streams)."""
+    before = dict(os.environ), os.getcwd(), sys.stdout, sys.stderr, sys.stdin
+    done = run_main(["--version"], env={"ONLY": "this"}, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("anoman-tui ") and done.stderr == ""
+    refused = run_main(["compare", "x", "--idle-timeout", "0"])
+    assert refused.returncode == 2 and "idle-timeout" in refused.stderr and refused.stdout == ""
+    assert (dict(os.environ), os.getcwd(), sys.stdout, sys.stderr, sys.stdin) == before
+
+
+# Each `python -m anoman_tui.cli` costs a second of CPU (an interpreter, its imports): the
+# CLI tests call `run_main` instead, and start a process only for what only a real one
+# shows (a signal, a kill, the interpreter's argv, the exit status through real pipes).
+MOST_CLI_PROCESSES = 8
+
+
+def test_the_cli_tests_start_few_processes_of_their_own() -> None:
+    folder = Path(__file__).parent / "cli"
+    starts = {path.name: path.read_text(encoding="utf-8").count('"anoman_tui.cli"')
+              for path in sorted(folder.glob("*.py"))}
+    assert sum(starts.values()) <= MOST_CLI_PROCESSES, starts

@@ -1,5 +1,6 @@
 """What the CLI tests share that is not a fixture: `anoman-tui` run as a user runs it
-(a subprocess), where its history file lives, and the key and pacing they use.
+(in this process, `tests.helpers.run_main`; in the background as a subprocess,
+`spawn_eval`), where its history file lives, and the key and pacing they use.
 The fixtures (`gateway`, `data_home`) are in tests/cli/conftest.py."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tests.helpers import run_main
 
 if TYPE_CHECKING:
     from anoman_tui.gateway.embedded import EmbeddedGateway
@@ -22,16 +25,15 @@ FAST = "X-Anoman-Simulate: ttft=0,rate=4000"
 
 def cli(data_home: Path, *args: str, env: dict[str, str] | None = None,
         config: str = "") -> subprocess.CompletedProcess[str]:
-    """`python -m anoman_tui.cli ARGS` with its data under `data_home` (the `data_home`
-    fixture: no `ANOMAN_*` variable is set but those in `env`) and `config` as its
-    config file."""
+    """`anoman-tui ARGS` (in this process) with its data under `data_home` (the
+    `data_home` fixture: no `ANOMAN_*` variable is set but those in `env`) and `config`
+    as its config file."""
     config_path = data_home.parent / "config.toml"
     config_path.write_text(config)
     full = dict(os.environ)
-    full.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home),
-                ANOMAN_CONFIG=str(config_path), COLUMNS="200", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "anoman_tui.cli", *args], capture_output=True,
-                          text=True, env=full, cwd=ROOT, timeout=120)
+    full.update(XDG_DATA_HOME=str(data_home), ANOMAN_CONFIG=str(config_path),
+                COLUMNS="200", **(env or {}))
+    return run_main(args, env=full, cwd=ROOT)
 
 
 def history_file(data_home: Path) -> Path:

@@ -1,4 +1,5 @@
-"""`anoman-tui serve`, `compare` against it, and `usage`, as a user runs them."""
+"""`anoman-tui serve` (a subprocess: it runs until a signal ends it), `compare` against
+it, and `usage`, as a user runs them (in this process, `run_main`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_main
 
 
 @pytest.fixture(autouse=True)
@@ -28,16 +31,8 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "anoman_tui.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=clean_env() if env is None else env,
-    )
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_main(args, env=clean_env() if env is None else env)
 
 
 def test_serve_compare_usage_round_trip(tmp_path: Path) -> None:

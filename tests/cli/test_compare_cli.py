@@ -1,4 +1,5 @@
-"""`anoman-tui compare` end to end: the real console entry point in a subprocess."""
+"""`anoman-tui compare` end to end: `anoman_tui.cli.main` in this process, and once the
+command in a subprocess of its own (its exit status and output through real pipes)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.frames import ANOMAN_BLOCK, OPENAI_ERROR_FRAME, OPENAI_EXAMPLE_STREAM
+from tests.helpers import main_in_thread
 from tests.replay_server import ReplayServer, Script
 
 KEY = "anm-sk-cli-test-key-9f8e7d6c"
@@ -19,7 +21,7 @@ _scratch = tempfile.TemporaryDirectory(prefix="anoman-compare-cli-")
 
 
 async def run_cli(*args: str, env_key: str | None = KEY, columns: int = 160,
-                  data_home: str | None = None
+                  data_home: str | None = None, subprocess: bool = False
                   ) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANOMAN_")}
     # The local gateway's usage ledger and the history: never the developer's own.
@@ -29,6 +31,9 @@ async def run_cli(*args: str, env_key: str | None = KEY, columns: int = 160,
     if env_key is not None:
         env["ANOMAN_API_KEY"] = env_key
     env["COLUMNS"] = str(columns)
+    if not subprocess:
+        done = await main_in_thread(args, env=env)
+        return done.returncode, done.stdout, done.stderr
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "anoman_tui.cli", *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
@@ -89,7 +94,7 @@ async def test_all_completed_exits_zero_and_prints_table(replay: ReplayServer) -
     scripts(replay)
     code, out, err = await run_cli(
         "compare", "story", "--base-url", replay.base_url, "-m", "good", "-m", "good",
-        "--header", "Cache-Control: no-cache", "--system", "Be brief.",
+        "--header", "Cache-Control: no-cache", "--system", "Be brief.", subprocess=True,
     )
     assert code == 0, err
     assert "Summary" in out and "completed" in out and "Once upon a time..." in out

@@ -1,15 +1,14 @@
 """`anoman-tui --help` lists the commands under what a user wants to do: compare;
 suites; history and reports; arena; the local gateway. Each command once, with its one-line
-help, as a user runs it (the console entry point in a subprocess)."""
+help, as a user runs it (`anoman_tui.cli.main` with the output captured)."""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 
 from anoman_tui.cli import COMMANDS
+from tests.helpers import run_main
 
 GROUPED = {
     "compare": ["compare"],
@@ -22,8 +21,7 @@ GROUPED = {
 
 def _help() -> str:
     env = {**os.environ, "COLUMNS": "100"}
-    done = subprocess.run([sys.executable, "-m", "anoman_tui.cli", "--help"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = run_main(["--help"], env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

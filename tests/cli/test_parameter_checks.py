@@ -1,8 +1,8 @@
-"""What is refused before anything is sent, as a user meets it (subprocesses against the
-local gateway over real sockets): a parameter out of range on the command line, in the
-config file or in a suite; a suite model its target does not list; a command-line
-argument holding bytes that are not UTF-8. Each is one line on stderr and exit status 2,
-and the gateway's ledger shows no request."""
+"""What is refused before anything is sent, as a user meets it (the command in this
+process, once a subprocess, against the local gateway over real sockets): a parameter
+out of range on the command line, in the config file or in a suite; a suite model its
+target does not list; a command-line argument holding bytes that are not UTF-8. Each is
+one line on stderr and exit status 2, and the gateway's ledger shows no request."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from anoman_tui.parameters import (
     temperature_problem,
 )
 from tests.cli.helpers import FAST, KEY, ROOT, cli, history_file, run_eval, write
+from tests.helpers import run_main
 
 
 def requests_seen(gateway: EmbeddedGateway) -> int:
@@ -206,23 +207,34 @@ def test_a_target_that_lists_no_models_is_a_warning_not_a_refusal() -> None:
 
 # -- arguments that are not UTF-8 ------------------------------------------------------------
 
-@pytest.mark.parametrize(("argv", "says"), [
-    ([b"hello \xff there"], "the prompt holds bytes that are not UTF-8 text"),
-    ([b"hi", b"--system", b"be \xfe brief"], "flag --system: holds bytes that are not UTF-8"),
-    ([b"hi", b"-m", b"anoman-lite\xff"], "flag --model: holds bytes that are not UTF-8"),
-    ([b"hi", b"-H", b"X-Note: \xff"], "argument --header/-H: holds bytes that are not UTF-8"),
+@pytest.mark.parametrize(("argv", "says", "own_process"), [
+    # The real interpreter decoding its command line, once; in this process, the
+    # arguments as it decodes them (surrogate escapes).
+    ([b"hello \xff there"], "the prompt holds bytes that are not UTF-8 text", True),
+    ([b"hi", b"--system", b"be \xfe brief"], "flag --system: holds bytes that are not UTF-8",
+     False),
+    ([b"hi", b"-m", b"anoman-lite\xff"], "flag --model: holds bytes that are not UTF-8",
+     False),
+    ([b"hi", b"-H", b"X-Note: \xff"], "argument --header/-H: holds bytes that are not UTF-8",
+     False),
 ])
 def test_an_argument_that_is_not_utf8_is_one_line_and_nothing_is_saved(
-        data_home: Path, argv: list[bytes], says: str) -> None:
+        data_home: Path, argv: list[bytes], says: str, own_process: bool) -> None:
     config = data_home.parent / "config.toml"
     config.write_text("")
     env = {k: v for k, v in os.environ.items()
            if not k.upper().startswith("ANOMAN_")}
     env.update(PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(data_home), ANOMAN_CONFIG=str(config))
-    done = subprocess.run([sys.executable, "-m", "anoman_tui.cli", "compare", *argv],
-                          capture_output=True, env=env, cwd=ROOT, timeout=120)
-    assert done.returncode == 2 and done.stdout == b""
-    err = one_line(done.stderr.decode("utf-8", "backslashreplace"))
+    if own_process:
+        done = subprocess.run([sys.executable, "-m", "anoman_tui.cli", "compare", *argv],
+                              capture_output=True, env=env, cwd=ROOT, timeout=120)
+        assert done.returncode == 2 and done.stdout == b""
+        stderr = done.stderr
+    else:
+        ran = run_main(["compare", *map(os.fsdecode, argv)], env=env, cwd=ROOT)
+        assert ran.returncode == 2 and ran.stdout == ""
+        stderr = ran.stderr.encode("utf-8", "surrogateescape")
+    err = one_line(stderr.decode("utf-8", "backslashreplace"))
     assert says in err, err
     assert not history_file(data_home).exists()
     # Refused before the local gateway was started: no ledger was opened either.

@@ -1,5 +1,6 @@
 """What `eval`, `runs`, `runs show` and `runs diff` print, run as a user runs them
-(subprocesses, a real history file, the local gateway over real sockets): summaries laid
+(in this process, and once as the real command in a subprocess; a real history file, the
+local gateway over real sockets): summaries laid
 out for 80, 100 and 120 columns and for a pipe with no `COLUMNS` (a CI log), every figure
 whole; `runs diff` comparing like with like (as the CI gate it is); each answer in
 `eval --json` and `--junit` with the history on; no `--resume` offered for a run that was
@@ -17,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import junitparser
-import pytest
 
-from anoman_tui.cli import build_parser, main
+from anoman_tui.cli import build_parser
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
 from tests.cli.helpers import FAST, KEY, ROOT, history_file, write
+from tests.helpers import run_main
 
 SUITE = """
 name = "widths"
@@ -61,25 +62,27 @@ def _env(data_home: Path, columns: int | None) -> dict[str, str]:
 
 
 def _start(data_home: Path, columns: int | None, *args: str) -> subprocess.Popen[str]:
-    """`anoman-tui ARGS` piped, no terminal anywhere (stdin too), `COLUMNS` as given."""
+    """`anoman-tui ARGS` as a process of its own, piped, no terminal anywhere (stdin
+    too), `COLUMNS` as given."""
     return subprocess.Popen([sys.executable, "-m", "anoman_tui.cli", *args],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=_env(data_home, columns))
 
 
-def _all(procs: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
-    """Each process's status, stdout and stderr (they ran side by side)."""
-    done = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=180)
-        assert "Traceback" not in err, err
-        done.append((proc.returncode, out, err))
-    return done
-
-
 def _run(data_home: Path, *args: str, columns: int | None = 200) -> tuple[int, str, str]:
-    return _all([_start(data_home, columns, *args)])[0]
+    """`anoman-tui ARGS` in this process, its output captured (not a terminal),
+    `COLUMNS` as given (None: unset)."""
+    done = run_main(args, env=_env(data_home, columns), cwd=ROOT)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def _main(data_home: Path, columns: int | None, *args: str) -> str:
+    """`_run`'s output, the command having succeeded."""
+    status, out, err = _run(data_home, *args, columns=columns)
+    assert status == 0, err
+    return out
 
 
 def _eval(data_home: Path, gateway: EmbeddedGateway, *args: str) -> list[str]:
@@ -105,46 +108,19 @@ def _figures(run: dict[str, Any]) -> list[str]:
     return figures
 
 
-def _main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-          columns: int | None, *args: str) -> str:
-    """`anoman-tui ARGS` through the command's main() in this process (cheaper than a
-    process each), its output captured (not a terminal), `COLUMNS` as given."""
-    status, out, err = _in_process(capsys, monkeypatch, columns, *args)
-    assert status == 0, err
-    return out
-
-
-def _in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                columns: int | None, *args: str) -> tuple[int, str, str]:
-    if columns is None:
-        monkeypatch.delenv("COLUMNS", raising=False)
-    else:
-        monkeypatch.setenv("COLUMNS", str(columns))
-    capsys.readouterr()
-    status = main(list(args))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
 def test_summaries_fit_80_100_120_columns_and_a_pipe(
-        gateway: EmbeddedGateway, data_home: Path, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
     suite = str(write(tmp_path, SUITE))
-    # The real commands, piped: eval at each width, and runs and runs show with no COLUMNS.
-    evals = _all([_start(data_home, columns, *_eval(data_home, gateway, "eval", suite))
-                  for columns in WIDTHS])
-    monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
-    listed = json.loads(_main(capsys, monkeypatch, 200, "runs", "--json"))
+    # eval at each width, and runs and runs show with no COLUMNS (piped: no terminal).
+    evals = [_run(data_home, *_eval(data_home, gateway, "eval", suite), columns=columns)
+             for columns in WIDTHS]
+    listed = json.loads(_main(data_home, 200, "runs", "--json"))
     assert len(listed) == len(WIDTHS)
-    by_id = {r["run_id"]: json.loads(_main(capsys, monkeypatch, 200, "runs", "show",
-                                           r["run_id"], "--json")) for r in listed}
+    by_id = {r["run_id"]: json.loads(_main(data_home, 200, "runs", "show", r["run_id"],
+                                           "--json")) for r in listed}
     first = next(iter(by_id))
-    piped = _all([_start(data_home, None, "runs", "show", first),
-                  _start(data_home, None, "runs")])
-    shown = [_main(capsys, monkeypatch, c, "runs", "show", first) for c in WIDTHS[:-1]]
-    lists = [_main(capsys, monkeypatch, c, "runs") for c in WIDTHS[:-1]]
-    shown.append(piped[0][1])
-    lists.append(piped[1][1])
+    shown = [_main(data_home, c, "runs", "show", first) for c in WIDTHS]
+    lists = [_main(data_home, c, "runs") for c in WIDTHS]
     for columns, (status, out, _), show, runs in zip(WIDTHS, evals, shown, lists,
                                                      strict=True):
         assert status == 1  # the "never" case fails
@@ -191,22 +167,19 @@ def _suite(tmp: Path, name: str, *, thing: str = "kettle", check: str = "teapot"
 
 
 def test_runs_diff_compares_like_with_like(
-        gateway: EmbeddedGateway, data_home: Path, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
     suites = [_suite(tmp_path, "base.toml"),
               # The kettle case now asks about a toaster: it fails, but it is not the
               # same case, so it is no regression.
               _suite(tmp_path, "prompt.toml", thing="toaster"),
               _suite(tmp_path, "checks.toml", thing="toaster", check="zyzzyva"),
               _suite(tmp_path, "other.toml", title="another suite", system="Be brief.")]
-    runs = [json.loads(out)["run_id"] for _, out, _ in _all([
-        _start(data_home, None, *_eval(data_home, gateway, "eval", s, "--json"))
-        for s in suites])]
+    runs = [json.loads(_run(data_home, *_eval(data_home, gateway, "eval", s, "--json"),
+                            columns=None)[1])["run_id"] for s in suites]
     base, prompt, checks, other = runs
-    monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
 
     def runs_cli(*args: str) -> tuple[int, str, str]:
-        return _in_process(capsys, monkeypatch, 200, "runs", *args)
+        return _run(data_home, "runs", *args)
 
     status, out, err = runs_cli("diff", base, prompt, "--json")
     assert status == 0, err  # the changed case neither fails nor passes the gate
@@ -230,7 +203,9 @@ def test_runs_diff_compares_like_with_like(
 
     # Runs of different suites: refused in one line, unless --force (the real command,
     # as a CI gate runs it).
-    status, out, err = _all([_start(data_home, None, "runs", "diff", base, other)])[0]
+    gate = _start(data_home, None, "runs", "diff", base, other)
+    out, err = gate.communicate(timeout=180)
+    status = gate.returncode
     assert status == 2 and out == "" and err.count("\n") == 1
     assert '"gate"' in err and '"another suite"' in err and "--force" in err
     status, out, err = runs_cli("diff", base, other, "--force", "--json")

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from anoman_tui.gateway.catalogue import CATALOGUE
@@ -30,12 +28,17 @@ from tests.gateway.helpers import (
 )
 from tests.helpers import LocalGateways
 
+if TYPE_CHECKING:  # the SDKs take seconds to import: only the tests using them do
+    import anthropic
+
 MESSAGE_KEYS = {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence",
                 "usage", "_anoman"}
 
 
 @pytest.fixture
 def ant(gateway: EmbeddedGateway) -> anthropic.Anthropic:
+    import anthropic
+
     return anthropic.Anthropic(base_url=f"{gateway.base_url}/anthropic",
                                api_key=gateway.api_key, max_retries=0)
 
@@ -300,6 +303,8 @@ def test_sdk_streams_skip_the_cache_with_the_no_cache_header(ant: anthropic.Anth
                                                              gateway: EmbeddedGateway) -> None:
     """What the README tells SDK users: a hit answers a streaming call with JSON, which the
     SDKs' stream readers yield nothing from; `Cache-Control: no-cache` keeps it a stream."""
+    import openai
+
     oai = openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key=gateway.api_key,
                         max_retries=0)
     # At temperature 0 a fresh stream has the cached answer's text, to compare with.

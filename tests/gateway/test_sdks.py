@@ -3,24 +3,30 @@ clients nobody here wrote."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import openai
 import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from tests.gateway.helpers import prompt, wait_row
 
+if TYPE_CHECKING:  # the SDKs take seconds to import: only the tests using them do
+    import anthropic
+    import openai
+
 
 @pytest.fixture
 def oai(gateway: EmbeddedGateway) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key=gateway.api_key,
                          max_retries=0)
 
 
 @pytest.fixture
 def ant(gateway: EmbeddedGateway) -> anthropic.Anthropic:
+    import anthropic
+
     return anthropic.Anthropic(base_url=f"{gateway.base_url}/anthropic",
                                api_key=gateway.api_key, max_retries=0)
 
@@ -55,6 +61,8 @@ def test_openai_sdk_non_streaming_and_models(oai: openai.OpenAI) -> None:
 
 
 def test_openai_sdk_mid_stream_error_raises(oai: openai.OpenAI) -> None:
+    import openai
+
     stream = oai.chat.completions.create(
         model="anoman-lite", stream=True, messages=[{"role": "user", "content": prompt()}],
         extra_headers={"X-Anoman-Simulate": "ttft=0,interrupt-after=3"})
@@ -66,6 +74,8 @@ def test_openai_sdk_mid_stream_error_raises(oai: openai.OpenAI) -> None:
 
 
 def test_openai_sdk_pre_call_errors(oai: openai.OpenAI, gateway: EmbeddedGateway) -> None:
+    import openai
+
     msgs: list[Any] = [{"role": "user", "content": prompt()}]
     bad_key = openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key="anm-sk-nope",
                             max_retries=0)
@@ -111,6 +121,8 @@ def test_anthropic_sdk_text_stream_and_raw_events(ant: anthropic.Anthropic) -> N
 
 
 def test_anthropic_sdk_errors(ant: anthropic.Anthropic, gateway: EmbeddedGateway) -> None:
+    import anthropic
+
     msgs: list[Any] = [{"role": "user", "content": prompt()}]
     with pytest.raises(anthropic.APIStatusError, match="upstream stream interrupted"), \
             ant.messages.stream(model="anoman-lite", max_tokens=100, messages=msgs,

@@ -11,11 +11,13 @@ import time
 
 import numpy as np
 import pytest
-from scipy import optimize  # type: ignore[import-untyped]
 
 from anoman_tui.arena.rating import PRIOR_GAMES, fit_ratings
 from anoman_tui.judges import JudgeRating, PairJudgement, judge_ratings
 from anoman_tui.judges.parse import Verdict
+
+# SciPy takes a second to import: the tests comparing against it import it themselves,
+# so collecting this module stays cheap.
 
 ELO_PER_NAT = 400 / math.log(10)
 SWAP: dict[Verdict, Verdict] = {"A": "B", "B": "A", "C": "C"}
@@ -83,6 +85,8 @@ def test_the_ratings_maximise_the_bradley_terry_likelihood() -> None:
     # Restated from the model, independently of the arena's Newton solver: each pair's
     # score w_ij enters as w_ij·log σ(θi − θj), and each model ties `prior` games with a
     # reference of strength 0.
+    from scipy import optimize
+
     judgements = simulate(STRENGTH, cases=25, repeats=1, seed=11)
     wins = scores(judgements)
     index = {m: i for i, m in enumerate(MODELS)}

@@ -11,11 +11,9 @@ exports, the recordings or a usage error.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
-import sys
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +26,7 @@ from anoman_tui.streaming.safe_text import mask_secret
 from anoman_tui.ui.screens import export
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.text_input import TextInputScreen
+from tests.helpers import main_in_thread
 from tests.reliability.app_helpers import connect_to, remote_app, send, settled, until
 from tests.replay_server import ReplayServer, Script
 
@@ -71,15 +70,12 @@ def config(replay: ReplayServer, *, password: bool = False) -> str:
 
 async def cli(*args: str, cwd: Path, env: dict[str, str] | None = None
               ) -> tuple[int, str, str]:
-    """`anoman-tui ARGS` in a subprocess (the loop keeps serving the replay server)."""
+    """`anoman-tui ARGS` as a user runs it (`anoman_tui.cli.main` in this process, in a
+    thread: the loop keeps serving the replay server)."""
     full = {**os.environ, "ECHO_KEY": KEY, "OTHER_KEY": OTHER, "COLUMNS": "200",
             **(env or {})}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "anoman_tui.cli", *args, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=full, cwd=cwd)
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    done = await main_in_thread(args, env=full, cwd=cwd)
+    return done.returncode, done.stdout, done.stderr
 
 
 def assert_no_secret(text: str, where: str, leaks: Iterable[str] = LEAKS) -> None:

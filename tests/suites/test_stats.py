@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import optimize  # type: ignore[import-untyped]
-from scipy import stats as scipy_stats
 
 from anoman_tui.suites.stats import (
     holm,
@@ -22,6 +20,9 @@ from anoman_tui.suites.stats import (
     percentile,
     wilson,
 )
+
+# SciPy takes a second to import: the tests comparing against it import it themselves,
+# so collecting this module stays cheap.
 
 # --- Wilson -----------------------------------------------------------------------------
 
@@ -35,6 +36,9 @@ def test_wilson_matches_newcombe_1998_worked_example() -> None:
 
 def _score_interval_by_root_finding(k: int, n: int) -> tuple[float, float]:
     """The bounds where the normal score statistic equals 1.96, found numerically."""
+    from scipy import optimize
+    from scipy import stats as scipy_stats
+
     z = scipy_stats.norm.ppf(0.975)
     p_hat = k / n
 
@@ -84,6 +88,8 @@ _PAIRS = ([(a, b) for a in range(0, 30) for b in range(0, 30)]
 
 @pytest.mark.parametrize(("a", "b"), _PAIRS[::7] + _PAIRS[-8:])
 def test_mcnemar_matches_scipy_binomtest(a: int, b: int) -> None:
+    from scipy import stats as scipy_stats
+
     n = a + b
     expected = 1.0 if n == 0 else scipy_stats.binomtest(min(a, b), n, 0.5).pvalue
     got = mcnemar_exact(a, b)
@@ -92,6 +98,8 @@ def test_mcnemar_matches_scipy_binomtest(a: int, b: int) -> None:
 
 
 def test_mcnemar_every_small_table_matches_scipy() -> None:
+    from scipy import stats as scipy_stats
+
     for a, b in _PAIRS:
         n = a + b
         expected = 1.0 if n == 0 else scipy_stats.binomtest(min(a, b), n, 0.5).pvalue
@@ -206,6 +214,8 @@ def test_percentile_edges() -> None:
 
 @pytest.mark.parametrize("statistic", ["median", "mean"])
 def test_bootstrap_agrees_with_scipy_percentile_bootstrap(statistic: str) -> None:
+    from scipy import stats as scipy_stats
+
     rng = np.random.default_rng(7)
     a = rng.gamma(2.0, 0.2, size=300)
     b = a + rng.normal(0.05, 0.1, size=300)
