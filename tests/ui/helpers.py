@@ -3,6 +3,7 @@ host app for one `AnswerView`, and driving the app through turns and its history
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from textual.app import App, ComposeResult
@@ -34,7 +35,7 @@ async def drained(pilot: Pilot[None], view: AnswerView, timeout: float = 10.0) -
     deadline = time.monotonic() + timeout
     while not view.caught_up:
         assert time.monotonic() < deadline, "AnswerView did not drain in time"
-        await pilot.pause(0.01)
+        await asyncio.sleep(0.01)  # (not `pilot.pause`: see `tests.pilot.until`)
     await pilot.pause()
 
 

@@ -111,10 +111,11 @@ async def test_mine_or_everyones_and_a_user_word(make_app, size) -> None:  # typ
         assert "explain kafka partitions" in listed[0]
         screen.query_one(Input).value = "user:carol"
         await shown(pilot, screen, "History · carol's comparisons", 0)
-        assert status(screen).startswith("No comparisons by carol yet.")
+        # (the status line follows the list by a message: wait for it, not only the list)
+        await until(pilot, lambda: status(screen).startswith("No comparisons by carol yet."))
         screen.query_one(Input).value = "user:[b]x[/b] [red]"  # shown as typed, not markup
         await shown(pilot, screen, "History · [b]x[/b]'s comparisons", 0)
-        assert status(screen).startswith("Nothing by [b]x[/b] matches “[red]”")
+        await until(pilot, lambda: status(screen).startswith("Nothing by [b]x[/b] matches “[red]”"))
         screen.query_one(Input).value = "kafka"
         listed = await shown(pilot, screen, "History · everyone's comparisons", 2)
         assert "by ann" in listed[0] and "by bob" in listed[1]

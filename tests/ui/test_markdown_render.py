@@ -121,7 +121,10 @@ def test_a_fence_block_renders_as_richs_markdown_renders_it(dark: bool) -> None:
             step = (1 if len(source) < 160 else 7) if width == 30 else 29
             for end in [*range(3, len(source), step), len(source)]:
                 prefix = source[:end]
-                for trim in (False, True):
+                # Every prefix untrimmed, the whole block trimmed too: `trim_top` and
+                # `trim_bottom` cut the same rows after either path, so rows equal
+                # untrimmed are equal trimmed (twice the Markdown renders, no more found).
+                for trim in (False, True) if end == len(source) else (False,):
                     args = {"dark": dark, "code_theme": theme, "trim_top": trim,
                             "trim_bottom": trim}
                     assert render_block(console, prefix, width, **args) == markdown_rows(

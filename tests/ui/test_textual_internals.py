@@ -6,6 +6,7 @@ After a Textual upgrade these fail first, saying what to re-check."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -197,23 +198,31 @@ def textual_class_private_names(cls: type) -> set[str]:
     """Private names the Textual classes in `cls`'s MRO define (class and instance)."""
     names: set[str] = set()
     for base in cls.__mro__:
-        if not is_textual(base):
-            continue
-        names.update(n for n in vars(base) if n.startswith("_") and not n.endswith("__"))
-        try:
-            source = textwrap.dedent(inspect.getsource(base))
-        except (OSError, TypeError):
-            continue
-        for node in ast.walk(ast.parse(source)):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.ctx, ast.Store)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-                and node.attr.startswith("_")
-            ):
-                names.add(node.attr)
+        if is_textual(base):
+            names |= textual_own_private_names(base)
     return names
+
+
+@functools.cache
+def textual_own_private_names(base: type) -> frozenset[str]:
+    """Private names one Textual class defines itself (class and instance). Kept once
+    read: the project's classes share a few bases (`Widget`, `Screen`, `App`), whose
+    source takes most of a second each to find and parse."""
+    names = {n for n in vars(base) if n.startswith("_") and not n.endswith("__")}
+    try:
+        source = textwrap.dedent(inspect.getsource(base))
+    except (OSError, TypeError):
+        return frozenset(names)
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr.startswith("_")
+        ):
+            names.add(node.attr)
+    return frozenset(names)
 
 
 def textual_handler_names() -> set[str]:
