@@ -32,7 +32,6 @@ from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
 from anoman_tui.ui.themes import load_themes
-from anoman_tui.ui.widgets.answer_view import warm_up
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
@@ -342,6 +341,9 @@ class AnomanApp(App[None]):
         self.set_interval(1.0, check, name="hangup-watch")
 
     def _warm_up(self) -> None:
+        # The answer renderer is first imported here, after the first paint.
+        from anoman_tui.ui.render.markdown_render import warm_up
+
         warm_up()
         if any(p.target.kind != "anoman" for p in self.panes):
             # Costs not reported are estimated from the price library: its first import
