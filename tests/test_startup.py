@@ -84,3 +84,19 @@ def test_importing_the_app_leaves_the_deferred_modules_out() -> None:
     assert not imported, "; ".join(
         f"importing anoman_tui.ui.app imports {name} ({DEFERRED[name]}): import it where "
         "it is first used, after the first paint" for name in imported)
+
+
+def test_the_collector_is_back_on_after_the_first_paint() -> None:
+    # `anoman-tui` starts with the cyclic collector off (nothing built before the first
+    # paint is garbage); the app's freeze just after that paint turns it back on.
+    import gc
+
+    from anoman_tui.ui.app import _freeze_startup_objects
+
+    gc.disable()
+    try:
+        _freeze_startup_objects()
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()
