@@ -32,15 +32,6 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    EnvSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    SettingsError,
-    TomlConfigSettingsSource,
-)
 
 from anoman_tui.locations import config_file
 from anoman_tui.parameters import (
@@ -118,8 +109,16 @@ class PaneSpec:
     max_tokens: int | None
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ANOMAN_", extra="ignore")
+class Settings(BaseModel):
+    """Every setting, validated. Built from keyword values (the flags), which win over
+    `ANOMAN_*` variables, which win over the config file: `Settings(theme=...)` reads
+    the other two as well (`_merged_sources`)."""
+
+    # `validate_default`: defaults pass the same validators as given values.
+    model_config = ConfigDict(extra="ignore", validate_default=True)
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**_merged_sources(values))
 
     base_url: str | None = Field(
         default=None, description="remote gateway root; unset = start the local gateway"
@@ -274,29 +273,70 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (
-            init_settings,
-            _EnvSource(settings_cls),
-            TomlConfigSettingsSource(settings_cls, toml_file=config_file()),
-        )
+
+ENV_PREFIX = "ANOMAN_"
+
+# Settings whose variable holds JSON (a list, a table); `models` may instead be
+# comma separated (`Settings._models_from_text`).
+_JSON_VALUED = frozenset({"models", "keymap", "targets", "arena", "panes"})
 
 
-class _EnvSource(EnvSettingsSource):
-    """`ANOMAN_*` variables; `ANOMAN_MODELS` may be comma separated instead of JSON."""
+class EnvironmentJSONError(ValueError):
+    """An `ANOMAN_*` variable of a list or table setting that is not valid JSON."""
 
-    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
-        if field_name == "models" and isinstance(value, str) and not value.lstrip().startswith("["):
-            return value  # split by `Settings._models_from_text`
-        return super().decode_complex_value(field_name, field, value)
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _environment_values() -> dict[str, Any]:
+    """The settings given by `ANOMAN_*` variables (names in any case), JSON decoded for
+    list and table settings. Read with the standard library: the settings are needed
+    before the first paint, and a settings framework costs more to import than they
+    take to read."""
+    variables = {name.lower(): value for name, value in os.environ.items()}
+    values: dict[str, Any] = {}
+    for key in Settings.model_fields:
+        value = variables.get(f"{ENV_PREFIX}{key}".lower())
+        if value is None:
+            continue
+        if key in _JSON_VALUED and not (key == "models"
+                                         and not value.lstrip().startswith("[")):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise EnvironmentJSONError(key) from None
+            if key == "arena" and isinstance(value, dict):
+                # A table's own keys match in any case, as the variable's name does.
+                fields = {name.lower(): name for name in ArenaConfig.model_fields}
+                value = {fields.get(str(k).lower(), k): v for k, v in value.items()}
+        values[key] = value
+    return values
+
+
+def _file_values() -> dict[str, Any]:
+    """The config file's settings ({} without a file)."""
+    path = config_file()
+    if not path.is_file():
+        return {}
+    with path.open("rb") as file:
+        return tomllib.load(file)
+
+
+def _deep_merge(low: dict[str, Any], high: dict[str, Any]) -> dict[str, Any]:
+    """`low` updated with `high`; a table given by both is merged key by key."""
+    merged = dict(low)
+    for key, value in high.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _merged_sources(given: dict[str, Any]) -> dict[str, Any]:
+    """The values `Settings` validates: `given` over the environment over the file."""
+    return _deep_merge(_deep_merge(_file_values(), _environment_values()), given)
 
 
 class ConfigError(Exception):
@@ -335,11 +375,9 @@ def load_settings(**overrides: Any) -> Settings:
         settings = Settings(**flags)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, flags)) from None
-    except SettingsError as exc:
-        # Only the environment source fails this way: a JSON value that does not parse.
-        found = re.search(r'field "(\w+)"', str(exc))
-        where = f"environment variable ANOMAN_{found[1].upper()}" if found else "environment"
-        raise ConfigError(f"{where}: not valid JSON") from None
+    except EnvironmentJSONError as exc:
+        raise ConfigError(f"environment variable ANOMAN_{exc.key.upper()}: not valid JSON"
+                          ) from None
     known = settings.all_targets()
     if settings.default_target not in known:
         close = difflib.get_close_matches(settings.default_target, list(known), n=1)

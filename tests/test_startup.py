@@ -33,6 +33,18 @@ DEFERRED = {
     "anoman_tui.gateway": "the local gateway",
     "uvicorn": "the local gateway's server",
     "starlette": "the local gateway's app",
+    # The settings are read with the standard library and validated with plain pydantic;
+    # pydantic-settings (its sources for dotenv, cloud vaults, a CLI...) is the local
+    # gateway's.
+    "pydantic_settings": "the local gateway's settings",
+    # The answer renderer: the first paint shows no answer; the warm-up thread after it
+    # (or the first block) imports it.
+    "anoman_tui.ui.render.markdown_render": "the answer renderer",
+    "anoman_tui.ui.render.fence_render": "the answer renderer",
+    "markdown_it": "the answer renderer's Markdown parser",
+    "rich.markdown": "the answer renderer",
+    "rich.syntax": "the answer renderer's code fences",
+    "pygments": "the answer renderer's code fences",
     # The history opens in a thread after the first paint.
     "anoman_tui.history": "the history store",
     "sqlite3": "the history store",
@@ -72,3 +84,19 @@ def test_importing_the_app_leaves_the_deferred_modules_out() -> None:
     assert not imported, "; ".join(
         f"importing anoman_tui.ui.app imports {name} ({DEFERRED[name]}): import it where "
         "it is first used, after the first paint" for name in imported)
+
+
+def test_the_collector_is_back_on_after_the_first_paint() -> None:
+    # `anoman-tui` starts with the cyclic collector off (nothing built before the first
+    # paint is garbage); the app's freeze just after that paint turns it back on.
+    import gc
+
+    from anoman_tui.ui.app import _freeze_startup_objects
+
+    gc.disable()
+    try:
+        _freeze_startup_objects()
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()

@@ -11,10 +11,9 @@ from rich.syntax import Syntax
 
 from anoman_tui.gateway import composer
 from anoman_tui.ui.render import fence_render, markdown_render
+from anoman_tui.ui.render.code_themes import CODE_THEME, LIGHT_CODE_THEME
 from anoman_tui.ui.render.fence_render import single_fence
 from anoman_tui.ui.render.markdown_render import (
-    CODE_THEME,
-    LIGHT_CODE_THEME,
     WARM_LANGUAGES,
     _lexer,
     _LineCachedSyntax,

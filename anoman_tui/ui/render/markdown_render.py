@@ -15,7 +15,8 @@ caches them. What it adds to Rich's `Markdown`:
 * `warm_up()`: the one-time set-up of a first render, done off the UI thread.
 
 May import: the standard library, `rich` (and its `markdown_it` and `pygments`
-dependencies) and `anoman_tui.streaming.safe_text`. Never Textual
+dependencies), `anoman_tui.streaming.safe_text` and the other `anoman_tui.ui.render`
+modules. Never Textual
 (tests/ui/test_answer_modules.py checks).
 """
 
@@ -38,14 +39,10 @@ from rich.text import Text
 from rich.theme import Theme
 
 from anoman_tui.streaming.safe_text import terminal_safe
+from anoman_tui.ui.render.code_themes import CODE_THEME, LIGHT_CODE_THEME
 from anoman_tui.ui.render.fence_render import PerConsole, fence_rows, single_fence
 
-__all__ = ["CODE_THEME", "LIGHT_CODE_THEME", "WARM_LANGUAGES", "render_block", "warm_up"]
-
-CODE_THEME = "monokai"
-"""Pygments theme for code fences under a dark app theme."""
-LIGHT_CODE_THEME = "friendly"
-"""Pygments theme for code fences under a light app theme."""
+__all__ = ["WARM_LANGUAGES", "render_block", "render_note", "render_prompt", "warm_up"]
 
 
 @cache

@@ -52,8 +52,9 @@ dominated by Textual's compositor and by CPython's cyclic GC; an app that calls
 `gc.freeze()` after its first paint avoids most of the GC pauses.
 
 May import: the standard library, `rich`, `textual`, `anoman_tui.streaming.safe_text`,
-`anoman_tui.ui.render.markdown_blocks`, `anoman_tui.ui.render.markdown_render`,
-`anoman_tui.ui.textual_internals` and `anoman_tui.ui.widgets.frame_clock`. Nothing else
+`anoman_tui.ui.render.markdown_blocks`, `anoman_tui.ui.render.code_themes`,
+`anoman_tui.ui.render.markdown_render` (where a block is first rendered, after the first
+paint), `anoman_tui.ui.textual_internals` and `anoman_tui.ui.widgets.frame_clock`. Nothing else
 from the project; no Textual private except through `textual_internals`.
 """
 
@@ -84,6 +85,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from anoman_tui.streaming.safe_text import terminal_safe
+from anoman_tui.ui.render.code_themes import CODE_THEME, LIGHT_CODE_THEME
 from anoman_tui.ui.render.markdown_blocks import (
     NOTE_ERROR,
     PROMPT,
@@ -94,15 +96,6 @@ from anoman_tui.ui.render.markdown_blocks import (
     ordered_items,
     prompt_blocks,
 )
-from anoman_tui.ui.render.markdown_render import (
-    CODE_THEME,
-    LIGHT_CODE_THEME,
-    WARM_LANGUAGES,
-    render_block,
-    render_note,
-    render_prompt,
-    warm_up,
-)
 from anoman_tui.ui.textual_internals import (
     made_vertical_scrollbar,
     update_scrollbars,
@@ -111,8 +104,7 @@ from anoman_tui.ui.textual_internals import (
 )
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 
-# warm_up and WARM_LANGUAGES live with the rendering; they are imported from here too.
-__all__ = ["WARM_LANGUAGES", "AnswerView", "warm_up"]
+__all__ = ["AnswerView"]
 
 SOFT_CHUNK_LINES = 24  # an open code fence is rendered in stable chunks of this size
 MIN_RENDER_WIDTH = 16
@@ -903,6 +895,11 @@ class AnswerView(ScrollView, can_focus=True):
             dim = self._feeding_reasoning
         app = self.app
         dark = app.current_theme.dark
+        # Imported with the first block, not with the view: Rich's Markdown, markdown-it
+        # and Pygments are ~85 ms of the start-up's CPU, and the first paint shows no
+        # answer (the app's warm-up thread imports them just after it).
+        from anoman_tui.ui.render.markdown_render import render_block
+
         lines = render_block(
             app.console,
             source,
@@ -923,6 +920,8 @@ class AnswerView(ScrollView, can_focus=True):
                 dim=block.dim,
             )
         else:
+            from anoman_tui.ui.render.markdown_render import render_note, render_prompt
+
             console, dark = self.app.console, self.app.current_theme.dark
             if kind in (PROMPT, PROMPT_MORE):
                 lines = render_prompt(console, block.raw, self._width, dark=dark,
