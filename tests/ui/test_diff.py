@@ -231,12 +231,12 @@ async def test_identical_answers_say_so(make_app) -> None:
         await until(pilot, lambda: settled(app))
         screen = app.compare
         assert screen.pane(1).answer.text == screen.pane(3).answer.text
-        screen.diff_panes(1, 3)
+        screen.deck.diff_panes(1, 3)
         await pilot.pause()
         assert screen.pane(3).diff_view.summary_text() == "identical to pane 1"
         assert MARKER not in diff_text(screen.pane(3))
         # Choosing another pair moves the diff: pane 3 shows its answer again.
-        screen.diff_panes(3, 2)
+        screen.deck.diff_panes(3, 2)
         await pilot.pause()
         assert screen.pane(3).diff_base is None and screen.pane(3).answer.display
         assert screen.pane(2).diff_base == 3
@@ -295,7 +295,7 @@ async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) ->
         await submit(pilot, "colours of a diff in high contrast")
         await until(pilot, lambda: settled(app))
         screen = app.compare
-        screen.diff_panes(1, 2)
+        screen.deck.diff_panes(1, 2)
         await pilot.pause()
         body = screen.pane(2).diff_view.query_one(DiffBody)
         colours: dict[str, set[Color | None]] = {"insert": set(), "delete": set(), "rest": set()}
@@ -380,7 +380,7 @@ async def test_diff_off_restores_the_answers_scroll_position() -> None:
         await pilot.pause()
         y = view.scroll_y
         assert y > 10
-        screen.diff_panes(1, 2)
+        screen.deck.diff_panes(1, 2)
         await pilot.pause()
         diff = screen.pane(2).diff_view.diff
         assert diff is not None and (diff.inserted_words, diff.deleted_words) == (1, 1)
@@ -388,7 +388,7 @@ async def test_diff_off_restores_the_answers_scroll_position() -> None:
         # The diffed pane is the current one: the scroll keys move its diff.
         await pilot.press("shift+pagedown")
         assert screen.pane(2).diff_view.scroller.scroll_y > 0
-        screen.diff_off()
+        screen.deck.diff_off()
         await pilot.pause()
         await pilot.pause()
         assert view.display and view.scroll_y == y

@@ -1,6 +1,6 @@
 """What one pane is and has done: its model, format, parameters, scenario and history.
 
-Pure data, no Textual: the compare screen owns three `PaneState`s and the
+Pure data, no Textual: a `PaneDeck` owns one `PaneState` a pane and the
 pane widgets draw them. Only committed answers enter a pane's history, so a
 follow-up prompt continues each pane's own conversation without the partial
 output of a failed or cancelled stream (docs/wire-contract.md §3).
@@ -216,3 +216,32 @@ class PaneState:
         self.status = "idle"
         self.last_prompt = None
         self.last_result = None
+
+
+def answered_pairs(turns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(prompt, answer) pairs of a conversation of alternating user/assistant turns: the
+    turns a pane shows above its latest one."""
+    pairs = []
+    prompt: str | None = None
+    for role, content in turns:
+        if role == "user":
+            prompt = content
+        elif role == "assistant" and prompt is not None:
+            pairs.append((prompt, content))
+            prompt = None
+    return tuple(pairs)
+
+
+def simulated_field(panes: list[PaneState]) -> tuple[str, str, bool] | None:
+    """The status line's word on simulated models: which panes' answers are simulated;
+    in a blind round (labels) only that some are, unless all are, so it names none."""
+    drawn = [p for p in panes if p.model]
+    simulated = [p for p in drawn if p.simulated]
+    if not simulated:
+        return None
+    if len(simulated) == len(drawn):
+        return ("", "simulated models: not real answers", True)
+    if any(p.label for p in drawn):
+        return ("", "some answers simulated (which: after the vote)", True)
+    names = ", ".join(str(p.index) for p in simulated)
+    return ("", f"simulated: pane{'s' if len(simulated) > 1 else ''} {names}", True)
