@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.screen import Screen
 
 from anoman_tui.streaming import StreamFailure
 from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck, SavedSource
@@ -212,7 +211,6 @@ def test_no_screen_inherits_another_screen() -> None:
     # ...and the screens that show panes each compose a deck.
     for module in ("compare", "arena", "record", "replay", "suite_case"):
         assert "PaneDeck(" in (UI / "screens" / f"{module}.py").read_text(), module
-    assert issubclass(Screen, object)
 
 
 def test_no_ui_module_imports_a_private_name() -> None:
@@ -223,6 +221,17 @@ def test_no_ui_module_imports_a_private_name() -> None:
                 offences += [f"{path.name}:{node.lineno} {node.module}.{a.name}"
                              for a in node.names
                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert offences == []
+
+
+def test_no_widget_imports_a_screen_or_the_app() -> None:
+    # The deck and its panes sit below the screens that compose them.
+    offences = []
+    for path in (UI / "widgets").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    ("anoman_tui.ui.screens", "anoman_tui.ui.app")):
+                offences.append(f"{path.name}:{node.lineno} {node.module}")
     assert offences == []
 
 

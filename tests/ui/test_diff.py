@@ -17,10 +17,7 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from anoman_tui.config import Settings
-from anoman_tui.streaming import ModelInfo
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.messages import GatewayReady
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.render.diff import MARKER, render_diff, summary, tokenize, word_diff
 from anoman_tui.ui.screens.pickers import ChoiceScreen
@@ -28,6 +25,7 @@ from anoman_tui.ui.widgets.diff_view import DiffBody
 from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.pilot import ready, settled, submit, until
+from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, text_events
 
@@ -363,13 +361,10 @@ LONG = "\n\n".join(f"Paragraph {i}: pools keep warm connections ready for the ne
 
 
 async def test_diff_off_restores_the_answers_scroll_position() -> None:
-    models = ["claude-sonnet-4-6", "anoman-lite", "deepseek-r1"]
-    app = AnomanApp(Settings(theme="anoman-dark"), models=models, connect=False)
-    async with app.run_test(size=(200, 50)) as pilot:
-        app.compare.post_message(GatewayReady("http://127.0.0.1:8787", "local gateway",
-                                              [ModelInfo(m) for m in models]))
+    host = DeckHost(3)  # a deck alone: pane-level behaviour needs no app
+    async with host.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
-        screen = app.compare
+        screen = host.deck_screen
         for index, text in ((1, LONG), (2, LONG.replace("Paragraph 60:", "Section 60:"))):
             screen.pane(index).start(ScriptedStream(completed(  # type: ignore[arg-type]
                 text_events(text, ttft=0.1, rate=500), prompt_tokens=9, cost="0.0001",

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.binding import Binding
-from textual.widget import Widget
 
 from anoman_tui.ui.render.code_blocks import code_blocks
 from anoman_tui.ui.render.pane_state import PaneState
@@ -154,10 +154,8 @@ class DeckKeys:
 
     def copy_code_block(self, index: int) -> None:
         """Pick one fenced code block of pane `index`'s latest answer and copy its code."""
-        from rich.text import Text
-
-        pane: Widget = self.deck.pane(index)
-        blocks = code_blocks(self.deck.pane(index).answer.text)
+        pane = self.deck.pane(index)
+        blocks = code_blocks(pane.answer.text)
         if not blocks:
             pane.notify(f"Pane {index}'s answer has no code block.", timeout=3)
             return

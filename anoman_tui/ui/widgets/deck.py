@@ -15,13 +15,14 @@ shows a turn that ended elsewhere exactly as it ended.
 The deck tells its screen what happened with one message class per event, handled with
 `@on`: `TurnStarted` (some panes began streaming), `PaneEnded` (one pane's stream ended)
 and `TurnEnded` (no pane runs any more: posted once per turn, after the marks are
-drawn; panes that end in the same instant may tell their `PaneEnded` after it). `PaneStatusChanged` from the panes bubbles up through the deck as is.
+drawn; panes that end in the same instant may tell their `PaneEnded` after it).
+`PaneStatusChanged` from the panes bubbles up through the deck as is.
 
 Its keys are bound by its screen (`ui/screens/deck_keys.py`), since a key reaches only
 the focused widget's ancestors and the prompt box is not inside the deck.
 
-May import: Textual, Rich, the stream core's results, the history's records (types
-only), ui.render and the other widgets.
+May import: Textual, Rich, the stream core's results, the history's records (read lazily,
+off the path to the first paint), ui.render and the other widgets.
 """
 
 from __future__ import annotations
