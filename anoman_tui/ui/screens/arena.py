@@ -54,6 +54,7 @@ from anoman_tui.ui.screens.deck_keys import (
 )
 from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, prompt_area
 from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import PaneDeck
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
@@ -104,6 +105,9 @@ class ArenaScreen(DeckKeys, TypedPrompts, Screen[None]):
 
     def __init__(self, live: CompareScreen, *, frozen_clock: bool = False) -> None:
         super().__init__(id="arena")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
         panes = [PaneState(index=i + 1, label=label) for i, label in enumerate(LABELS)]
         self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=live.model_info)
         self._frozen = frozen_clock

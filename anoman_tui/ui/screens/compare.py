@@ -166,8 +166,6 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         self._apply_layout(self.size.width)
         self.show_hints()
 
-    # -- focus ----------------------------------------------------------------
-
     # -- layout ---------------------------------------------------------------
 
     def on_resize(self) -> None:

@@ -5,7 +5,8 @@ prompt box beside the deck, not inside it: so each screen binds the deck's keys 
 from the `Binding`s here (in the order its key bar shows them), and `DeckKeys` gives it
 their actions, which act on its deck. The same mixin holds what every such screen does
 with its deck beyond the keys: copying an answer or one of its code blocks, picking a
-diff, and drawing the status line over the deck.
+diff, exporting, drawing the status line over the deck, and a focus chain of the boxes
+one types in only.
 
 May import: Textual, Rich, ui.render, the widgets and the pickers.
 """
@@ -16,12 +17,15 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.widget import Widget
+from textual.widgets import Input
 
 from anoman_tui.ui.render.code_blocks import code_blocks
 from anoman_tui.ui.render.pane_state import PaneState
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.deck import ORIGINAL, PaneDeck
 from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.prompt_box import PromptBox
 from anoman_tui.ui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
@@ -79,6 +83,14 @@ class DeckKeys:
     def pane(self, index: int) -> ComparePane:
         """The deck's pane `index` (from 1)."""
         return self.deck.pane(index)
+
+    @property
+    def focus_chain(self) -> list[Widget]:
+        # Tab and Shift+Tab move between the boxes one types in, if any. A pane's answer
+        # (a scroll view) or the tab strip showed no sign of focus, so Tab seemed to lose
+        # it; they stay reachable by mouse.
+        chain: list[Widget] = super().focus_chain  # type: ignore[misc]
+        return [w for w in chain if isinstance(w, (Input, PromptBox))]
 
     def show_status(self, fields: list[tuple[str, str, bool]]) -> None:
         """The status line from `fields` (`StatusLine.show`); in tabs, the tabs too."""

@@ -1,10 +1,10 @@
 """A prompt box under a deck of panes: what the compare screen and the arena share.
 
 `prompt_area` builds the system and prompt boxes; `TypedPrompts` is the mixin that
-keeps typing in them (Tab moves between the two boxes only, a printable key typed
-elsewhere goes to the prompt) and holds a prompt sent while panes stream until a second
-Enter aborts them (`confirm_busy`, then `send_if_settled` once they have stopped);
-`live_sources` turns a prompt into one request a pane, each a `LiveSource`.
+keeps typing in them (a printable key typed elsewhere goes to the prompt) and holds a
+prompt sent while panes stream until a second Enter aborts them (`confirm_busy`, then
+`send_if_settled` once they have stopped); `live_sources` turns a prompt into one
+request a pane, each a `LiveSource`.
 
 May import: Textual, Rich, the stream core's requests, ui.render, the widgets.
 """
@@ -16,7 +16,6 @@ import uuid
 
 from textual import events
 from textual.containers import Vertical
-from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
 from anoman_tui.ui.render.pane_state import PaneState
@@ -97,14 +96,6 @@ class TypedPrompts:
     def send(self, prompt: str, panes: list[PaneState],
              delays: dict[int, float] | None = None) -> None:
         raise NotImplementedError
-
-    @property
-    def focus_chain(self) -> list[Widget]:
-        # Tab and Shift+Tab move between the two boxes one types in. A pane's answer
-        # (a scroll view) or the tab strip showed no sign of focus, so Tab seemed to lose
-        # it; they stay reachable by mouse.
-        chain: list[Widget] = super().focus_chain  # type: ignore[misc]
-        return [w for w in chain if isinstance(w, (Input, PromptBox))]
 
     def on_key(self, event: events.Key) -> None:
         # A key nothing handled, typed while focus is outside both boxes (a clicked

@@ -41,6 +41,7 @@ from anoman_tui.ui.screens.deck_keys import (
 )
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import PaneDeck, PaneSource, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
@@ -108,6 +109,9 @@ class RecordScreen(DeckKeys, Screen[None]):
     def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
                  frozen_clock: bool = False, id: str | None = None) -> None:
         super().__init__(id=id or f"record-{record.id}")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
         # Each pane says what its saved answer was (not what its target lists today).
         self.deck = PaneDeck(saved_panes(record, live), frozen_clock=frozen_clock,
                              model_info=live.model_info, simulated_from_list=False)

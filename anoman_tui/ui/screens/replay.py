@@ -47,6 +47,7 @@ from anoman_tui.ui.screens.deck_keys import (
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import reopened_commands, saved_panes, when
 from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck, PaneSource, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
@@ -95,6 +96,9 @@ class ReplayScreen(DeckKeys, Screen[None]):
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError("speed must be a positive number")
         super().__init__(id=f"replay-{record.id}")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
         self.deck = PaneDeck(saved_panes(record, live), frozen_clock=frozen_clock,
                              model_info=live.model_info, simulated_from_list=False)
         self.record = record

@@ -42,7 +42,7 @@ from anoman_tui.ui.screens.deck_keys import (
     DeckKeys,
 )
 from anoman_tui.ui.screens.record import reopened_commands, saved_panes
-from anoman_tui.ui.textual_internals import KeepStylesOnResume
+from anoman_tui.ui.textual_internals import KeepStylesOnResume, draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck, PaneSource, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
@@ -152,6 +152,9 @@ class CaseScreen(KeepStylesOnResume, DeckKeys, Screen[None]):
                  slots: list[int] | None = None) -> None:
         """`slots`: which of the suite's models (their indexes) the panes show."""
         super().__init__(id="suite-case")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
         self.deck = PaneDeck(saved_panes(record, live), model_info=live.model_info,
                              simulated_from_list=False)
         self.record = record
