@@ -297,9 +297,10 @@ def _environment_values() -> dict[str, Any]:
     variables = {name.lower(): value for name, value in os.environ.items()}
     values: dict[str, Any] = {}
     for key in Settings.model_fields:
-        value = variables.get(f"{ENV_PREFIX}{key}".lower())
-        if value is None:
+        raw = variables.get(f"{ENV_PREFIX}{key}".lower())
+        if raw is None:
             continue
+        value: Any = raw
         if key in _JSON_VALUED and not (key == "models"
                                          and not value.lstrip().startswith("[")):
             try:

@@ -30,6 +30,7 @@ from anoman_tui.locations import stylesheet
 from anoman_tui.ui.connection import Connector, LocalGateway
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.compare import CompareScreen
+from anoman_tui.ui.screens.deck_keys import DeckKeys
 from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
 from anoman_tui.ui.themes import load_themes
 from anoman_tui.ui.widgets.pane import ComparePane
@@ -303,8 +304,8 @@ class AnomanApp(App[None]):
         except (ScreenStackError, UnknownModeError):
             # The once-a-second tick fired while the app shut down, its screens gone.
             screen = None
-        shown = screen.panes if isinstance(screen, CompareScreen) else []
-        if any(p.running for p in (*self.panes, *shown)):
+        if any(p.running for p in self.panes) or (
+                isinstance(screen, DeckKeys) and screen.deck.running):
             return True
         # A suite run streams on its own thread, whatever screen is on top of it.
         return any(getattr(getattr(s, "runner", None), "running", False)

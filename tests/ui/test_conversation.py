@@ -17,9 +17,10 @@ from anoman_tui.report import export
 from anoman_tui.report.html import render_markdown
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
-from anoman_tui.ui.screens import compare
+from anoman_tui.ui.screens import prompting
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.answer_view import AnswerView
+from anoman_tui.ui.widgets.deck import NARROW_BELOW
 from anoman_tui.ui.widgets.pane import (
     SPARK_CELLS,
     PaneHeader,
@@ -191,7 +192,7 @@ async def test_the_same_answer_draws_the_same_sparkline_at_any_size(
         await until(pilot, lambda: pane.status == "done")
         await pilot.pause()
         spark = str(pane.query_one(PaneSpark).render())
-        assert spark == sparkline(pane._buckets[:-1], 60).plain
+        assert spark == sparkline(list(pane.rate_series), 60).plain
         assert spark == "tok/s 0–120 · last 2.5 s " + "█" * 10
 
 
@@ -291,7 +292,7 @@ async def test_scroll_keys_move_the_current_pane(make_app, fast_answers,
         assert answer.scroll_y == 0
         await pilot.press("shift+pagedown")
         assert answer.scroll_y > 0
-        if size[0] >= compare.NARROW_BELOW:
+        if size[0] >= NARROW_BELOW:
             footer = app.compare.query_one(Footer)
             shown = " ".join(str(w.render()) for w in footer.query("*"))
             assert "Scroll" in shown and "⇧PgUp" in shown
@@ -349,7 +350,7 @@ async def test_an_answer_cut_by_max_tokens_is_marked_cut(
         one, two, three = panes(app)
         for pane in (one, two):
             assert pane.status == "done" and pane.state.last_result is not None
-            if pane is two and size[0] < compare.NARROW_BELOW:
+            if pane is two and size[0] < NARROW_BELOW:
                 await pilot.press("f4")  # a hidden tab draws its text once shown
                 await pilot.pause(0.2)
             assert pane.state.last_result.finish_reason in ("length", "max_tokens")
@@ -394,7 +395,7 @@ async def test_a_prompt_sent_while_panes_stream_aborts_them_on_a_second_enter(
 
 async def test_a_late_second_enter_only_repeats_the_notice(make_app, monkeypatch) -> None:
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
-    monkeypatch.setattr(compare, "CONFIRM_SEND_S", 0.0)
+    monkeypatch.setattr(prompting, "CONFIRM_SEND_S", 0.0)
     app = make_app()
     said = record_notices(app, monkeypatch)
     async with app.run_test(size=(200, 50)) as pilot:

@@ -17,10 +17,7 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from anoman_tui.config import Settings
-from anoman_tui.streaming import ModelInfo
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.messages import GatewayReady
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.render.diff import MARKER, render_diff, summary, tokenize, word_diff
 from anoman_tui.ui.screens.pickers import ChoiceScreen
@@ -28,6 +25,7 @@ from anoman_tui.ui.widgets.diff_view import DiffBody
 from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.pilot import ready, settled, submit, until
+from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, text_events
 
@@ -231,12 +229,12 @@ async def test_identical_answers_say_so(make_app) -> None:
         await until(pilot, lambda: settled(app))
         screen = app.compare
         assert screen.pane(1).answer.text == screen.pane(3).answer.text
-        screen.diff_panes(1, 3)
+        screen.deck.diff_panes(1, 3)
         await pilot.pause()
         assert screen.pane(3).diff_view.summary_text() == "identical to pane 1"
         assert MARKER not in diff_text(screen.pane(3))
         # Choosing another pair moves the diff: pane 3 shows its answer again.
-        screen.diff_panes(3, 2)
+        screen.deck.diff_panes(3, 2)
         await pilot.pause()
         assert screen.pane(3).diff_base is None and screen.pane(3).answer.display
         assert screen.pane(2).diff_base == 3
@@ -295,7 +293,7 @@ async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) ->
         await submit(pilot, "colours of a diff in high contrast")
         await until(pilot, lambda: settled(app))
         screen = app.compare
-        screen.diff_panes(1, 2)
+        screen.deck.diff_panes(1, 2)
         await pilot.pause()
         body = screen.pane(2).diff_view.query_one(DiffBody)
         colours: dict[str, set[Color | None]] = {"insert": set(), "delete": set(), "rest": set()}
@@ -363,13 +361,10 @@ LONG = "\n\n".join(f"Paragraph {i}: pools keep warm connections ready for the ne
 
 
 async def test_diff_off_restores_the_answers_scroll_position() -> None:
-    models = ["claude-sonnet-4-6", "anoman-lite", "deepseek-r1"]
-    app = AnomanApp(Settings(theme="anoman-dark"), models=models, connect=False)
-    async with app.run_test(size=(200, 50)) as pilot:
-        app.compare.post_message(GatewayReady("http://127.0.0.1:8787", "local gateway",
-                                              [ModelInfo(m) for m in models]))
+    host = DeckHost(3)  # a deck alone: pane-level behaviour needs no app
+    async with host.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
-        screen = app.compare
+        screen = host.deck_screen
         for index, text in ((1, LONG), (2, LONG.replace("Paragraph 60:", "Section 60:"))):
             screen.pane(index).start(ScriptedStream(completed(  # type: ignore[arg-type]
                 text_events(text, ttft=0.1, rate=500), prompt_tokens=9, cost="0.0001",
@@ -380,7 +375,7 @@ async def test_diff_off_restores_the_answers_scroll_position() -> None:
         await pilot.pause()
         y = view.scroll_y
         assert y > 10
-        screen.diff_panes(1, 2)
+        screen.deck.diff_panes(1, 2)
         await pilot.pause()
         diff = screen.pane(2).diff_view.diff
         assert diff is not None and (diff.inserted_words, diff.deleted_words) == (1, 1)
@@ -388,7 +383,7 @@ async def test_diff_off_restores_the_answers_scroll_position() -> None:
         # The diffed pane is the current one: the scroll keys move its diff.
         await pilot.press("shift+pagedown")
         assert screen.pane(2).diff_view.scroller.scroll_y > 0
-        screen.diff_off()
+        screen.deck.diff_off()
         await pilot.pause()
         await pilot.pause()
         assert view.display and view.scroll_y == y

@@ -14,9 +14,9 @@ from textual.pilot import Pilot
 from anoman_tui.history import HistoryStore
 from anoman_tui.streaming.client import StreamClient
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.screens.compare import StatusLine
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.usage import UsageScreen
+from anoman_tui.ui.widgets.status_line import StatusLine
 from tests.pilot import until
 from tests.ui.screen_text import screen_lines
 

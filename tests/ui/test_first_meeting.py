@@ -87,7 +87,7 @@ async def test_the_hint_is_never_exported_or_saved(make_app, fast_answers, monke
         # ...and the hint comes back.
         await until(pilot, lambda: hint_shown(app))
         await submit(pilot, "what is a socket")
-        await until(pilot, lambda: settled(app) and app.compare._turn_saved)
+        await until(pilot, lambda: settled(app) and app.compare.turns_ended)
         store = app.history
         assert store is not None
         await until(pilot, lambda: bool(store.recent(limit=1)))

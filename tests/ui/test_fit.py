@@ -18,6 +18,7 @@ from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.render.fit import fit_model_and_target, shorten
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.pane import PaneHeader, pack_fields
+from anoman_tui.ui.widgets.status_line import StatusLine
 from tests.pilot import panes, ready, settled, until
 from tests.pilot import submit as send
 from tests.ui.screen_text import screen_lines
@@ -93,7 +94,7 @@ async def test_the_status_line_says_how_many_stream(make_app, monkeypatch, size)
         # Connected, the line names the gateway; on a loaded machine its new height is
         # laid out a frame after `ready`.
         await until(pilot, lambda: "local gateway" in "\n".join(screen_lines(app)[:2])
-                    and line.size.height == app.compare._status_lines)
+                    and line.size.height == app.compare.query_one(StatusLine).lines)
         height_idle = line.size.height
         for pane in app.panes:
             pane.scenario = "slow_thinking"

@@ -1,7 +1,8 @@
 """Reading answers against each other: the verdict marks, zoom, and copying an answer.
 
 Marks and copying are driven with scripted streams (fixed figures, so the winners are
-known); zoom and the marks of a real turn run against the local gateway.
+known; the marks in a deck alone, tests/ui/deck_host.py); zoom and the marks of a real
+turn run against the local gateway.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from anoman_tui.ui.render.verdict import (
     verdict,
 )
 from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.widgets.deck import LiveSource
 from anoman_tui.ui.widgets.pane import ComparePane, PaneMarks
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.pilot import panes, settled, until
+from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, failed, text_events
 
@@ -122,48 +125,53 @@ def answer(text: str, *, ttft: float, rate: float, cost: str) -> ScriptedStream:
                                     cost=cost, weight=1))
 
 
+def deck_settled(host: DeckHost) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in host.deck.panes)
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_marks_name_the_winners_once_every_pane_ended(size: tuple[int, int]) -> None:
-    app = scripted_app()
-    async with app.run_test(size=size) as pilot:
-        await scripted_ready(pilot)
+    host = DeckHost(3)  # marks are the deck's: no app needed
+    async with host.run_test(size=size) as pilot:
+        deck = host.deck
         words = "one two three four five six seven eight nine ten"
-        start(app, 1, answer(words, ttft=0.2, rate=50, cost="0.000300"))
-        start(app, 2, answer(words, ttft=0.5, rate=80, cost="0.000100"))
         held = ScriptedStream(text_events(words, ttft=0.2, rate=30), hold=True)
-        start(app, 3, held)
-        await until(pilot, lambda: app.compare.pane(2).status == "done"
-                    and app.compare.pane(1).status == "done"
-                    and app.compare.pane(3).status == "streaming")
+        deck.play("pools?", {1: LiveSource(answer(words, ttft=0.2, rate=50, cost="0.000300")),
+                             2: LiveSource(answer(words, ttft=0.5, rate=80, cost="0.000100")),
+                             3: LiveSource(held)})
+        await until(pilot, lambda: deck.pane(2).status == "done"
+                    and deck.pane(1).status == "done"
+                    and deck.pane(3).status == "streaming")
         await pilot.pause(0.1)
         # Pane 3 still streams: no verdict yet.
-        assert [marks_of(p) for p in panes(app)] == ["", "", ""]
+        assert [marks_of(p) for p in deck.widgets] == ["", "", ""]
         held.cancel()
-        await until(pilot, lambda: settled(app))
+        await until(pilot, lambda: deck_settled(host))
         await pilot.pause(0.05)
         # Pane 3 was cancelled: it competes for nothing.
-        assert marks_of(app.compare.pane(1)) == "★ fastest first token"
-        assert marks_of(app.compare.pane(2)) == "★ highest tokens/s · ★ cheapest"
-        assert marks_of(app.compare.pane(3)) == ""
+        assert marks_of(deck.pane(1)) == "★ fastest first token"
+        assert marks_of(deck.pane(2)) == "★ highest tokens/s · ★ cheapest"
+        assert marks_of(deck.pane(3)) == ""
         # The marks line is drawn on screen (pane 1 is shown at every size).
-        assert app.compare.pane(1).query_one(PaneMarks).region.height == 1
+        assert deck.pane(1).query_one(PaneMarks).region.height == 1
         # A new turn clears the verdict of the last one, on every pane.
-        app.compare.send("again", app.panes[:1])
+        deck.play("again", {1: LiveSource(ScriptedStream(text_events(
+            words, ttft=0.2, rate=30), hold=True))})
         await pilot.pause()
-        assert [marks_of(p) for p in panes(app)] == ["", "", ""]
+        assert [marks_of(p) for p in deck.widgets] == ["", "", ""]
 
 
 async def test_a_single_completed_answer_is_marked_nothing() -> None:
-    app = scripted_app()
-    async with app.run_test(size=(200, 50)) as pilot:
-        await scripted_ready(pilot)
-        start(app, 1, answer("just one", ttft=0.2, rate=50, cost="0.0003"))
-        start(app, 2, ScriptedStream(failed(text_events("cut off", ttft=0.1, rate=90),
-                                            StreamFailure(kind="connection_dropped"))))
-        start(app, 3, ScriptedStream(failed([], StreamFailure(kind="connection_dropped"))))
-        await until(pilot, lambda: settled(app))
+    host = DeckHost(3)
+    async with host.run_test(size=(200, 50)) as pilot:
+        host.deck.play("pools?", {
+            1: LiveSource(answer("just one", ttft=0.2, rate=50, cost="0.0003")),
+            2: LiveSource(ScriptedStream(failed(text_events("cut off", ttft=0.1, rate=90),
+                                                StreamFailure(kind="connection_dropped")))),
+            3: LiveSource(ScriptedStream(failed([], StreamFailure(kind="connection_dropped"))))})
+        await until(pilot, lambda: deck_settled(host))
         await pilot.pause(0.05)
-        assert [marks_of(p) for p in panes(app)] == ["", "", ""]
+        assert [marks_of(p) for p in host.deck.widgets] == ["", "", ""]
 
 
 async def test_marks_of_a_real_turn(make_app) -> None:

@@ -11,9 +11,8 @@ from textual.widgets import OptionList
 
 from anoman_tui.history import ListedComparison, ListedPane
 from anoman_tui.streaming.cost import UNKNOWN
-from anoman_tui.ui.render.pane_state import PaneState
+from anoman_tui.ui.render.pane_state import PaneState, simulated_field
 from anoman_tui.ui.screens import export
-from anoman_tui.ui.screens.compare import simulated_field
 from anoman_tui.ui.screens.history import HistoryScreen, record_option
 from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
@@ -29,7 +28,7 @@ def header(pane: ComparePane) -> str:
 async def one_turn(pilot, app, prompt: str) -> None:  # type: ignore[no-untyped-def]
     await until(pilot, lambda: app.history is not None)
     await submit(pilot, prompt)
-    await until(pilot, lambda: settled(app) and app.compare._turn_saved)
+    await until(pilot, lambda: settled(app) and app.compare.turns_ended)
     await until(pilot, lambda: any(r.prompt == prompt for r in app.history.recent(limit=5)))
 
 

@@ -1,6 +1,6 @@
 """What one pane is and has done: its model, format, parameters, scenario and history.
 
-Pure data, no Textual: the compare screen owns three `PaneState`s and the
+Pure data, no Textual: a `PaneDeck` owns one `PaneState` a pane and the
 pane widgets draw them. Only committed answers enter a pane's history, so a
 follow-up prompt continues each pane's own conversation without the partial
 output of a failed or cancelled stream (docs/wire-contract.md §3).
@@ -19,7 +19,7 @@ from anoman_tui.streaming import (
     StreamResult,
 )
 from anoman_tui.suites.scenarios import SCENARIO_HEADERS, Scenario
-from anoman_tui.targets import BUILT_IN, LOCAL, Connection, Target
+from anoman_tui.targets import BUILT_IN, LOCAL, Connection, Target, stream_request
 
 PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
@@ -168,38 +168,20 @@ class PaneState:
         compare_id: str,
         record: bool = False,
     ) -> StreamRequest:
-        headers: list[tuple[str, str]] = []
-        if bypass_cache:
-            headers.append(("Cache-Control", "no-cache"))
         # Demo scenarios are the local gateway's: another server would not know them.
         scenario: Scenario = self.scenario if connection.target.is_local else "none"
-        simulate = SCENARIO_HEADERS[scenario]
-        if simulate:
-            headers.append(("X-Anoman-Simulate", simulate))
         idle_timeout = min(idle_timeout, SCENARIO_IDLE_TIMEOUT.get(scenario, idle_timeout))
         self.applied_scenario = scenario
         if scenario != "none" and not self.scenario_pinned:
             self.scenario = "none"
-        target = connection.target
-        endpoint = target.default_endpoint(self.endpoint)
-        return StreamRequest(
-            base_url=connection.base_url,
-            api_key=connection.api_key,
-            endpoint=endpoint,
-            path=target.path_for(endpoint),
-            include_usage=target.include_usage,
-            key_env=target.key_source,
-            model=self.model,
-            messages=(*self.history, ChatTurn(role="user", content=prompt)),
-            system=system or None,
-            temperature=self.params.temperature,
+        return stream_request(
+            connection, connection.target.default_endpoint(self.endpoint), self.model,
+            (*self.history, ChatTurn(role="user", content=prompt)),
+            system=system or None, temperature=self.params.temperature,
             max_tokens=self.params.max_tokens,
-            extra_headers=(*target.headers, *headers),
-            idle_timeout=idle_timeout,
-            compare_id=compare_id,
-            pane=self.index,
-            record=record,
-        )
+            headers=(("Cache-Control", "no-cache"),) if bypass_cache else (),
+            simulate=SCENARIO_HEADERS[scenario], idle_timeout=idle_timeout, record=record,
+            compare_id=compare_id, pane=self.index)
 
     def record(self, prompt: str, result: StreamResult) -> None:
         """Remember how the turn ended; only a committed answer joins the conversation."""
@@ -216,3 +198,32 @@ class PaneState:
         self.status = "idle"
         self.last_prompt = None
         self.last_result = None
+
+
+def answered_pairs(turns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(prompt, answer) pairs of a conversation of alternating user/assistant turns: the
+    turns a pane shows above its latest one."""
+    pairs = []
+    prompt: str | None = None
+    for role, content in turns:
+        if role == "user":
+            prompt = content
+        elif role == "assistant" and prompt is not None:
+            pairs.append((prompt, content))
+            prompt = None
+    return tuple(pairs)
+
+
+def simulated_field(panes: list[PaneState]) -> tuple[str, str, bool] | None:
+    """The status line's word on simulated models: which panes' answers are simulated;
+    in a blind round (labels) only that some are, unless all are, so it names none."""
+    drawn = [p for p in panes if p.model]
+    simulated = [p for p in drawn if p.simulated]
+    if not simulated:
+        return None
+    if len(simulated) == len(drawn):
+        return ("", "simulated models: not real answers", True)
+    if any(p.label for p in drawn):
+        return ("", "some answers simulated (which: after the vote)", True)
+    names = ", ".join(str(p.index) for p in simulated)
+    return ("", f"simulated: pane{'s' if len(simulated) > 1 else ''} {names}", True)

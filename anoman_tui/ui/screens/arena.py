@@ -30,15 +30,36 @@ from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from textual.app import SystemCommand
+from textual import on
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Input
 
 from anoman_tui.streaming import GatewayRequestError
 from anoman_tui.targets import Target, split_model
-from anoman_tui.ui.render.pane_state import PaneParams, PaneState
-from anoman_tui.ui.screens.compare import APP_BADGE, CompareScreen, simulated_field, write_vote
+from anoman_tui.ui.messages import PaneStatusChanged, PromptSubmitted
+from anoman_tui.ui.palette import ScreenCommands
+from anoman_tui.ui.render.pane_state import PaneParams, PaneState, simulated_field
+from anoman_tui.ui.screens.compare import CompareScreen, save_turn, turn_record, write_vote
+from anoman_tui.ui.screens.deck_keys import (
+    ABORT_KEYS,
+    COPY_KEY,
+    DIFF_KEY,
+    EXPORT_KEY,
+    NEXT_PANE_KEY,
+    SCROLL_KEYS,
+    ZOOM_KEY,
+    DeckKeys,
+)
+from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, prompt_area
+from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
+from anoman_tui.ui.widgets.deck import PaneDeck
 from anoman_tui.ui.widgets.key_bar import KeyBar
+from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
+from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord
@@ -50,13 +71,19 @@ Phase = Literal["drawing", "ready", "streaming", "voting", "no_vote", "revealed"
 _VOTE = Binding.Group("Vote")
 
 
-class ArenaScreen(CompareScreen):
+class ArenaScreen(DeckKeys, TypedPrompts, Screen[None]):
     """Blind rounds and their votes; the compare screen stays as it was underneath."""
 
-    HINT = False  # its status line says what to do
-    BLIND = True
-
     BINDINGS = [
+        *ABORT_KEYS,
+        Binding("escape", "leave", "Abort / leave", id="arena.leave", priority=True),
+        Binding("ctrl+n", "next_round", "Next round", id="arena.next", priority=True),
+        NEXT_PANE_KEY,
+        DIFF_KEY,
+        ZOOM_KEY,
+        COPY_KEY,
+        EXPORT_KEY,
+        *SCROLL_KEYS,
         # Voting keys: single letters, live only while a round waits for its vote (the
         # prompt box is locked then, so they cannot be typing). Either case: Shift or Caps
         # Lock sends `B`, and a terminal reporting modifiers `shift+b`.
@@ -72,17 +99,19 @@ class ArenaScreen(CompareScreen):
                 group=_VOTE),
         Binding("x,X,shift+x", "vote('bad')", "All bad", id="arena.vote_bad", priority=True,
                 group=_VOTE),
-        Binding("ctrl+n", "next_round", "Next round", id="arena.next", priority=True),
-        Binding("escape", "leave", "Abort / leave", id="arena.leave", priority=True),
     ]
+    # Its palette entries (`palette_commands`), beside the app's theme, keys and quit.
+    COMMANDS = {ScreenCommands}
 
     def __init__(self, live: CompareScreen, *, frozen_clock: bool = False) -> None:
-        panes = [PaneState(index=i + 1, label=LABELS[i]) for i in range(3)]
-        super().__init__(panes, frozen_clock=frozen_clock, id="arena")
+        super().__init__(id="arena")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
+        panes = [PaneState(index=i + 1, label=label) for i, label in enumerate(LABELS)]
+        self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=live.model_info)
+        self._frozen = frozen_clock
         self.live = live
-        self.base_url = live.base_url  # connected as the compare screen is
-        self.target_label = live.target_label
-        self.models = live.models
         self.phase: Phase = "drawing"
         self.round = 0
         self.last_prompt: str | None = None
@@ -90,20 +119,34 @@ class ArenaScreen(CompareScreen):
         self.judge_said: str | None = None
         """The arena judge's verdict on the revealed round, in words (None: no judge)."""
         self._pool: list[tuple[Target, str]] = []
-        # Every request of a round asks the gateway not to answer from its cache: a model
-        # drawn again would be given away by the very text revealed a round earlier,
-        # and "fastest first token" would go to the cache.
-        self.set_reactive(CompareScreen.bypass_cache, True)
+        # The latest round saved, by prompt, with its history id (the vote names it).
+        self._saved: dict[str, ComparisonRecord] = {}
+
+    @property
+    def services(self) -> AppServices:
+        return app_services(self.app)
 
     # -- the screen -------------------------------------------------------------------
 
-    def key_bar(self) -> KeyBar:
-        return KeyBar(shed=("scroll_pane", "copy_answer", "export", "diff", "zoom", "abort",
-                            "next_pane", "next_round", "leave"))
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status-line")
+        yield self.deck
+        yield prompt_area("", frozen=self._frozen)
+        yield KeyBar(shed=("scroll_pane", "copy_answer", "export", "diff", "zoom", "abort",
+                           "next_pane", "next_round", "leave"))
 
     def on_mount(self) -> None:
-        super().on_mount()
+        if not self.query(ComparePane):
+            # Taken apart before it was set up: the app quit just as it was pushed.
+            return
+        self.deck.focus_home()
+        self.update_status()
+        self.deck.apply_layout(self.size.width)
         self.run_worker(self._start(), group="arena", exclusive=True, exit_on_error=False)
+
+    def on_resize(self) -> None:
+        self.deck.apply_layout(self.size.width)
+        self.update_status()  # its fields are packed to the screen's width
 
     @property
     def hidden(self) -> bool:
@@ -111,10 +154,11 @@ class ArenaScreen(CompareScreen):
         return self.phase != "revealed"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A round is one prompt, drawn afresh: no retry of a drawn model, no new
+        # comparison (neither is bound here).
         if action == "vote":
             return self.phase == "voting"
-        # A round is one prompt, drawn afresh: no retry of a drawn model, no new comparison.
-        return action not in ("new_comparison", "retry", "history", "diff_original")
+        return True
 
     def update_status(self) -> None:
         if self.phase == "revealed":
@@ -208,20 +252,64 @@ class ArenaScreen(CompareScreen):
         self.update_status()
         self.app.refresh_bindings()
 
-    def intercept_prompt(self, prompt: str) -> bool:
+    @on(PromptSubmitted)
+    def _submitted(self, event: PromptSubmitted) -> None:
+        prompt = event.prompt
         if self.phase in ("drawing", "voting"):
             self.notify("Vote first: A, B or C for the best answer, T tie, X all bad."
                         if self.phase == "voting" else "Drawing the round's models…",
                         timeout=3)
-            return True
+            return
         if self.phase in ("revealed", "no_vote"):
             self.draw()  # a new prompt starts the next round, with a new draw
         self.phase = "streaming"
         self.last_prompt = prompt
         self.update_status()
-        return False
+        if self.live.base_url is None:
+            self.notify("No gateway to send to: see the status line.",
+                        title="Not connected", severity="error")
+            return
+        running = self.deck.running
+        if running:
+            self.confirm_busy(prompt, running)
+            return
+        self._confirm_send = None
+        self.query_one(PromptBox).clear()
+        self.send(prompt, self.panes)
 
-    def turn_ended(self) -> None:
+    def send(self, prompt: str, panes: list[PaneState],
+             delays: dict[int, float] | None = None) -> None:
+        # Every request of a round asks the gateway not to answer from its cache: a model
+        # drawn again would be given away by the very text revealed a round earlier, and
+        # "fastest first token" would go to the cache.
+        system = self.query_one("#system", Input).value
+        self.deck.play(prompt, live_sources(self.deck, panes, prompt, system=system,
+                                            bypass_cache=True, delays=delays))
+        self.update_status()
+
+    @on(PaneDeck.PaneEnded)
+    def _pane_ended(self) -> None:
+        self.update_status()
+
+    @on(PaneStatusChanged)
+    def _pane_status(self) -> None:
+        self.update_status()
+        self.send_if_settled()  # (a pane that failed while drawing posts no PaneEnded)
+
+    def turn_record(self, prompt: str | None = None) -> ComparisonRecord | None:
+        """The round of `prompt` (default: the latest) as the history keeps it: blind,
+        under the panes' labels, until the vote."""
+        return turn_record(self.deck, self.services, prompt, blind=True,
+                           system_prompt=self.query_one("#system", Input).value,
+                           rerun_of=None, saved=self._saved, base_url=self.live.base_url)
+
+    @on(PaneDeck.TurnEnded)
+    def _turn_ended(self, event: PaneDeck.TurnEnded) -> None:
+        if self.deck.running:
+            return  # a prompt waiting for the aborted panes already went out
+        record = self.turn_record(event.prompt)
+        if record is not None:
+            save_turn(self, record, self._keep_saved)
         if not any(_votable(p) for p in self.panes):
             self.phase = "no_vote"  # every pane failed: nothing to vote on
         else:
@@ -229,13 +317,17 @@ class ArenaScreen(CompareScreen):
             self._lock_prompt(True)
         self.update_status()
         self.app.refresh_bindings()
+        self.send_if_settled()
+
+    def _keep_saved(self, prompt: str, record: ComparisonRecord) -> None:
+        self._saved = {prompt: record}
 
     def _lock_prompt(self, locked: bool) -> None:
         # While a vote is due the letters are votes, not typing.
         prompt = self.query_one(PromptBox)
         prompt.locked = locked
         if locked:
-            self.pane(self._active_pane).answer.focus()
+            self.pane(self.deck.current).answer.focus()
         else:
             prompt.focus()
 
@@ -321,7 +413,7 @@ class ArenaScreen(CompareScreen):
         for state in self.panes:
             state.label, state.tag = "", state.label  # the label stays in the header
             self.pane(state.index).refresh_chrome()
-        self._mark_verdict()
+        self.deck.mark_verdict()
         self._lock_prompt(False)
         prompt = self.query_one(PromptBox)
         if self.last_prompt and not prompt.text:
@@ -443,8 +535,8 @@ class ArenaScreen(CompareScreen):
         if any(p.running for p in self.panes):
             self.action_abort_all()
             return
-        if self._zoomed:
-            self.action_zoom()
+        if self.deck.zoomed:
+            self.deck.zoom()
             return
         self.dismiss()
 

@@ -1,9 +1,11 @@
-"""The compare screen: three panes side by side, one prompt box, per-pane abort.
+"""The compare screen: a deck of panes side by side, one prompt box, per-pane abort.
 
-The screen owns the three `PaneState`s and turns a submitted prompt into
-three concurrent streams (one request per pane). Panes post
-`PaneStreamFinished` when a stream ends; the screen keeps the status line
-honest. Below about 120 columns the panes become tabs, one shown at a time.
+The screen composes a `PaneDeck` (the panes, their layout, marks, zoom and diff) and
+turns a submitted prompt into one concurrent stream per pane (`LiveSource`s played by
+the deck). The deck says when a pane's stream ends (`PaneDeck.PaneEnded`) and when the
+turn is over (`PaneDeck.TurnEnded`): then the screen hands the turn to the history. It
+keeps the status line honest, and owns the connection, the prompt, reruns and the
+palette's per-pane settings.
 """
 
 from __future__ import annotations
@@ -11,21 +13,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import Input, Static, Tab, Tabs, TextArea
+from textual.widgets import Input
 
 from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
@@ -41,85 +40,59 @@ from anoman_tui.ui.messages import (
     GatewayReady,
     GatewayUnavailable,
     PaneStatusChanged,
-    PaneStreamFinished,
     PromptSubmitted,
 )
 from anoman_tui.ui.palette import ScreenCommands
-from anoman_tui.ui.render.code_blocks import code_blocks
-from anoman_tui.ui.render.fit import shorten
-from anoman_tui.ui.render.pane_state import PaneParams, PaneState, scenario_choices
-from anoman_tui.ui.render.rerun import rerun_deltas
-from anoman_tui.ui.render.verdict import verdict
+from anoman_tui.ui.render.pane_state import (
+    PaneParams,
+    PaneState,
+    answered_pairs,
+    scenario_choices,
+    simulated_field,
+)
+from anoman_tui.ui.screens.deck_keys import (
+    ABORT_ALL_KEY,
+    ABORT_KEYS,
+    COPY_KEY,
+    DIFF_KEY,
+    DIFF_ORIGINAL_KEY,
+    EXPORT_KEY,
+    NEXT_PANE_KEY,
+    SCROLL_KEYS,
+    ZOOM_KEY,
+    DeckKeys,
+)
 from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
+from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, pane_list, prompt_area
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import draw_dirty_lines_only
+from anoman_tui.ui.widgets.deck import PaneDeck, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import ComparePane, pack_fields
+from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
+from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, PaneRecord
 
-NARROW_BELOW = 120
-APP_BADGE = " anoman-tui "
-ORIGINAL = 0
-"""The base of a diff against a rerun's original (the pane in the same position)."""
-
-
-class StatusLine(Static):
-    pass
-
-
-_ABORT = Binding.Group("Abort pane")
-_SCROLL = Binding.Group("Scroll")
-# A second Enter within this many seconds of the "still streaming" notice aborts the
-# running panes and sends.
-CONFIRM_SEND_S = 5.0
-
-
-class CompareScreen(Screen[None]):
-    SIMULATED_FROM_LIST: ClassVar[bool] = True
-    """Each pane's `simulated` follows its target's model list (False: a saved turn's)."""
-    HINT: ClassVar[bool] = True
-    # A blind round: its turns are saved under their panes' labels until the vote.
-    BLIND: ClassVar[bool] = False
-    """The panes say what to do first until the first prompt is sent (`first_hint`)."""
+class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
+    """The live comparison: the app's first screen, under every other."""
 
     BINDINGS = [
-        # One footer entry for the three ("f1 f2 f3 Abort pane"), so that F5 Usage and the
-        # rest still fit in a 100-column terminal.
-        Binding("f1", "abort(1)", "Abort 1", id="abort_pane_1", priority=True, group=_ABORT),
-        Binding("f2", "abort(2)", "Abort 2", id="abort_pane_2", priority=True, group=_ABORT),
-        Binding("f3", "abort(3)", "Abort 3", id="abort_pane_3", priority=True, group=_ABORT),
-        Binding("escape", "abort_all", "Abort all", id="abort_all", priority=True),
+        *ABORT_KEYS,
+        ABORT_ALL_KEY,
         Binding("ctrl+r", "retry", "Retry", id="retry", priority=True),
         Binding("ctrl+n", "new_comparison", "New", id="new_comparison", priority=True),
-        Binding("f4", "next_pane", "Next pane", id="next_pane"),
-        # One pane's answer as a word diff against another's (the prompt box gives up its
-        # own F7 for it).
-        Binding("f7", "diff", "Diff", id="diff"),
-        # A rerun's answer against the original's (the key shows only for a rerun). Not a
-        # letter: typing goes to the prompt box; Ctrl+O means nothing to it.
-        Binding("ctrl+o", "diff_original", "Diff vs original", id="diff_original"),
-        # The current pane alone over the whole screen, and back; it keeps streaming.
-        Binding("f8", "zoom", "Zoom", id="zoom"),
-        # To the clipboard through the terminal (OSC 52): over SSH and in tmux too.
-        Binding("f9", "copy_answer", "Copy", id="copy_answer"),
-        # Priority: Ctrl+S means nothing to the prompt box, and must work from it.
-        Binding("ctrl+s", "export", "Export", id="export", priority=True),
+        NEXT_PANE_KEY,
+        DIFF_KEY,
+        DIFF_ORIGINAL_KEY,
+        ZOOM_KEY,
+        COPY_KEY,
+        EXPORT_KEY,
         # Priority: the prompt box (a TextArea) binds F6 to "select line".
         Binding("f6", "app.history", "History", id="history", priority=True),
-        # Scroll the current pane (marked in its header) from anywhere, the prompt box
-        # included. Alt+Up/Down for terminals that keep Shift+PgUp for their scrollback.
-        Binding("shift+pageup,alt+up", "scroll_pane('page_up')", "Scroll up",
-                id="scroll_pane_up", group=_SCROLL, key_display="⇧PgUp"),
-        Binding("shift+pagedown,alt+down", "scroll_pane('page_down')", "Scroll down",
-                id="scroll_pane_down", group=_SCROLL, key_display="⇧PgDn"),
-        Binding("ctrl+home", "scroll_pane('scroll_home')", "Pane top", id="scroll_pane_top",
-                show=False),
-        Binding("ctrl+end", "scroll_pane('scroll_end')", "Pane end", id="scroll_pane_end",
-                show=False),
+        *SCROLL_KEYS,
     ]
     # Its palette entries (`palette_commands`), beside the app's theme, keys and quit.
     COMMANDS = {ScreenCommands}
@@ -144,51 +117,36 @@ class CompareScreen(Screen[None]):
         # Three answers redraw side by side many times a second: composite only what
         # changed (see textual_internals._render_dirty_lines).
         draw_dirty_lines_only(self)
-        self.panes = panes
+        self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=self.model_info)
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
         self.base_url: str | None = None
         self.target_label = "starting the local gateway…"
         self.models: list[ModelInfo] = []
-        self._narrow: bool | None = None
         self._pending_prompt: str | None = None
-        self._active_pane = 1
-        self._hinting = self.HINT  # until the first prompt is sent
+        # The panes say what to do first until the first prompt is sent (`first_hint`).
+        self._hinting = True
         self._retry_at: float | None = None  # monotonic: when the app tries to connect again
         self._told_unavailable = ""  # the reason last notified: a retry does not repeat it
-        self._status_lines = 1
-        # Busy: (prompt, when) of the notice that a second Enter aborts and sends; and
-        # the prompt to send once the aborted panes have stopped.
-        self._confirm_send: tuple[str, float] | None = None
-        self._send_after_abort: str | None = None
-        self._zoomed = False
-        self._focus_before_zoom: Widget | None = None
         # The latest turn saved, by prompt, with its history id (exports name the file by it).
         self._saved: dict[str, ComparisonRecord] = {}
-        self._turn_saved = False  # the latest turn was handed to the history
-        self._diff: tuple[int, int] | None = None  # (base pane, the pane showing the diff)
-        self._diff_stale = False  # shown while one of the two streamed: redo when it ends
-        # A rerun from the history: the comparison it repeats, until the next prompt.
+        self.turns_ended = 0
+        """Turns over since the screen opened, each handed to the history (its save may
+        still be on its way)."""
+        # A rerun from the history: the comparison it repeats (the deck's `original`),
+        # until the next prompt.
         self._rerun_of: int | None = None
-        self._original: ComparisonRecord | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
-        yield Tabs(*(Tab(f"{p.index}", id=f"tab-{p.index}") for p in self.panes), id="pane-tabs")
-        with Horizontal(id="panes"):
-            for state in self.panes:
-                yield ComparePane(state, frozen_clock=self._frozen, model_info=self.model_info,
-                                  simulated_from_list=self.SIMULATED_FROM_LIST)
-        yield from self.compose_prompt_area()
-        yield self.key_bar()
-
-    def key_bar(self) -> KeyBar:
+        yield self.deck
+        yield prompt_area(self.system_prompt, frozen=self._frozen)
         # In a narrow terminal keys go in this order (the hidden ones still work, and the
         # palette lists them); History, Quit and the palette always stay. Keys hidden
         # first come back first where room is left.
-        return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage",
-                            "new_comparison", "zoom", "abort", "retry", "diff_original",
-                            "next_pane", "abort_all"), labels=self.key_labels)
+        yield KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage",
+                           "new_comparison", "zoom", "abort", "retry", "diff_original",
+                           "next_pane", "abort_all"), labels=self.key_labels)
 
     def key_labels(self) -> dict[str, str]:
         """Key bar labels that name what they act on (the rerun's original)."""
@@ -196,67 +154,17 @@ class CompareScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "diff_original":
-            return self._original is not None
+            return self.deck.original is not None
         return True
-
-    def compose_prompt_area(self) -> ComposeResult:
-        """The system and prompt boxes; a reopened comparison (read-only) has none."""
-        with Vertical(id="prompt-area"):
-            system = Input(
-                self.system_prompt,
-                placeholder="System prompt (optional, sent to all panes) · Tab: prompt box",
-                id="system",
-            )
-            prompt = PromptBox(
-                id="prompt",
-                placeholder="Type a prompt · Enter send · Ctrl+J newline · ↑ previous",
-            )
-            if self._frozen:
-                # Frozen time (snapshots): a blinking cursor would make the picture depend
-                # on the instant it is taken.
-                system.cursor_blink = prompt.cursor_blink = False
-            yield system
-            yield prompt
 
     def on_mount(self) -> None:
         if not self.query(ComparePane):
             # Taken apart before it was set up: the app quit just as it was pushed.
             return
-        self._focus_home()
+        self.deck.focus_home()
         self.update_status()
         self._apply_layout(self.size.width)
-        self._mark_current()
         self.show_hints()
-
-    # -- focus ----------------------------------------------------------------
-
-    @property
-    def focus_chain(self) -> list[Widget]:
-        # Tab and Shift+Tab move between the two boxes one types in. A pane's answer
-        # (a scroll view) or the tab strip showed no sign of focus, so Tab seemed to lose
-        # it; they stay reachable by mouse.
-        return [w for w in super().focus_chain if isinstance(w, (Input, PromptBox))]
-
-    def on_key(self, event: events.Key) -> None:
-        # A key nothing handled, typed while focus is outside both boxes (a clicked
-        # pane): it belongs in the prompt, not nowhere. A key bound there still runs
-        # its binding (the app checks those after this handler).
-        # Typing while zoomed is for the prompt box, hidden by the zoom: bring it back.
-        if (
-            event.is_printable
-            and event.character
-            and (self._zoomed or not isinstance(self.focused, (Input, TextArea)))
-            and event.key not in self.active_bindings
-        ):
-            prompts = self.query(PromptBox)
-            if not prompts:
-                return  # a read-only screen: nowhere to type
-            if self._zoomed:
-                self.action_zoom()
-            event.stop()
-            prompt = prompts.first()
-            prompt.focus()
-            prompt.insert(event.character)
 
     # -- layout ---------------------------------------------------------------
 
@@ -265,100 +173,8 @@ class CompareScreen(Screen[None]):
         self.update_status()  # its fields are packed to the screen's width
 
     def _apply_layout(self, width: int) -> None:
-        narrow = width < NARROW_BELOW
-        if narrow == self._narrow:
-            return
-        self._narrow = narrow
-        self.set_class(narrow, "-narrow")
-        self.query_one(Tabs).display = narrow and not self._zoomed
-        self._show_active()
-        self.show_hints()  # one pane shown: it holds the whole hint
-
-    def _show_active(self) -> None:
-        one = self._narrow or self._zoomed
-        for pane in self.query(ComparePane):
-            pane.display = (not one) or pane.state.index == self._active_pane
-        self._mark_current()
-
-    def action_zoom(self) -> None:
-        """Show the current pane alone over the screen, or every pane again.
-
-        The other panes are hidden, never removed: they keep streaming, and each answer
-        keeps its scroll position (re-anchored to the same block when its width changes).
-        """
-        self._zoomed = not self._zoomed
-        self.set_class(self._zoomed, "-zoomed")
-        self.query_one(Tabs).display = bool(self._narrow) and not self._zoomed
-        self._show_active()
-        if self._zoomed:
-            # The boxes are hidden: arrows and PgUp/PgDn now scroll the zoomed answer.
-            self._focus_before_zoom = self.focused
-            self.pane(self._active_pane).reading.focus()
-        else:
-            before, self._focus_before_zoom = self._focus_before_zoom, None
-            if before is not None and before.is_mounted:
-                before.focus()
-            else:
-                self._focus_home()
-
-    def _focus_home(self) -> None:
-        """Focus where typing goes: the prompt box (a read-only screen: the current pane)."""
-        prompts = self.query(PromptBox)
-        if prompts:
-            prompts.first().focus()
-        else:
-            self.pane(self._active_pane).answer.focus()
-
-    def _mark_current(self) -> None:
-        # The scroll keys' pane, marked in its header.
-        for pane in self.query(ComparePane):
-            pane.set_class(pane.state.index == self._active_pane, "-current")
-
-    @on(Tabs.TabActivated)
-    def _tab_changed(self, event: Tabs.TabActivated) -> None:
-        if event.tab.id:
-            self._active_pane = int(event.tab.id.split("-")[1])
-            self._show_active()
-
-    def action_next_pane(self) -> None:
-        self._active_pane = self._active_pane % len(self.panes) + 1
-        self.query_one(Tabs).active = f"tab-{self._active_pane}"
-        self._show_active()
-
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        # Focusing a pane's text (Tab, a click) makes it the current pane.
-        pane = next((a for a in event.widget.ancestors if isinstance(a, ComparePane)), None)
-        if pane is not None and pane.state.index != self._active_pane:
-            self._active_pane = pane.state.index
-            if self._narrow:
-                self.query_one(Tabs).active = f"tab-{self._active_pane}"
-            self._mark_current()
-
-    def action_scroll_pane(self, how: str) -> None:
-        """Scroll the current pane's answer (or its diff): page_up, page_down, scroll_home,
-        scroll_end."""
-        answer = self.pane(self._active_pane).reading
-        if how == "page_up":
-            answer.scroll_page_up(animate=False)
-        elif how == "page_down":
-            answer.scroll_page_down(animate=False)
-        elif how == "scroll_home":
-            answer.scroll_home(animate=False)
-        elif how == "scroll_end":
-            answer.scroll_end(animate=False)
-
-    def _update_tabs(self) -> None:
-        tabs = self.query_one(Tabs)
-        # Every tab in the strip, with its state: the longest model names are shortened
-        # (in their middle) until the tabs fit (each is padded by a cell a side).
-        names = [pane.shown_name or "—" for pane in self.panes]
-        room = self.size.width - sum(len(f"{p.index}  · {p.status}") + 2 for p in self.panes)
-        cap = max((len(name) for name in names), default=0)
-        while cap > 4 and sum(min(len(name), cap) for name in names) > room:
-            cap -= 1
-        for pane, name in zip(self.panes, names, strict=True):
-            tab = tabs.query_one(f"#tab-{pane.index}", Tab)
-            tab.label = Text(f"{pane.index} {shorten(name, cap)} · {pane.status}")
+        if self.deck.apply_layout(width):
+            self.show_hints()  # one pane shown: it holds the whole hint
 
     # -- status ---------------------------------------------------------------
 
@@ -415,18 +231,6 @@ class CompareScreen(Screen[None]):
             fields.append(("history:", history, False))
         self.show_status(fields)
 
-    def show_status(self, fields: list[tuple[str, str, bool]]) -> None:
-        """The status line from `fields` (`pack_fields`), the app's badge first. Fields
-        wrap whole onto a second line in narrow terminals (pinned by tests/ui/
-        test_fit.py); the screen is laid out again only when the height changes."""
-        line = pack_fields(fields, max(20, self.size.width))
-        line.stylize("reverse", 0, len(APP_BADGE))
-        lines = line.plain.count("\n") + 1
-        self.query_one(StatusLine).update(line, layout=lines != self._status_lines)
-        self._status_lines = lines
-        if self._narrow:
-            self._update_tabs()
-
     @on(GatewayConnecting)
     def _gateway_connecting(self, event: GatewayConnecting) -> None:
         self.base_url = None
@@ -444,7 +248,7 @@ class CompareScreen(Screen[None]):
             self._told_unavailable = ""
             self.notify(f"Connected to {event.label}.", timeout=3)
         known = [m.id for m in event.models]
-        for state, pane in zip(self.panes, self.query(ComparePane), strict=True):
+        for state, pane in zip(self.panes, self.deck.widgets, strict=True):
             if not state.model and known:
                 state.model = known[(state.index - 1) % len(known)]
             pane.refresh_chrome()
@@ -487,13 +291,6 @@ class CompareScreen(Screen[None]):
 
     # -- sending --------------------------------------------------------------
 
-    def intercept_prompt(self, prompt: str) -> bool:
-        """A subclass's say before a prompt is sent (the arena's rounds); True: handled."""
-        return False
-
-    def turn_ended(self) -> None:
-        """Called once no pane runs any more, after the turn was handed to the history."""
-
     # -- the first meeting ----------------------------------------------------------
 
     def show_hints(self) -> None:
@@ -514,27 +311,16 @@ class CompareScreen(Screen[None]):
         local = any(p.target.is_local for p in self.panes if p.model) or (
             not any(p.model for p in self.panes) and default.is_local)
         simulated = any(p.simulated for p in self.panes) or local
-        panes = list(self.query(ComparePane))
-        one = bool(self._narrow) or len(panes) == 1
-        parts = first_hint(keys, simulated=simulated, compact=one)
-        for index, pane in enumerate(panes):
-            if one:
-                ask, keys_line, where = parts
-                pane.show_hint(Text.assemble(ask, "\n", keys_line, "\n\n", where))
-            else:
-                pane.show_hint(parts[index] if index < len(parts) else None)
+        self.deck.show_hints(first_hint(keys, simulated=simulated, compact=self.deck.shows_one))
 
     def end_hints(self) -> None:
         """The first prompt is on its way: the hint is gone for good."""
         if self._hinting:
             self._hinting = False
-            for pane in self.query(ComparePane):
-                pane.show_hint(None)
+            self.deck.hide_hints()
 
     @on(PromptSubmitted)
     def _submitted(self, event: PromptSubmitted) -> None:
-        if self.intercept_prompt(event.prompt):
-            return
         self.end_hints()
         if self.base_url is None:
             if self.target_label.startswith("unavailable"):
@@ -548,73 +334,23 @@ class CompareScreen(Screen[None]):
             self.notify("The gateway is starting; your prompt goes out as soon as it is up.",
                         timeout=3)
             return
-        running = [p.index for p in self.panes if p.running]
+        running = self.deck.running
         if running:
-            self._busy(event.prompt, running)
+            if self.confirm_busy(event.prompt, running):
+                self._forget_rerun()
             return
         self._confirm_send = None
         self._forget_rerun()
         self.query_one(PromptBox).clear()
         self.send(event.prompt, self.panes)
 
-    def _busy(self, prompt: str, running: list[int]) -> None:
-        """A prompt sent while panes stream: a second Enter aborts them and sends it."""
-        confirm = self._confirm_send
-        if confirm is not None and confirm[0] == prompt and (
-            time.monotonic() - confirm[1] <= CONFIRM_SEND_S
-        ):
-            self._confirm_send = None
-            self._forget_rerun()
-            self._send_after_abort = prompt
-            self.query_one(PromptBox).clear()
-            for index in running:
-                self.pane(index).abort()
-            self.notify(f"Aborting {_pane_list(running)}; the prompt goes to every pane "
-                        "as soon as they stop.", timeout=3)
-            return
-        self._confirm_send = (prompt, time.monotonic())
-        streaming = "still streams" if len(running) == 1 else "still stream"
-        self.notify(f"{_pane_list(running).capitalize()} {streaming}: press Enter again "
-                    f"within {CONFIRM_SEND_S:g} s to abort and send to all, or wait.",
-                    title="Busy", severity="warning", timeout=CONFIRM_SEND_S)
-
-    def _send_if_settled(self) -> None:
-        prompt = self._send_after_abort
-        if prompt is not None and not any(p.running for p in self.panes):
-            self._send_after_abort = None
-            self.send(prompt, self.panes)
-
     def send(self, prompt: str, panes: list[PaneState], delays: dict[int, float] | None = None
              ) -> None:
         self.end_hints()
-        app = self.services
-        system = self._system_text()
-        compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
-        for state in panes:
-            if not state.model:
-                continue
-            connection = app.connector.connection(state.target)
-            if connection is None:
-                self.notify(f"Pane {state.index}: {state.target.name} is not connected yet; "
-                            "try again in a moment.", severity="warning", timeout=4)
-                continue
-            request = state.build_request(
-                prompt,
-                connection=connection,
-                system=system,
-                idle_timeout=app.settings.idle_timeout,
-                # A rerun measures the models again: a cached answer would measure nothing.
-                bypass_cache=self.bypass_cache or self._rerun_of is not None,
-                compare_id=compare_id,
-                record=app.settings.recording_limit() is not None,
-            )
-            stream = app.connector.network.stream(request)
-            self.pane(state.index).start(stream, prompt,
-                                         delay_s=(delays or {}).get(state.index, 0.0))
-        self._turn_saved = False
-        for pane in self.query(ComparePane):
-            pane.show_marks([])  # a new turn: the last one's verdict no longer holds
-        self._refresh_diff()  # the new turn's text so far; again when it ends
+        # A rerun measures the models again: a cached answer would measure nothing.
+        self.deck.play(prompt, live_sources(
+            self.deck, panes, prompt, system=self._system_text(), delays=delays,
+            bypass_cache=self.bypass_cache or self._rerun_of is not None))
         self.update_status()
 
     def model_info(self, state: PaneState) -> ModelInfo | None:
@@ -624,67 +360,26 @@ class CompareScreen(Screen[None]):
             listed = self.models
         return next((m for m in listed or () if m.id == state.model), None)
 
-    def pane(self, index: int) -> ComparePane:
-        return self.query_one(f"#pane-{index}", ComparePane)
-
-    @on(PaneStreamFinished)
-    def _pane_finished(self, event: PaneStreamFinished) -> None:
+    @on(PaneDeck.PaneEnded)
+    def _pane_ended(self) -> None:
         self.update_status()
-        if not any(p.running for p in self.panes) and not self._turn_saved:
-            # Once per turn: panes that end in the same instant (cache hits) each post
-            # this message after all of them have ended.
-            self._turn_saved = True
-            self._save_turn(event.prompt)  # before a queued prompt starts the next turn
-            if self._original is not None:
-                self.show_rerun_deltas(self.turn_record(event.prompt))
-            self._mark_verdict()
-            self.turn_ended()
-        else:
-            self._mark_verdict()
-        self._send_if_settled()
+
+    @on(PaneDeck.TurnEnded)
+    def _turn_ended(self, event: PaneDeck.TurnEnded) -> None:
+        if self.deck.running:
+            return  # a prompt waiting for the aborted panes already went out
+        self.turns_ended += 1
+        self._save_turn(event.prompt)  # before a queued prompt starts the next turn
+        if self.deck.original is not None:
+            self.deck.show_rerun_deltas(self.turn_record(event.prompt))
+        self.send_if_settled()
 
     def turn_record(self, prompt: str | None = None) -> ComparisonRecord | None:
         """The turn of `prompt` (default: the latest) as the history keeps it; None if no
         pane has ended one."""
-        if prompt is None:
-            prompt = next((s.last_prompt for s in self.panes if s.last_result is not None),
-                          None)
-        turn = [s for s in self.panes if s.last_result is not None and s.last_prompt == prompt]
-        if prompt is None or not turn:
-            return None
-        # Imported here: SQLite stays off the path to the first paint.
-        from anoman_tui.history.builder import PaneTurn, comparison_record
-
-        def earlier(state: PaneState) -> tuple[tuple[str, str], ...]:
-            # A committed answer has joined the pane's conversation: leave it out.
-            result = state.last_result
-            turns = state.history[:-2] if result is not None and result.committed \
-                else state.history
-            return tuple((t.role, t.content) for t in turns)
-
-        panes = []
-        for state in turn:
-            pane, result = self.pane(state.index), state.last_result
-            assert result is not None
-            connection = self.services.connector.connection(state.target)
-            panes.append(PaneTurn(
-                state.index, state.model, result,
-                base_url=connection.base_url if connection else (self.base_url or ""),
-                endpoint=state.endpoint, target=state.target.name,
-                temperature=state.params.temperature, max_tokens=state.params.max_tokens,
-                scenario=state.applied_scenario, simulated=state.simulated,
-                # What the footer shows: its sparkline (the last cell is partial) and cost.
-                rate_series=tuple(pane._buckets[:-1]),
-                cost=pane.cost(),  # the record masks it itself in a blind round
-                conversation=earlier(state),
-                label=state.label,  # a blind round's A, B, C
-            ))
-        record = comparison_record(prompt, panes, source="app", blind=self.BLIND,
-                                   system_prompt=self._system_text(), rerun_of=self._rerun_of)
-        saved = self._saved.get(prompt)
-        if saved is not None and saved.panes == record.panes:
-            return saved  # the same turn, with its history id
-        return record
+        return turn_record(self.deck, self.services, prompt, blind=False,
+                           system_prompt=self._system_text(), rerun_of=self._rerun_of,
+                           saved=self._saved, base_url=self.base_url)
 
     def _system_text(self) -> str:
         boxes = self.query("#system")
@@ -692,78 +387,19 @@ class CompareScreen(Screen[None]):
 
     def _save_turn(self, prompt: str) -> None:
         """Keep the turn that just ended in the history; saved off the UI thread."""
-        store = self.services.history
-        if store is None:
-            return  # history off, unavailable (the app said why once), or still opening
         record = self.turn_record(prompt)
-        if record is None:
-            return
-        from anoman_tui.history.builder import for_history
+        if record is not None:
+            save_turn(self, record, self._keep_saved)
 
-        kept = for_history(record, self.services.settings.recording_limit())
-        record = kept.record
-        if kept.dropped is not None:
-            self.notify(f"This comparison was saved without its recording: {kept.dropped}.",
-                        title="History", severity="warning", timeout=8)
-
-        pending = self.services.pending_saves
-        if pending is not None:
-            from anoman_tui.history.pending import with_uid
-
-            record = with_uid(record)  # a vote on it can name it before it is written
-
-        async def save() -> None:
-            from anoman_tui.history import HistoryUnavailable
-
-            saved_id: int | None
-            try:
-                if pending is None:
-                    saved_id = await asyncio.to_thread(store.save, record)
-                else:
-                    saved_id = await asyncio.to_thread(pending.save, record, "A comparison")
-            except HistoryUnavailable as exc:
-                self.notify(f"This comparison was not saved: {exc.reason}.",
-                            title="History", severity="warning", timeout=6)
-                return
-            if saved_id is None:  # kept until the shared history's server is back
-                assert pending is not None
-                self._saved = {prompt: record}  # (its uid names it meanwhile)
-                self.notify(f"The history cannot be reached ({pending.last_problem}): this "
-                            "comparison is kept and saved when it is back.",
-                            title="History", severity="warning", timeout=8)
-                self.services.refresh_history_status()
-                return
-            self._saved = {prompt: dataclasses.replace(record, id=saved_id)}
-
-        self.run_worker(save(), name="save-turn", group="history", exit_on_error=False)
-
-    def _mark_verdict(self) -> None:
-        """Once no pane runs: mark the fastest first token, highest rate and cheapest."""
-        if any(p.running for p in self.panes):
-            return
-        panes = list(self.query(ComparePane))
-        marks = verdict([pane.figures() for pane in panes])
-        for pane in panes:
-            pane.show_marks(marks.get(pane.state.index, []))
+    def _keep_saved(self, prompt: str, record: ComparisonRecord) -> None:
+        self._saved = {prompt: record}
 
     @on(PaneStatusChanged)
     def _pane_status(self, event: PaneStatusChanged) -> None:
         self.update_status()
-        # A diff drawn while one of its panes streamed is drawn again from the final texts
-        # as soon as both have ended (here, before PaneStreamFinished, with the text final).
-        self._refresh_diff(only_if_stale=True)
-        self._send_if_settled()  # (a pane that failed while drawing posts no PaneStreamFinished)
+        self.send_if_settled()  # (a pane that failed while drawing posts no PaneStreamFinished)
 
     # -- actions --------------------------------------------------------------
-
-    def action_abort(self, index: int) -> None:
-        if not self.pane(index).abort():
-            self.notify(f"Pane {index} is not streaming.", timeout=2)
-
-    def action_abort_all(self) -> None:
-        aborted = [p.state.index for p in self.query(ComparePane) if p.abort()]
-        if not aborted:
-            self.notify("Nothing is streaming.", timeout=2)
 
     def action_retry(self) -> None:
         retry = [p for p in self.panes if p.retryable]
@@ -781,66 +417,6 @@ class CompareScreen(Screen[None]):
             by_prompt.setdefault(pane.last_prompt or prompt, []).append(pane)
         for text, panes in by_prompt.items():
             self.send(text, panes, delays)
-
-    def action_copy_answer(self) -> None:
-        """Copy the current pane's latest answer to the clipboard."""
-        self.copy_answer(self._active_pane)
-
-    def copy_answer(self, index: int) -> None:
-        """Copy pane `index`'s latest answer, its text only, to the clipboard."""
-        pane = self.pane(index)
-        text = pane.answer.text
-        if not text:
-            self.notify(f"Pane {index} has no answer to copy.", timeout=3)
-            return
-        self.app.copy_to_clipboard(text)
-        partial = " so far: it is still streaming" if pane.state.running else ""
-        self.notify(f"Copied pane {index}'s answer ({len(text):,} characters){partial}.",
-                    timeout=3)
-
-    def copy_code_block(self, index: int) -> None:
-        """Pick one fenced code block of pane `index`'s latest answer and copy its code."""
-        blocks = code_blocks(self.pane(index).answer.text)
-        if not blocks:
-            self.notify(f"Pane {index}'s answer has no code block.", timeout=3)
-            return
-        options: list[tuple[str, Text | str]] = [
-            (str(n), Text(f"{block.language or 'code'} · {block.first_line or '(empty)'}",
-                          no_wrap=True, overflow="ellipsis"))
-            for n, block in enumerate(blocks)
-        ]
-
-        def chosen(choice: str | None) -> None:
-            if choice is None:
-                return
-            block = blocks[int(choice)]
-            self.app.copy_to_clipboard(block.code)
-            self.notify(f"Copied a {block.language or 'code'} block from pane {index} "
-                        f"({len(block.code):,} characters).", timeout=3)
-
-        self.app.push_screen(ChoiceScreen(f"Copy code block from pane {index}", options, "0"),
-                             chosen)
-
-    def action_export(self) -> None:
-        """Export the comparison on screen: Markdown, HTML, JSON, or an SVG of the screen."""
-        if any(pane.hint_shown for pane in self.query(ComparePane)):
-            # The first meeting's hint is not part of a comparison: the picture is taken
-            # without it, once the panes are drawn so, and the hint comes back.
-            for pane in self.query(ComparePane):
-                pane.show_hint(None)
-            self.call_after_refresh(self._export_now, True)
-            return
-        self._export_now()
-
-    def _export_now(self, hinted: bool = False) -> None:
-        from anoman_tui.ui.screens.export import export_comparison
-
-        # The screen as it is now, before a dialog covers it.
-        svg = self.app.export_screenshot(title=f"{self.app.title} · {self.export_title()}")
-        if hinted:
-            self.show_hints()
-        export_comparison(self.app, self.export_record(), svg=svg,
-                          store=self.services.history)
 
     def sighted_vote(self, index: int) -> None:
         """Mark pane `index`'s answer of the latest turn as the best: a sighted vote (the
@@ -1157,15 +733,14 @@ class CompareScreen(Screen[None]):
         """
         running = [p.index for p in self.panes if p.running]
         if running:
-            self.notify(f"{_pane_list(running).capitalize()} still "
+            self.notify(f"{pane_list(running).capitalize()} still "
                         f"{'streams' if len(running) == 1 else 'stream'} here: abort "
                         "(Esc) or wait, then try again.", title="Busy", severity="warning")
             return False
-        from anoman_tui.history import result_from_record
-
         self._confirm_send = self._send_after_abort = None
-        self.diff_off()  # the answers it compared are gone
+        self.deck.diff_off()  # the answers it compared are gone
         used = []
+        shown: dict[int, SavedSource] = {}
         for state, saved in zip(self.panes, record.panes, strict=False):
             pane = self.pane(state.index)
             pane.clear()
@@ -1181,28 +756,26 @@ class CompareScreen(Screen[None]):
             state.history = [ChatTurn(role=r, content=c) for r, c in turns
                              if r in ("user", "assistant")]
             if answers:
-                result = result_from_record(saved)
-                state.record(record.prompt, result)
-                pane.show_ended(record.prompt, result, rate_series=saved.rate_series,
-                                earlier=_pairs(turns), cost=saved.cost)
+                shown[state.index] = source = SavedSource.of(saved, answered_pairs(turns))
+                state.record(record.prompt, source.result)
             used.append(state)
         for state in self.panes[len(record.panes):]:
             # A comparison of fewer models: the spare pane starts afresh.
             self.pane(state.index).clear()
             state.reset()
+        self.deck.play(record.prompt, shown)
         for box in self.query("#system"):
             if isinstance(box, Input):
                 box.value = record.system_prompt
         self._saved = {record.prompt: record} if answers else {}
         self._forget_rerun()
         if not answers and record.id is not None:
-            self._rerun_of, self._original = record.id, record
+            self._rerun_of, self.deck.original = record.id, record
             self.refresh_bindings()
-        for pane in self.query(ComparePane):
-            pane.refresh_chrome()
-        self._mark_verdict()
+        self.deck.refresh_chrome()
+        self.deck.mark_verdict()
         self.update_status()
-        self._focus_home()
+        self.deck.focus_home()
         if len(record.panes) > len(self.panes):
             self.notify(f"This comparison had {len(record.panes)} models; the first "
                         f"{len(self.panes)} are here.", timeout=5)
@@ -1230,122 +803,20 @@ class CompareScreen(Screen[None]):
             self._pending_prompt = prompt
             return
         self.send(prompt, panes)
-    def action_diff(self) -> None:
-        """Pick two panes: the second shows a word diff of its answer against the first."""
-        answered = [p.state.index for p in self.query(ComparePane) if p.answer.text]
-        options: list[tuple[str, Text | str]] = [
-            (f"{other}:{base}", f"Pane {other} against pane {base}")
-            for other in answered for base in answered if base != other
-        ]
-        if self._diff is not None:
-            options.append(("off", "Diff off: show the answer again"))
-        if not options:
-            self.notify("A diff needs two panes with an answer.", timeout=3)
-            return
-        if self._diff is not None and self._diff[0] != ORIGINAL:
-            current = f"{self._diff[1]}:{self._diff[0]}"
-        else:  # the current pane against the first other one
-            current = next((key for key, _ in options
-                            if key.startswith(f"{self._active_pane}:")), options[0][0])
-
-        def chosen(choice: str | None) -> None:
-            if choice == "off":
-                self.diff_off()
-            elif choice is not None:
-                other, base = (int(n) for n in choice.split(":"))
-                self.diff_panes(base, other)
-
-        self.app.push_screen(ChoiceScreen("Diff: show one pane's answer against another's",
-                                          options, current), chosen)
-
-    def diff_panes(self, base: int, other: int) -> None:
-        """Show pane `other`'s latest answer as a word diff against pane `base`'s."""
-        if base == other:
-            raise ValueError("a pane is not diffed against itself")
-        if self._diff is not None and self._diff[1] != other:
-            self.pane(self._diff[1]).hide_diff()
-        self._diff = (base, other)
-        self._refresh_diff()
-        # The diff is what the user asked to read: its pane becomes the current one (the
-        # one shown in a narrow terminal, and the one the scroll keys move).
-        self._active_pane = other
-        self.query_one(Tabs).active = f"tab-{other}"
-        self._show_active()
-
-    def diff_off(self) -> None:
-        """Show the diffed pane's answer again."""
-        if self._diff is not None:
-            self.pane(self._diff[1]).hide_diff()
-            self._diff = None
-            self._diff_stale = False
-
-    def _refresh_diff(self, *, only_if_stale: bool = False) -> None:
-        """Compute the diff shown again from the two panes' latest answers."""
-        if self._diff is None or (only_if_stale and not self._diff_stale):
-            return
-        base, other = self._diff
-        running = [i for i in (base, other) if i != ORIGINAL and self.pane(i).state.running]
-        if only_if_stale and running:
-            return
-        self._diff_stale = bool(running)
-        if base == ORIGINAL:
-            saved = self.original_pane(other)
-            if saved is None:
-                self.diff_off()
-                return
-            self.pane(other).show_diff(f"#{self._rerun_of} ({saved.model})", saved.text,
-                                       running=running)
-            return
-        self.pane(other).show_diff(base, self.pane(base).answer.text, running=running)
-
-    # -- a rerun against its original -------------------------------------------
-
-    def original_pane(self, index: int) -> PaneRecord | None:
-        """The rerun's original pane in position `index`, if there is one."""
-        original = self._original
-        return next((p for p in original.panes if p.pane == index), None) \
-            if original is not None else None
-
-    def action_diff_original(self) -> None:
-        """The current pane's answer as a word diff against the original's, and back."""
-        index = self._active_pane
-        if self._diff == (ORIGINAL, index):
-            self.diff_off()
-        elif self.original_pane(index) is None:
-            self.notify(f"Comparison #{self._rerun_of} had no pane {index}.", timeout=3)
-        else:
-            self.diff_panes(ORIGINAL, index)
-
-    def show_rerun_deltas(self, record: ComparisonRecord | None) -> None:
-        """Under each pane of `record` (a rerun): how it differs from the original's pane
-        in the same position."""
-        original = self._original
-        deltas = {}
-        if record is not None and original is not None and original.id is not None:
-            deltas = rerun_deltas(record.panes, original.panes, original.id)
-        for pane in self.query(ComparePane):
-            pane.rerun_delta.show(deltas.get(pane.state.index))
-
     def _forget_rerun(self) -> None:
         """A new prompt, comparison or conversation: no longer a rerun of the original."""
         if self._rerun_of is None:
             return
-        if self._diff is not None and self._diff[0] == ORIGINAL:
-            self.diff_off()
-        self._rerun_of = self._original = None
-        for pane in self.query(ComparePane):
-            pane.rerun_delta.show(None)
+        self.deck.forget_original()
+        self._rerun_of = None
         self.update_status()
         self.refresh_bindings()
 
     def action_new_comparison(self) -> None:
         self._confirm_send = self._send_after_abort = None
         self._forget_rerun()
-        self.diff_off()  # nothing left to compare
-        for pane in self.query(ComparePane):
-            pane.abort()
-            pane.state.reset()
-            pane.clear()
+        self.deck.diff_off()  # nothing left to compare
+        self.deck.clear()
         self.query_one(PromptBox).focus()
         self.update_status()
         self.notify("New comparison: every pane's conversation was cleared.", timeout=3)
@@ -1401,40 +872,6 @@ def first_hint(keys: dict[str, str], *, simulated: bool, compact: bool = False
     return [ask, keys_part, where]
 
 
-def simulated_field(panes: list[PaneState]) -> tuple[str, str, bool] | None:
-    """The status line's word on simulated models: which panes' answers are simulated;
-    in a blind round (labels) only that some are, unless all are, so it names none."""
-    drawn = [p for p in panes if p.model]
-    simulated = [p for p in drawn if p.simulated]
-    if not simulated:
-        return None
-    if len(simulated) == len(drawn):
-        return ("", "simulated models: not real answers", True)
-    if any(p.label for p in drawn):
-        return ("", "some answers simulated (which: after the vote)", True)
-    names = ", ".join(str(p.index) for p in simulated)
-    return ("", f"simulated: pane{'s' if len(simulated) > 1 else ''} {names}", True)
-
-
-def _pairs(turns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """(prompt, answer) pairs of a conversation of alternating user/assistant turns."""
-    pairs = []
-    prompt: str | None = None
-    for role, content in turns:
-        if role == "user":
-            prompt = content
-        elif role == "assistant" and prompt is not None:
-            pairs.append((prompt, content))
-            prompt = None
-    return tuple(pairs)
-
-
-def _pane_list(indexes: list[int]) -> str:
-    """"pane 2" or "panes 2, 3"."""
-    names = ", ".join(str(i) for i in indexes)
-    return f"pane {names}" if len(indexes) == 1 else f"panes {names}"
-
-
 def write_vote(services: AppServices, saved: ComparisonRecord, outcome: str,
                winner: int | None, *, blind: bool) -> bool:
     """(a thread) Cast a vote on `saved` through the waiting saves (its round may itself
@@ -1452,3 +889,102 @@ def write_vote(services: AppServices, saved: ComparisonRecord, outcome: str,
     result = pending.write(vote_write(saved.id, saved.uid, outcome, winner, blind=blind,
                                       user=store.user), "A vote", queued=marker)
     return result is marker
+
+
+def turn_record(deck: PaneDeck, services: AppServices, prompt: str | None, *, blind: bool,
+                system_prompt: str, rerun_of: int | None,
+                saved: dict[str, ComparisonRecord], base_url: str | None
+                ) -> ComparisonRecord | None:
+    """The deck's turn of `prompt` (default: the latest) as the history keeps it; None if
+    no pane has ended one. `blind`: saved under the panes' labels until the vote;
+    `saved`: the turns already saved, by prompt (the same turn is returned with its id);
+    `base_url`: where a pane whose target is gone sent its request."""
+    panes_ = deck.panes
+    if prompt is None:
+        prompt = next((s.last_prompt for s in panes_ if s.last_result is not None), None)
+    turn = [s for s in panes_ if s.last_result is not None and s.last_prompt == prompt]
+    if prompt is None or not turn:
+        return None
+    # Imported here: SQLite stays off the path to the first paint.
+    from anoman_tui.history.builder import PaneTurn, comparison_record
+
+    def earlier(state: PaneState) -> tuple[tuple[str, str], ...]:
+        # A committed answer has joined the pane's conversation: leave it out.
+        result = state.last_result
+        turns = state.history[:-2] if result is not None and result.committed \
+            else state.history
+        return tuple((t.role, t.content) for t in turns)
+
+    panes = []
+    for state in turn:
+        pane, result = deck.pane(state.index), state.last_result
+        assert result is not None
+        connection = services.connector.connection(state.target)
+        panes.append(PaneTurn(
+            state.index, state.model, result,
+            base_url=connection.base_url if connection else (base_url or ""),
+            endpoint=state.endpoint, target=state.target.name,
+            temperature=state.params.temperature, max_tokens=state.params.max_tokens,
+            scenario=state.applied_scenario, simulated=state.simulated,
+            # What the footer shows: its sparkline (the last cell is partial) and cost.
+            rate_series=pane.rate_series,
+            cost=pane.cost(),  # the record masks it itself in a blind round
+            conversation=earlier(state),
+            label=state.label,  # a blind round's A, B, C
+        ))
+    record = comparison_record(prompt, panes, source="app", blind=blind,
+                               system_prompt=system_prompt, rerun_of=rerun_of)
+    before = saved.get(prompt)
+    if before is not None and before.panes == record.panes:
+        return before  # the same turn, with its history id
+    return record
+
+
+def save_turn(screen: Screen[Any], record: ComparisonRecord,
+              saved: Callable[[str, ComparisonRecord], None]) -> None:
+    """Keep `record` (a turn that just ended on `screen`) in the history, off the UI
+    thread; `saved(prompt, record)` is told the record as kept (with its id, or its uid
+    while it waits for the history's server)."""
+    services = app_services(screen.app)
+    store = services.history
+    if store is None:
+        return  # history off, unavailable (the app said why once), or still opening
+    from anoman_tui.history.builder import for_history
+
+    prompt = record.prompt
+    kept = for_history(record, services.settings.recording_limit())
+    record = kept.record
+    if kept.dropped is not None:
+        screen.notify(f"This comparison was saved without its recording: {kept.dropped}.",
+                      title="History", severity="warning", timeout=8)
+
+    pending = services.pending_saves
+    if pending is not None:
+        from anoman_tui.history.pending import with_uid
+
+        record = with_uid(record)  # a vote on it can name it before it is written
+
+    async def save() -> None:
+        from anoman_tui.history import HistoryUnavailable
+
+        saved_id: int | None
+        try:
+            if pending is None:
+                saved_id = await asyncio.to_thread(store.save, record)
+            else:
+                saved_id = await asyncio.to_thread(pending.save, record, "A comparison")
+        except HistoryUnavailable as exc:
+            screen.notify(f"This comparison was not saved: {exc.reason}.",
+                          title="History", severity="warning", timeout=6)
+            return
+        if saved_id is None:  # kept until the shared history's server is back
+            assert pending is not None
+            saved(prompt, record)  # (its uid names it meanwhile)
+            screen.notify(f"The history cannot be reached ({pending.last_problem}): this "
+                          "comparison is kept and saved when it is back.",
+                          title="History", severity="warning", timeout=8)
+            services.refresh_history_status()
+            return
+        saved(prompt, dataclasses.replace(record, id=saved_id))
+
+    screen.run_worker(save(), name="save-turn", group="history", exit_on_error=False)

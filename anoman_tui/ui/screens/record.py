@@ -1,10 +1,10 @@
 """A saved comparison, reopened: the panes exactly as it ended, read-only.
 
-The screen is the compare screen without its prompt: the same panes (answers,
-reasoning, badges, footers, sparklines, marks), tabs in a narrow terminal, zoom, copy,
-diff and export. Nothing streams here; two actions take the comparison back to the
-live compare screen: re-run its prompt (with the same or other models) and continue
-its conversation.
+The screen composes a `PaneDeck` as the compare screen does, without a prompt: the
+same panes (answers, reasoning, badges, footers, sparklines, marks), tabs in a narrow
+terminal, zoom, copy, diff and export; each pane's turn is a `SavedSource`. Nothing
+streams here; two actions take the comparison back to the live compare screen: re-run
+its prompt (with the same or other models) and continue its conversation.
 """
 
 from __future__ import annotations
@@ -13,30 +13,43 @@ import asyncio
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.app import SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from anoman_tui.streaming import ENDPOINT_FORMATS
 from anoman_tui.suites.scenarios import SCENARIO_HEADERS
-from anoman_tui.ui.render.pane_state import PaneParams, PaneState
-from anoman_tui.ui.screens.compare import (
-    APP_BADGE,
-    CompareScreen,
-    _pairs,
+from anoman_tui.ui.palette import ScreenCommands
+from anoman_tui.ui.render.pane_state import (
+    PaneParams,
+    PaneState,
+    answered_pairs,
     simulated_field,
 )
+from anoman_tui.ui.screens.deck_keys import (
+    COPY_KEY,
+    DIFF_KEY,
+    DIFF_ORIGINAL_KEY,
+    EXPORT_KEY,
+    NEXT_PANE_KEY,
+    SCROLL_KEYS,
+    ZOOM_KEY,
+    DeckKeys,
+)
 from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
+from anoman_tui.ui.widgets.deck import PaneDeck, PaneSource, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord
-
-# What the live screen does that a saved comparison cannot: stream, abort, retry, clear.
-_LIVE_ONLY = frozenset({"abort", "abort_all", "retry", "new_comparison", "history"})
+    from anoman_tui.ui.screens.compare import CompareScreen
 
 
 def when(created_at: float) -> str:
@@ -44,76 +57,110 @@ def when(created_at: float) -> str:
     return datetime.fromtimestamp(created_at).strftime("%Y-%m-%d %H:%M")
 
 
-class RecordScreen(CompareScreen):
+def saved_panes(record: ComparisonRecord, live: CompareScreen) -> list[PaneState]:
+    """One pane state a saved pane of `record`: its model, target (as the live screen
+    knows it), format, parameters, and whether it was simulated."""
+    panes = []
+    # A blind round not voted on: "simulated" on some panes only would tell them apart.
+    every = all(saved.simulated for saved in record.panes)
+    for index, saved in enumerate(record.panes, start=1):
+        state = PaneState(index=index, model=saved.model, target=live.saved_target(saved),
+                          params=PaneParams(saved.temperature, saved.max_tokens))
+        if saved.endpoint in ENDPOINT_FORMATS:
+            state.endpoint = saved.endpoint
+        if saved.scenario in SCENARIO_HEADERS:
+            # The header says the outcome was simulated.
+            state.applied_scenario = saved.scenario
+        state.simulated = saved.simulated and (every or not record.hidden)
+        panes.append(state)
+    return panes
+
+
+def saved_sources(record: ComparisonRecord) -> dict[int, PaneSource]:
+    """Each pane of `record` shown as it ended, below its earlier turns."""
+    sources: dict[int, PaneSource] = {}
+    for index, saved in enumerate(record.panes, start=1):
+        turns = saved.conversation if saved.conversation is not None \
+            else record.conversation
+        sources[index] = SavedSource.of(saved, answered_pairs(turns))
+    return sources
+
+
+class RecordScreen(DeckKeys, Screen[None]):
     """One saved comparison turn; Esc goes back to where it was opened from."""
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="record.back", priority=True),
+        NEXT_PANE_KEY,
+        DIFF_KEY,
+        DIFF_ORIGINAL_KEY,
+        ZOOM_KEY,
+        COPY_KEY,
+        EXPORT_KEY,
+        *SCROLL_KEYS,
         Binding("r", "rerun", "Re-run", id="record.rerun"),
         Binding("c", "continue", "Continue", id="record.continue"),
         # Shown only for a recorded comparison (check_action).
         Binding("p", "open_replay", "Replay", id="record.replay"),
     ]
-
-    SIMULATED_FROM_LIST = False  # each pane says what its saved answer was
-    HINT = False  # it shows a saved turn
+    # Its palette entries (`palette_commands`), beside the app's theme, keys and quit.
+    COMMANDS = {ScreenCommands}
 
     def __init__(self, record: ComparisonRecord, live: CompareScreen, *,
                  frozen_clock: bool = False, id: str | None = None) -> None:
-        panes = []
-        # A blind round not voted on: "simulated" on some panes only would tell them apart.
-        every = all(saved.simulated for saved in record.panes)
-        for index, saved in enumerate(record.panes, start=1):
-            state = PaneState(index=index, model=saved.model, target=live.saved_target(saved),
-                              params=PaneParams(saved.temperature, saved.max_tokens))
-            if saved.endpoint in ENDPOINT_FORMATS:
-                state.endpoint = saved.endpoint
-            if saved.scenario in SCENARIO_HEADERS:
-                # The header says the outcome was simulated.
-                state.applied_scenario = saved.scenario
-            state.simulated = saved.simulated and (every or not record.hidden)
-            panes.append(state)
-        super().__init__(panes, frozen_clock=frozen_clock, system_prompt=record.system_prompt,
-                         id=id or f"record-{record.id}")
+        super().__init__(id=id or f"record-{record.id}")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
+        # Each pane says what its saved answer was (not what its target lists today).
+        self.deck = PaneDeck(saved_panes(record, live), frozen_clock=frozen_clock,
+                             model_info=live.model_info, simulated_from_list=False)
         self.record = record
         self.live = live
         """The app's compare screen, where re-run and continue take the comparison."""
-        self.models = live.models  # estimates read the same prices as the live screen
+        self._rerun_of: int | None = None
         self._original_note = ""  # why a rerun's original cannot be shown beside it
 
-    # -- what differs from the live screen --------------------------------------
+    @property
+    def services(self) -> AppServices:
+        return app_services(self.app)
 
-    def compose_prompt_area(self) -> Any:
-        return ()  # read-only: nothing to type
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status-line")
+        yield self.deck
+        yield KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
+                           "diff_original", "next_pane"), labels=self.key_labels)
 
-    def key_bar(self) -> KeyBar:
-        return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
-                            "diff_original", "next_pane"), labels=self.key_labels)
+    def key_labels(self) -> dict[str, str]:
+        """Key bar labels that name what they act on (the rerun's original)."""
+        return {"diff_original": f"Diff vs #{self._rerun_of}"} if self._rerun_of else {}
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open_replay":
             return self.record.recorded and not self.record.hidden
-        return action not in _LIVE_ONLY and super().check_action(action, parameters)
+        if action == "diff_original":
+            return self.deck.original is not None
+        return True
 
     def on_mount(self) -> None:
-        super().on_mount()
-        if self.query(ComparePane):  # (else taken apart before it was set up: the app quit)
-            self.show_turn()
+        if not self.query(ComparePane):
+            # Taken apart before it was set up: the app quit just as it was pushed.
+            return
+        self.deck.focus_home()
+        self.update_status()
+        self.deck.apply_layout(self.size.width)
+        self.show_turn()
+
+    def on_resize(self) -> None:
+        self.deck.apply_layout(self.size.width)
+        self.update_status()  # its fields are packed to the screen's width
 
     def show_turn(self) -> None:
         """Show the saved turn in the panes, as it ended."""
-        from anoman_tui.history import result_from_record
-
         record = self.record
-        for state, saved in zip(self.panes, record.panes, strict=True):
-            turns = saved.conversation if saved.conversation is not None \
-                else record.conversation
-            self.pane(state.index).show_ended(
-                record.prompt, result_from_record(saved), rate_series=saved.rate_series,
-                earlier=_pairs(turns), cost=saved.cost)
-        for pane in self.query(ComparePane):
-            pane.refresh_chrome()
-        self._mark_verdict()
+        self.deck.play(record.prompt, saved_sources(record))
+        self.deck.refresh_chrome()
+        self.deck.mark_verdict()
         if record.rerun_of is not None:
             self._rerun_of = record.rerun_of
             self.run_worker(self._load_original(record.rerun_of), group="original",
@@ -135,15 +182,15 @@ class RecordScreen(CompareScreen):
             self._original_note = self._original_note or \
                 f"original #{comparison_id} not in history"
         else:
-            self._original = found
-            self.show_rerun_deltas(self.record)
+            self.deck.original = found
+            self.deck.show_rerun_deltas(self.record)
         self.update_status()
         self.refresh_bindings()
 
     def update_status(self) -> None:
         record = self.record
         targets = sorted({p.base_url for p in record.panes if p.base_url})
-        earlier = len(_pairs(record.conversation))
+        earlier = len(answered_pairs(record.conversation))
         fields = [
             ("", APP_BADGE, True),
             ("comparison", f"#{record.id} · {when(record.created_at)}", True),
@@ -173,34 +220,17 @@ class RecordScreen(CompareScreen):
 
     def palette_commands(self) -> Iterator[SystemCommand]:
         """What a reopened comparison can do read-only, and its own actions."""
-        yield from self.record_commands()
-        yield SystemCommand("Export this comparison",
-                            "Markdown, HTML, JSON, or an SVG screenshot of the screen",
-                            self.action_export)
-        for pane in self.panes:
-            n = pane.index
-            yield SystemCommand(f"Copy answer from pane {n}", "to the clipboard",
-                                partial(self.copy_answer, n))
-            yield SystemCommand(f"Copy code block from pane {n}",
-                                "pick one code block of its answer to copy",
-                                partial(self.copy_code_block, n))
-        yield SystemCommand("Diff two panes",
-                            "show one pane's answer as a word diff against another's",
-                            self.action_diff)
-        yield SystemCommand("Back", "to the history", self.action_back)
-
-    def record_commands(self) -> Iterator[SystemCommand]:
-        """The two ways back to the live screen (a replay has its own instead)."""
         yield SystemCommand("Re-run this prompt", "with the same models, or others",
                             self.action_rerun)
         yield SystemCommand("Continue this conversation",
                             "on the compare screen, each pane with its own conversation",
                             self.action_continue)
+        yield from reopened_commands(self, self.action_back)
 
     # -- actions ------------------------------------------------------------------
 
     def action_back(self) -> None:
-        if self._zoomed:
+        if self.deck.zoomed:
             self.action_zoom()  # Esc leaves the zoom first, as elsewhere
             return
         self.dismiss()
@@ -280,3 +310,22 @@ class RecordScreen(CompareScreen):
         while len(self.app.screen_stack) > 1 and self.app.screen is not live:
             self.app.pop_screen()
         return True
+
+
+def reopened_commands(screen: DeckKeys, back: Callable[[], None]) -> Iterator[SystemCommand]:
+    """The palette of a comparison shown read-only (reopened, replayed, a suite's case):
+    export, copy, diff and back."""
+    yield SystemCommand("Export this comparison",
+                        "Markdown, HTML, JSON, or an SVG screenshot of the screen",
+                        screen.action_export)
+    for pane in screen.panes:
+        n = pane.index
+        yield SystemCommand(f"Copy answer from pane {n}", "to the clipboard",
+                            partial(screen.copy_answer, n))
+        yield SystemCommand(f"Copy code block from pane {n}",
+                            "pick one code block of its answer to copy",
+                            partial(screen.copy_code_block, n))
+    yield SystemCommand("Diff two panes",
+                        "show one pane's answer as a word diff against another's",
+                        screen.action_diff)
+    yield SystemCommand("Back", "to the history", back)

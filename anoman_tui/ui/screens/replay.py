@@ -1,7 +1,8 @@
 """A recorded comparison, replayed: the panes stream again at the recorded pace.
 
-The screen is a reopened comparison (`RecordScreen`: its panes, earlier turns, zoom,
-diff, copy, export) whose latest turn streams instead of being shown ended. Each
+The screen composes a `PaneDeck` as a reopened comparison does (its panes, earlier
+turns, zoom, diff, copy, export), whose latest turn streams (a `LiveSource`) instead of
+being shown ended (a `SavedSource`, for a pane saved without its recording). Each
 pane's recording is answered by a `ReplayTransport` and read by the same stream core,
 network thread and pane as a live stream, so text, footers (the recorded gateway
 metadata) and failures come out as they did: an interrupted stream stops at the same
@@ -17,7 +18,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual.app import SystemCommand
+from textual import on
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
@@ -25,24 +27,37 @@ from anoman_tui.streaming import ChatTurn, StreamClient, StreamRequest
 from anoman_tui.streaming.recording import RecordingError, StreamRecording
 from anoman_tui.streaming.replay import ReplayTransport
 from anoman_tui.suites.scenarios import SCENARIO_HEADERS
-from anoman_tui.ui.render.pane_state import SCENARIO_IDLE_TIMEOUT
-from anoman_tui.ui.screens.compare import (
-    APP_BADGE,
-    CompareScreen,
-    _pairs,
+from anoman_tui.targets import Connection, stream_request
+from anoman_tui.ui.messages import PaneStatusChanged
+from anoman_tui.ui.palette import ScreenCommands
+from anoman_tui.ui.render.pane_state import (
+    SCENARIO_IDLE_TIMEOUT,
+    answered_pairs,
     simulated_field,
 )
+from anoman_tui.ui.screens.deck_keys import (
+    ABORT_KEYS,
+    COPY_KEY,
+    DIFF_KEY,
+    EXPORT_KEY,
+    NEXT_PANE_KEY,
+    SCROLL_KEYS,
+    ZOOM_KEY,
+    DeckKeys,
+)
 from anoman_tui.ui.screens.pickers import ChoiceScreen
-from anoman_tui.ui.screens.record import RecordScreen, when
-from anoman_tui.ui.services import app_services
+from anoman_tui.ui.screens.record import reopened_commands, saved_panes, when
+from anoman_tui.ui.services import AppServices, app_services
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
+from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck, PaneSource, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, PaneRecord
+    from anoman_tui.ui.screens.compare import CompareScreen
 
-# A replay streams and can be aborted; it never sends a prompt of its own.
-_OFF = frozenset({"retry", "new_comparison", "history", "rerun", "continue", "open_replay"})
 # Where a request would have gone when the recording does not say (the transport
 # answers it in memory: nothing is resolved or connected).
 _NOWHERE = "http://replay.invalid"
@@ -53,7 +68,7 @@ def speed_text(speed: float) -> str:
     return f"{speed:g}×"
 
 
-class ReplayScreen(RecordScreen):
+class ReplayScreen(DeckKeys, Screen[None]):
     """Comparison `record` replayed from `recordings` (pane number -> stream) at `speed`.
 
     `back`: Esc (once nothing streams) returns to the screen it was opened from;
@@ -61,34 +76,77 @@ class ReplayScreen(RecordScreen):
     """
 
     BINDINGS = [
-        Binding("ctrl+r", "replay", "Replay again", id="replay.again", priority=True),
+        # A replay streams and can be aborted; it never sends a prompt of its own.
+        *ABORT_KEYS,
         # Esc stops every pane while they stream (as on the live screen), then goes back.
         Binding("escape", "back", "Stop/Back", id="replay.back", priority=True),
+        Binding("ctrl+r", "replay", "Replay again", id="replay.again", priority=True),
+        NEXT_PANE_KEY,
+        DIFF_KEY,
+        ZOOM_KEY,
+        COPY_KEY,
+        EXPORT_KEY,
+        *SCROLL_KEYS,
     ]
+    # Its palette entries (`palette_commands`), beside the app's theme, keys and quit.
+    COMMANDS = {ScreenCommands}
 
     def __init__(self, record: ComparisonRecord, recordings: dict[int, StreamRecording],
                  live: CompareScreen, *, speed: float = 1.0, back: bool = True,
                  frozen_clock: bool = False) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError("speed must be a positive number")
-        super().__init__(record, live, frozen_clock=frozen_clock, id=f"replay-{record.id}")
+        super().__init__(id=f"replay-{record.id}")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
+        self.deck = PaneDeck(saved_panes(record, live), frozen_clock=frozen_clock,
+                             model_info=live.model_info, simulated_from_list=False)
+        self.record = record
+        self.live = live
         self.recordings = recordings
         self.speed = speed
         self._back = back
         self._was_running = False  # the key bar is redrawn when this changes (Esc)
 
-    def key_bar(self) -> KeyBar:
-        return KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
-                            "next_pane", "abort"))
+    @property
+    def services(self) -> AppServices:
+        return app_services(self.app)
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status-line")
+        yield self.deck
+        yield KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
+                           "next_pane", "abort"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":  # as the first screen, Esc only stops panes or leaves the zoom
-            return self._back or self._zoomed or any(p.running for p in self.panes)
-        # (the live screen's rules, not the record screen's: a replay streams and aborts)
-        return action not in _OFF and CompareScreen.check_action(self, action, parameters)
+            return self._back or self.deck.zoomed or bool(self.deck.running)
+        return True
 
-    def show_turn(self) -> None:
+    def on_mount(self) -> None:
+        if not self.query(ComparePane):
+            # Taken apart before it was set up: the app quit just as it was pushed.
+            return
+        self.deck.focus_home()
+        self.update_status()
+        self.deck.apply_layout(self.size.width)
         self.action_replay()  # the turn streams again instead of being shown ended
+
+    def on_resize(self) -> None:
+        self.deck.apply_layout(self.size.width)
+        self.update_status()  # its fields are packed to the screen's width
+
+    @on(PaneDeck.PaneEnded)
+    @on(PaneStatusChanged)
+    def _pane_moved(self) -> None:
+        self.update_status()
+
+    def export_record(self) -> ComparisonRecord | None:
+        return self.record
+
+    def export_title(self) -> str:
+        return f"comparison #{self.record.id}"
 
     def update_status(self) -> None:
         record = self.record
@@ -106,17 +164,15 @@ class ReplayScreen(RecordScreen):
         simulated = simulated_field(self.panes)
         if simulated is not None:
             fields.insert(3, simulated)
-        earlier = len(_pairs(record.conversation))
+        earlier = len(answered_pairs(record.conversation))
         if earlier:
             fields.append(("", f"turn {earlier + 1} of a conversation", False))
         self.show_status(fields)
 
-    def _save_turn(self, prompt: str) -> None:
-        """A replay is not a new comparison: nothing is saved."""
-
-    def record_commands(self) -> Iterator[SystemCommand]:
+    def palette_commands(self) -> Iterator[SystemCommand]:
         yield SystemCommand("Replay again", "stream every recorded pane again from the "
                             "start", self.action_replay)
+        yield from reopened_commands(self, self.action_back)
 
     # -- actions ----------------------------------------------------------------
 
@@ -128,8 +184,6 @@ class ReplayScreen(RecordScreen):
             return
         import httpx
 
-        from anoman_tui.history import result_from_record
-
         record = self.record
         by_pane: dict[str | int, StreamRecording] = {
             state.index: self.recordings[saved.pane]
@@ -138,11 +192,11 @@ class ReplayScreen(RecordScreen):
         # One client for the replay; its transport holds no connection to close.
         client = StreamClient(httpx.AsyncClient(
             transport=ReplayTransport(by_pane, self.speed), trust_env=False))
-        self.diff_off()
-        for pane_widget in self.query(ComparePane):
+        self.deck.diff_off()
+        for pane_widget in self.deck.widgets:
             pane_widget.show_marks([])
+        sources: dict[int, PaneSource] = {}
         for state, saved in zip(self.panes, record.panes, strict=True):
-            pane = self.pane(state.index)
             turns = saved.conversation if saved.conversation is not None \
                 else record.conversation
             state.reset()
@@ -152,13 +206,13 @@ class ReplayScreen(RecordScreen):
                              if r in ("user", "assistant")]
             recording = by_pane.get(state.index)
             if recording is None:
-                pane.show_ended(record.prompt, result_from_record(saved),
-                                rate_series=saved.rate_series, earlier=_pairs(turns),
-                                cost=saved.cost)
+                sources[state.index] = SavedSource.of(saved, answered_pairs(turns))
                 continue
-            pane.show_earlier(_pairs(turns))
             request = self._request(state.index, saved, recording, tuple(state.history))
-            pane.start(self.services.connector.network.stream(request, client), record.prompt)
+            sources[state.index] = LiveSource(
+                self.services.connector.network.stream(request, client),
+                earlier=answered_pairs(turns))
+        self.deck.play(record.prompt, sources)
         self.update_status()
 
     def _request(self, index: int, saved: PaneRecord, recording: StreamRecording,
@@ -170,26 +224,22 @@ class ReplayScreen(RecordScreen):
             timeout for scenario, timeout in SCENARIO_IDLE_TIMEOUT.items()
             if scenario == saved.scenario)])
         state = self.panes[index - 1]
-        return StreamRequest(
-            base_url=saved.base_url or _NOWHERE,
-            endpoint=recording.endpoint,
-            path=recording.path,
-            model=recording.model,
-            messages=(*history, ChatTurn(role="user", content=self.record.prompt)),
-            system=self.record.system_prompt or None,
-            temperature=saved.temperature,
-            max_tokens=saved.max_tokens,
-            idle_timeout=idle,
-            pane=index,
-            key_env=state.target.key_source,
-        )
+        # Where it went and how, from its target as a live pane's request is built; the
+        # recording answers it, so nothing leaves the machine.
+        return stream_request(
+            Connection(target=state.target, base_url=saved.base_url or _NOWHERE),
+            recording.endpoint, recording.model,
+            (*history, ChatTurn(role="user", content=self.record.prompt)),
+            system=self.record.system_prompt or None, temperature=saved.temperature,
+            max_tokens=saved.max_tokens, idle_timeout=idle, pane=index,
+            path=recording.path)
 
     def action_zoom(self) -> None:
-        super().action_zoom()
+        self.deck.zoom()
         self.refresh_bindings()  # Esc leaves the zoom
 
     def action_back(self) -> None:
-        if self._zoomed:
+        if self.deck.zoomed:
             self.action_zoom()  # Esc leaves the zoom first, as elsewhere
             return
         if any(p.running for p in self.panes):
@@ -202,7 +252,8 @@ class ReplayScreen(RecordScreen):
 SPEEDS = (0.5, 1.0, 2.0, 4.0)
 
 
-def choose_replay(screen: Screen[Any], record: ComparisonRecord, live: CompareScreen) -> None:
+def choose_replay(screen: Screen[Any], record: ComparisonRecord, live: CompareScreen
+                  ) -> None:
     """From the history (list or reopened comparison): pick a speed, then replay `record`.
 
     Refused with a notice when it cannot be: a blind round before its vote (the bytes

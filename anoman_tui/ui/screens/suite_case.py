@@ -1,12 +1,13 @@
-"""One case of a running suite on the compare screen's panes (Enter on the suite
-screen's matrix): a cell still streaming is followed live from the suite's own run (its
+"""One case of a running suite in a deck of panes (Enter on the suite screen's matrix): a
+cell still streaming is followed live from the suite's own run (its
 text so far at once, then as it comes), a finished one is shown as saved. F1–F3 abort
 a pane's stream, which becomes that cell's `cancelled` result; Esc goes back to the
 matrix, where the run has gone on meanwhile.
 
-A live pane reads `LiveStream`, a `ThreadedStream` fed by the suite's `ModelStream`'s
-watchers: it keeps its events (`RunOptions.keep_events`), and a watcher added on the
-run's loop gets every event so far and then each batch as it is emitted.
+A live pane reads `LiveStream` (through a `LiveSource` that catches up), a
+`ThreadedStream` fed by the suite's `ModelStream`'s watchers: it keeps its events
+(`RunOptions.keep_events`), and a watcher added on the run's loop gets every event so
+far and then each batch as it is emitted.
 
 May import: Textual, Rich, the history, the stream core's events and the suites.
 """
@@ -15,30 +16,41 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import on
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from anoman_tui.history import ComparisonRecord, PaneRecord
 from anoman_tui.streaming import StreamDone, StreamEvent
+from anoman_tui.ui.messages import PaneStatusChanged
 from anoman_tui.ui.network import ThreadedStream
-from anoman_tui.ui.screens.compare import (
-    APP_BADGE,
-    CompareScreen,
-    _pairs,
-    simulated_field,
+from anoman_tui.ui.palette import ScreenCommands
+from anoman_tui.ui.render.pane_state import answered_pairs, simulated_field
+from anoman_tui.ui.screens.deck_keys import (
+    ABORT_KEYS,
+    COPY_KEY,
+    DIFF_KEY,
+    EXPORT_KEY,
+    NEXT_PANE_KEY,
+    SCROLL_KEYS,
+    ZOOM_KEY,
+    DeckKeys,
 )
-from anoman_tui.ui.screens.record import RecordScreen
-from anoman_tui.ui.textual_internals import KeepStylesOnResume
+from anoman_tui.ui.screens.record import reopened_commands, saved_panes
+from anoman_tui.ui.textual_internals import KeepStylesOnResume, draw_dirty_lines_only
+from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck, PaneSource, SavedSource
+from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import ComparePane
+from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
 if TYPE_CHECKING:
     from anoman_tui.streaming import ModelStream
-
-# Live panes stream and abort; nothing is sent, re-run or continued from here.
-_OFF = frozenset({"retry", "new_comparison", "history", "rerun", "continue", "open_replay"})
+    from anoman_tui.ui.screens.compare import CompareScreen
 
 
 class _RunLoop:
@@ -116,22 +128,74 @@ class LiveStream(ThreadedStream):
                     inner.watchers.remove(watch)
 
 
-class CaseScreen(KeepStylesOnResume, RecordScreen):
+class CaseScreen(KeepStylesOnResume, DeckKeys, Screen[None]):
     """A suite case's (up to three) models: live panes for the cells streaming, saved
     ones for those that ended. `record`: the case's saved comparison so far, or one
     made of the models' names only (nothing saved yet)."""
 
-    BINDINGS = [Binding("escape", "back", "Back to the matrix", id="case.back",
-                        priority=True)]
+    # Live panes stream and abort; nothing is sent, re-run or continued from here.
+    BINDINGS = [
+        *ABORT_KEYS,
+        Binding("escape", "back", "Back to the matrix", id="case.back", priority=True),
+        NEXT_PANE_KEY,
+        DIFF_KEY,
+        ZOOM_KEY,
+        COPY_KEY,
+        EXPORT_KEY,
+        *SCROLL_KEYS,
+    ]
+    # Its palette entries (`palette_commands`), beside the app's theme, keys and quit.
+    COMMANDS = {ScreenCommands}
 
     def __init__(self, record: ComparisonRecord, live: CompareScreen,
                  streams: dict[int, LiveStream], title: str, *,
                  slots: list[int] | None = None) -> None:
         """`slots`: which of the suite's models (their indexes) the panes show."""
-        super().__init__(record, live, id="suite-case")
+        super().__init__(id="suite-case")
+        # Its panes redraw side by side many times a second: composite only what changed
+        # (see textual_internals._render_dirty_lines).
+        draw_dirty_lines_only(self)
+        self.deck = PaneDeck(saved_panes(record, live), model_info=live.model_info,
+                             simulated_from_list=False)
+        self.record = record
+        self.live = live
         self.streams = streams
         self.title_text = title
         self.slots = slots or []
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status-line")
+        yield self.deck
+        yield KeyBar(shed=("scroll_pane", "export", "diff", "copy_answer", "usage", "zoom",
+                           "diff_original", "next_pane"))
+
+    def on_mount(self) -> None:
+        if not self.query(ComparePane):
+            # Taken apart before it was set up: the app quit just as it was pushed.
+            return
+        self.deck.focus_home()
+        self.update_status()
+        self.deck.apply_layout(self.size.width)
+        self.show_turn()
+
+    def on_resize(self) -> None:
+        self.deck.apply_layout(self.size.width)
+        self.update_status()  # its fields are packed to the screen's width
+
+    @on(PaneDeck.PaneEnded)
+    @on(PaneStatusChanged)
+    def _pane_moved(self) -> None:
+        # The suite saves its cells itself: a turn's end here changes only the line.
+        self.update_status()
+
+    def export_record(self) -> ComparisonRecord | None:
+        return self.record
+
+    def export_title(self) -> str:
+        return f"comparison #{self.record.id}"
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        yield from reopened_commands(self, self.action_back)
 
     def load(self, record: ComparisonRecord, streams: dict[int, LiveStream],
              title: str) -> None:
@@ -150,34 +214,28 @@ class CaseScreen(KeepStylesOnResume, RecordScreen):
         for stream in self.streams.values():
             stream.detach()
         self.streams = {}
-        for pane in self.query(ComparePane):
+        for pane in self.deck.widgets:
             if pane.status != "idle" or pane.answer.text:  # (emptying one redraws it)
                 pane.clear()
         for state in self.panes:
             state.history.clear()  # each case is a conversation of its own
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action not in _OFF and CompareScreen.check_action(self, action, parameters)
-
     def show_turn(self) -> None:
-        from anoman_tui.history import result_from_record
-
         record = self.record
-        for state, saved in zip(self.panes, record.panes, strict=True):
-            pane = self.pane(state.index)
-            stream = self.streams.get(state.index)
+        sources: dict[int, PaneSource] = {}
+        for index, saved in enumerate(record.panes, start=1):
+            stream = self.streams.get(index)
             if stream is not None:
-                with pane.drawn_once():  # (its chrome drawn as the block ends)
-                    pane.start(stream, record.prompt)
-                    pane.catch_up()  # the text so far, drawn with the screen's first frame
-                continue
-            if saved.status != "waiting":
-                pane.show_ended(record.prompt, result_from_record(saved),
-                                rate_series=saved.rate_series,
-                                earlier=_pairs(record.conversation), cost=saved.cost)
+                sources[index] = LiveSource(stream, catch_up=True)
+            elif saved.status != "waiting":
+                sources[index] = SavedSource.of(saved, answered_pairs(record.conversation))
             else:
-                pane.show_hint(Text("waiting: this cell has not started yet", style="dim"))
-            pane.refresh_chrome()
+                self.pane(index).show_hint(
+                    Text("waiting: this cell has not started yet", style="dim"))
+        self.deck.play(record.prompt, sources)
+        for index in range(1, len(record.panes) + 1):
+            if index not in self.streams:  # (a followed pane drew its chrome once)
+                self.pane(index).refresh_chrome()
 
     def update_status(self, running: int | None = None) -> None:
         """`running`: as if that many cells streamed (the screen made ready unseen, with
@@ -193,12 +251,9 @@ class CaseScreen(KeepStylesOnResume, RecordScreen):
             fields.append(simulated)
         self.show_status(fields)
 
-    def _save_turn(self, prompt: str) -> None:
-        """The suite saves its cells itself."""
-
     def action_back(self) -> None:
-        if self._zoomed:
-            self.action_zoom()
+        if self.deck.zoomed:
+            self.deck.zoom()
             return
         self.release()
         self.dismiss()

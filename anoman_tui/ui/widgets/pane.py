@@ -301,7 +301,7 @@ class PaneFooter(Static):
 
 
 class ComparePane(Vertical):
-    """Pane N of the compare screen: draws its `PaneState`, which owns the pane's status."""
+    """Pane N of a `PaneDeck`: draws its `PaneState`, which owns the pane's status."""
 
     def __init__(
         self,
@@ -621,6 +621,12 @@ class ComparePane(Vertical):
         badge.set_classes(f"badge {severity}")
         badge.update(Text(text))
         badge.display = True
+
+    @property
+    def rate_series(self) -> tuple[float, ...]:
+        """The latest turn's tokens per second, one value a sparkline cell, as the footer
+        draws it (its newest cell is partial, and left out)."""
+        return tuple(self._buckets[:-1])
 
     def cost_shown(self, *, even_blind: bool = False) -> str:
         """The cost as the footer shows it (hidden in a blind round: a price can be unique
