@@ -29,6 +29,7 @@ SUITE = """
 name = "widths"
 models = ["anoman-lite", "claude-sonnet-4-6"]
 repeat = 2
+temperature = 0  # the same answers every run: the widths are the point, not the draw
 
 [[case]]
 id = "kettle"
