@@ -21,6 +21,7 @@ from anoman_tui.cli.help import SUITES
 if TYPE_CHECKING:
     from anoman_tui.cli.common import Subcommands
     from anoman_tui.config import Settings
+    from anoman_tui.report.suite_files import ReportFiles
     from anoman_tui.suites.prepare import EvalRequest
 
 GROUP = SUITES
@@ -219,18 +220,22 @@ def run(args: argparse.Namespace) -> int:
         headers=tuple(args.headers), retry_errors=bool(args.retry_errors),
         # --idle-timeout is in the settings; without it, a continued run keeps its own.
         idle_timeout=settings.idle_timeout if hasattr(args, "idle_timeout") or not continued
-        else None,
-        junit=args.junit, html=args.html)
+        else None)
+    from anoman_tui.report.suite_files import ReportFiles
+
+    files = ReportFiles(junit=args.junit, html=args.html)
     if args.tui:
-        return _run_on_screen(request, settings, args.save_wait)
+        return _run_on_screen(request, settings, args.save_wait, files)
     if not settings.history:
-        return run_eval(request, None, as_json=args.json)
+        return run_eval(request, None, as_json=args.json, files=files)
     with command_history(PROG, create=True, required=False) as store, \
             command_writes(PROG, store, args.save_wait) as writes:
-        return run_eval(request, store, as_json=args.json, pending=writes)
+        return run_eval(request, store, as_json=args.json, pending=writes,
+                        files=files)
 
 
-def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float) -> int:
+def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float,
+                   files: ReportFiles) -> int:
     """`eval --tui`: the run prepared as the headless command prepares it, then watched
     on the suite screen; the exit status is the headless one for what was run."""
     from anoman_tui.headless.eval import EXIT_USAGE, exit_status, start_embedded
@@ -251,7 +256,7 @@ def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float) -
         stack.callback(prepared.stop)
         for line in prepared.warnings:
             print(f"{PROG}: {line}", file=sys.stderr)
-        app = AnomanApp(settings, suite=prepared)
+        app = AnomanApp(settings, suite=prepared, suite_files=files)
         app.run()
         if app.closing_message:
             print(f"{PROG}: {app.closing_message}", file=sys.stderr)

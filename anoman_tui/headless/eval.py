@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING
 
 from anoman_tui.history import HistoryStore
 from anoman_tui.history.pending import PendingSaves
-from anoman_tui.report.suite_files import write_files
+from anoman_tui.report.suite_files import ReportFiles, write_files
 from anoman_tui.secrets_in_use import secrets_in_use
 from anoman_tui.streaming import StreamClient
 from anoman_tui.streaming.safe_text import mask_secrets, masked, masked_stream
@@ -135,14 +135,17 @@ def start_embedded() -> LocalGateway:
 
 
 def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool = False,
-             out: IO[str] | None = None, pending: PendingSaves | None = None) -> int:
+             out: IO[str] | None = None, pending: PendingSaves | None = None,
+             files: ReportFiles | None = None) -> int:
     """Run (or continue) the suite; print and write its reports; the exit status.
     `as_json`: one JSON document on `out`, progress on stderr (`--json`); `pending`: the
-    writes through `store`, waiting for its server when it goes away.
+    writes through `store`, waiting for its server when it goes away; `files`: the
+    `--junit` and `--html` files to write.
 
     One event loop and one HTTP pool for all of it: the models' lists, the cells'
     streams and the judge's calls."""
     # No key leaves: a server may echo one into an answer or an error (`_report`).
+    files = files or ReportFiles()
     secrets = suite_secrets(request)
     out = masked_stream(out or sys.stdout, secrets)
     prog = "anoman-tui eval"
@@ -186,7 +189,7 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool 
         return ran
     prepared, run, outcome = ran
     try:
-        return _report_run(prepared, run, outcome, console, out, as_json=as_json)
+        return _report_run(prepared, run, outcome, console, out, files, as_json=as_json)
     finally:
         prepared.stop()
 
@@ -232,8 +235,8 @@ async def _run(prepared: Prepared, client: StreamClient, out: IO[str],
 
 
 def _report_run(prepared: Prepared, run: SuiteRun, outcome: RunOutcome,
-                console: Console | None,
-                out: IO[str], *, as_json: bool) -> int:
+                console: Console | None, out: IO[str], files: ReportFiles, *,
+                as_json: bool) -> int:
     """The run's reports and its exit status."""
     request, store = prepared.request, prepared.store
     suite = request.suite
@@ -243,14 +246,14 @@ def _report_run(prepared: Prepared, run: SuiteRun, outcome: RunOutcome,
         print(f"{prog}: results stopped being saved to the history: {outcome.unsaved}",
               file=sys.stderr)
     results, summary = prepared.finish(run, outcome)
-    if as_json or request.junit is not None:
+    if as_json or files.need_answers:
         from anoman_tui.report.answers import with_answers
 
         # Read back from the history, the results hold no answer: the reports carry it.
         results = with_answers(results, store, suite.models, outcome.results)
     finished = outcome.stopped is None
     _report(request, results, summary, run_id, prepared.created_at, finished, outcome.stopped,
-            console, out, prepared.user, saved=store is not None, as_json=as_json)
+            console, out, prepared.user, files, saved=store is not None, as_json=as_json)
     if outcome.stopped == "interrupted":
         done = sum(1 for r in results if r.status != NOT_RUN)
         if store is not None:
@@ -285,7 +288,8 @@ def _announce_wait(cell: Cell, wait: float, asked: float | None) -> None:
 
 def _report(request: EvalRequest, results: list[CellResult], summary: object, run_id: str,
             created_at: float, finished: bool, stopped: str | None, console: Console | None,
-            out: IO[str], user: str, *, saved: bool, as_json: bool) -> None:
+            out: IO[str], user: str, files: ReportFiles, *, saved: bool,
+            as_json: bool) -> None:
     from anoman_tui.report.suite_json import run_json
     from anoman_tui.suites.model import RunSummary
 
@@ -296,7 +300,7 @@ def _report(request: EvalRequest, results: list[CellResult], summary: object, ru
     if suite.skipped:
         print(f"anoman-tui eval: skipped (unsupported): {'; '.join(suite.skipped)}",
               file=sys.stderr)
-    write_files(request, results, summary, run_id, created_at, finished, stopped)
+    write_files(files, request, results, summary, run_id, created_at, finished, stopped)
     if as_json:
         document = masked(run_json(run_id=run_id, suite=suite, results=results,
                                    summary=summary, finished=finished, stopped=stopped,

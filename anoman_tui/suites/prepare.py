@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anoman_tui.history import HistoryStore, HistoryUnavailable
@@ -71,8 +70,6 @@ class EvalRequest:
     default_target: str
     endpoint: EndpointFormat
     options: RunOptions
-    junit: Path | None = None
-    html: Path | None = None
     min_pass_rate: float | None = None
     run_id: str | None = None
     """Set for `--resume` / `--retry-errors`: the run continued."""
@@ -107,8 +104,7 @@ def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
                  max_retry_after: float | None = None, max_cost: Decimal | None = None,
                  min_pass_rate: float | None = None, allow_self_judge: bool | None = None,
                  headers: Sequence[tuple[str, str]] = (), retry_errors: bool = False,
-                 idle_timeout: float | None = None, junit: Path | None = None,
-                 html: Path | None = None) -> EvalRequest:
+                 idle_timeout: float | None = None) -> EvalRequest:
     """The one way an eval's request is made from the settings (the command line's, the
     app's Ctrl+P → *Run a suite…* and the history's): a value given here wins, then what
     run `run_id` stored (`EvalRequest.stored_settings`), then the suite's, then the
@@ -142,8 +138,8 @@ def eval_request(settings: Settings, suite: Suite, *, run_id: str | None = None,
         headers=tuple(headers))
     return EvalRequest(
         suite=suite, targets=targets, default_target=settings.default_target,
-        endpoint=settings.endpoint, options=options, junit=junit,
-        html=html, min_pass_rate=None if rate is None else float(str(rate)), run_id=run_id,
+        endpoint=settings.endpoint, options=options,
+        min_pass_rate=None if rate is None else float(str(rate)), run_id=run_id,
         retry_errors=retry_errors,
         allow_self_judge=bool(chosen(allow_self_judge, "allow_self_judge", False)),
         user=settings.author())

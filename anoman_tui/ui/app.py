@@ -42,6 +42,7 @@ from anoman_tui.ui.widgets.prompt_box import PromptBox
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
     from anoman_tui.history.pending import PendingSaves
+    from anoman_tui.report.suite_files import ReportFiles
     from anoman_tui.streaming.recording import StreamRecording
     from anoman_tui.suites.prepare import Prepared
 
@@ -202,13 +203,16 @@ class AnomanApp(App[None]):
         arena: bool = False,
         replay: Replay | None = None,
         suite: Prepared | None = None,
+        suite_files: ReportFiles | None = None,
     ) -> None:
         """`replay`: (comparison, its recordings by pane, speed) to replay as the first
         screen (`anoman-tui replay ID`): then no gateway is started or reached, and the
         history is not opened. `suite`: a suite run to watch on the suite screen
-        (`anoman-tui eval --tui`), over the compare screen."""
+        (`anoman-tui eval --tui`), over the compare screen, and `suite_files` the files it
+        writes when it ends."""
         super().__init__()
         self._suite = suite
+        self._suite_files = suite_files
         self.settings = settings
         self._collector: StreamingCollector | None = None  # made when mounted
         self.panes: list[PaneState] = []
@@ -275,7 +279,7 @@ class AnomanApp(App[None]):
         if self._suite is not None:
             from anoman_tui.ui.screens.suite import SuiteScreen
 
-            self.push_screen(SuiteScreen(self._suite))
+            self.push_screen(SuiteScreen(self._suite, files=self._suite_files))
         self.connector.listener = self.compare
         if self._connect_on_mount:
             # After the first paint: the network thread and the local gateway start in

@@ -14,6 +14,7 @@ import pytest
 from anoman_tui.config import Settings
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
+from anoman_tui.report.suite_files import ReportFiles
 from anoman_tui.streaming import TextDelta
 from anoman_tui.suites.engine import RunOptions
 from anoman_tui.suites.loader import load_suite
@@ -57,22 +58,22 @@ class Shared:
 
 
 async def prepared(tmp_path: Path, gateway: EmbeddedGateway, store: HistoryStore,
-                   simulate: str, junit: Path | None = None) -> Prepared:
+                   simulate: str) -> Prepared:
     suite_file = tmp_path / "suite.toml"
     suite_file.write_text(SUITE)
     settings = Settings()
     request = EvalRequest(
         suite=load_suite(suite_file), targets=settings.all_targets(),
         default_target=settings.default_target, endpoint=settings.endpoint,
-        options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", simulate),)),
-        junit=junit)
+        options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", simulate),)))
     # (as the command does it: before the app, which runs an event loop here)
     return await asyncio.to_thread(prepare, request, store, lambda: Shared(gateway))
 
 
-def app_for(run: Prepared, gateway: EmbeddedGateway) -> AnomanApp:
+def app_for(run: Prepared, gateway: EmbeddedGateway,
+            files: ReportFiles | None = None) -> AnomanApp:
     return AnomanApp(Settings(theme="anoman-dark"), suite=run,  # type: ignore[call-arg]
-                     gateway_factory=lambda: gateway)
+                     suite_files=files, gateway_factory=lambda: gateway)
 
 
 def matrix_text(screen: SuiteScreen) -> str:
@@ -83,9 +84,8 @@ def matrix_text(screen: SuiteScreen) -> str:
 async def test_a_run_on_the_screen_pauses_filters_opens_a_case_and_ends(
         tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
     with HistoryStore.open(tmp_path / "h.sqlite3") as store:
-        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=20,tokens=40",
-                             junit=tmp_path / "run.junit.xml")
-        app = app_for(run, ui_gateway)
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=20,tokens=40")
+        app = app_for(run, ui_gateway, ReportFiles(junit=tmp_path / "run.junit.xml"))
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
             screen = app.screen

@@ -66,6 +66,7 @@ from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord
+    from anoman_tui.report.suite_files import ReportFiles
     from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
     from anoman_tui.suites.model import Case, RunSummary
     from anoman_tui.suites.prepare import Prepared
@@ -344,11 +345,13 @@ class SuiteScreen(Screen[None]):
     ]
 
     def __init__(self, prepared: Prepared, *, back: bool = True,
-                 stop_gateway: bool = False) -> None:
+                 stop_gateway: bool = False, files: ReportFiles | None = None) -> None:
         """`stop_gateway`: the local gateway `prepared` started is this screen's, stopped
-        when it closes (opened from the app; `eval --tui` stops its own)."""
+        when it closes (opened from the app; `eval --tui` stops its own); `files`: the
+        `--junit` and `--html` files to write when the run ends (`eval --tui`)."""
         super().__init__(id="suite")
         self.prepared = prepared
+        self.files = files
         self._stop_gateway = stop_gateway
         self.runner = SuiteRunner(prepared, self._wake)
         self._ui_loop: asyncio.AbstractEventLoop | None = None
@@ -516,16 +519,18 @@ class SuiteScreen(Screen[None]):
         prepared = self.prepared
         from anoman_tui.report.suite_files import write_files
 
+        files = self.files
         written = results
-        if prepared.request.junit is not None:
+        if files is not None and files.need_answers:
             from anoman_tui.report.answers import with_answers
 
             # Read back from the history, the results hold no answer: JUnit carries it.
             written = with_answers(results, prepared.store, prepared.request.suite.models,
                                    outcome.results)
-        write_files(prepared.request, written, summary, prepared.run_id,
-                    prepared.created_at, outcome.stopped is None, outcome.stopped,
-                    lambda line: self.notify(line, severity="error", timeout=10))
+        if files is not None:
+            write_files(files, prepared.request, written, summary, prepared.run_id,
+                        prepared.created_at, outcome.stopped is None, outcome.stopped,
+                        lambda line: self.notify(line, severity="error", timeout=10))
         for view in self.cells.values():
             view.live.clear()
         for result in results:
