@@ -307,13 +307,15 @@ async def test_scroll_keys_move_the_current_pane(make_app, fast_answers,
         # The focus arrives as a message: waited for (one pause was not always enough
         # with a core busy).
         await until(pilot, lambda: three.has_class("-current"), timeout=10)
-        # With the pane focused, its own keys scroll it.
+        # With the pane focused, its own keys scroll it. (Textual's own End, PageUp and
+        # Home animate the scroll: waited for, a busy machine ends it after the press.)
+        view = three.answer
         await pilot.press("end")
-        assert three.answer.scroll_y == three.answer.max_scroll_y > 0
+        await until(pilot, lambda: view.scroll_y == view.max_scroll_y > 0, timeout=10)
         await pilot.press("pageup")
-        assert three.answer.scroll_y < three.answer.max_scroll_y
+        await until(pilot, lambda: view.scroll_y < view.max_scroll_y, timeout=10)
         await pilot.press("home")
-        assert three.answer.scroll_y == 0
+        await until(pilot, lambda: view.scroll_y == 0, timeout=10)
 
 
 async def test_the_scroll_keys_can_be_rebound(make_app, fast_answers) -> None:
