@@ -29,6 +29,7 @@ DEFERRED = {
     "trio": "imported by httpcore when installed",
     "anoman_tui.streaming.client": "the stream client",
     "anoman_tui.streaming.pacing": "the stream client's pacing",
+    "anoman_tui.wire": "the wire models (a pane names their types only)",
     # The local gateway starts in a thread beside the UI, after the first paint.
     "anoman_tui.gateway": "the local gateway",
     "uvicorn": "the local gateway's server",

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from itertools import cycle
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -52,7 +52,10 @@ from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.diff_view import DiffView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.ui.widgets.rerun_delta import RerunDelta
-from anoman_tui.wire import AnomanBlock, Usage
+
+if TYPE_CHECKING:
+    # Types only: the wire models load with the first stream, after the first paint.
+    from anoman_tui.wire import AnomanBlock, Usage
 
 log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
