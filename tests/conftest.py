@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -24,6 +25,14 @@ import pytest
 from tests.helpers import LocalGateways
 from tests.postgres import INSTALL_HINT, PostgresServer, find_bindir, sweep_orphans
 from tests.replay_server import ReplayServer
+
+# Bytecode caches on, for this run and every interpreter it starts: a machine or CI that
+# sets PYTHONDONTWRITEBYTECODE would otherwise have each worker rewrite every test
+# module's asserts afresh and each `anoman-tui` child process compile the package again
+# (~0.4 s of CPU a process from a fresh clone). The caches are __pycache__ folders,
+# ignored by git, as an installed package has its own.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
