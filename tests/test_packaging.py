@@ -104,12 +104,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         assert in_the_sdist in in_sdist, f"the sdist lacks {in_the_sdist}"
 
     env_dir = work / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    # No pip of its own (ensurepip: ~5 s of CPU): this run's pip installs into it
+    # (`pip --python`), as pipx and uv install a tool into an environment without pip.
+    venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     bin_dir = env_dir / "bin"
     home = work / "home"
     home.mkdir()
     subprocess.run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install",
+         "--quiet", str(wheel)],
         check=True, capture_output=True, timeout=600, env=_clean_env(home), cwd=work,
     )
     yield bin_dir
