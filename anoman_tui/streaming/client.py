@@ -77,6 +77,7 @@ from anoman_tui.streaming.recording import (
 from anoman_tui.streaming.request import StreamRequest
 from anoman_tui.streaming.spares import SpareConnections
 from anoman_tui.streaming.sse import SSEDecoder
+from anoman_tui.streaming.tls import tls_context
 from anoman_tui.streaming.vocabulary import StreamFailure
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ class StreamClient:
 
         self._http = http or httpx.AsyncClient(
             limits=limits,
+            verify=tls_context(),
             follow_redirects=False,
             transport=paced_transport(limits, with_spares) if read_gap > 0 else None,
         )

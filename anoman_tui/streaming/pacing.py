@@ -481,7 +481,9 @@ def paced_transport(
 
     `wrap`, if given, wraps httpcore's own backend beneath the pacing (spares.py)."""
     global _warned
-    transport = httpx.AsyncHTTPTransport(limits=limits)
+    from anoman_tui.streaming.tls import tls_context
+
+    transport = httpx.AsyncHTTPTransport(limits=limits, verify=tls_context())
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(pool, httpcore.AsyncConnectionPool) and backend is not None:
