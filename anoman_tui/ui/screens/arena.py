@@ -57,7 +57,6 @@ from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import PaneDeck
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
@@ -136,17 +135,12 @@ class ArenaScreen(DeckKeys, TypedPrompts, Screen[None]):
                            "next_pane", "next_round", "leave"))
 
     def on_mount(self) -> None:
-        if not self.query(ComparePane):
-            # Taken apart before it was set up: the app quit just as it was pushed.
+        if not self.set_up_deck():
             return
-        self.deck.focus_home()
-        self.update_status()
-        self.deck.apply_layout(self.size.width)
         self.run_worker(self._start(), group="arena", exclusive=True, exit_on_error=False)
 
     def on_resize(self) -> None:
-        self.deck.apply_layout(self.size.width)
-        self.update_status()  # its fields are packed to the screen's width
+        self.deck_resized()
 
     @property
     def hidden(self) -> bool:

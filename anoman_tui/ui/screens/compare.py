@@ -69,7 +69,6 @@ from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import PaneDeck, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
@@ -158,22 +157,17 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         return True
 
     def on_mount(self) -> None:
-        if not self.query(ComparePane):
-            # Taken apart before it was set up: the app quit just as it was pushed.
+        if not self.set_up_deck():
             return
-        self.deck.focus_home()
-        self.update_status()
-        self._apply_layout(self.size.width)
         self.show_hints()
+
+    def on_resize(self) -> None:
+        self.deck_resized()
 
     # -- layout ---------------------------------------------------------------
 
-    def on_resize(self) -> None:
-        self._apply_layout(self.size.width)
-        self.update_status()  # its fields are packed to the screen's width
-
-    def _apply_layout(self, width: int) -> None:
-        if self.deck.apply_layout(width):
+    def lay_out(self) -> None:
+        if self.deck.apply_layout(self.size.width):
             self.show_hints()  # one pane shown: it holds the whole hint
 
     # -- status ---------------------------------------------------------------

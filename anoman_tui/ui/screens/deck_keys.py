@@ -75,6 +75,33 @@ class DeckKeys:
 
     deck: PaneDeck
 
+    def update_status(self) -> None:
+        """Draw the screen's status line (each screen says what it shows there)."""
+        raise NotImplementedError
+
+    def set_up_deck(self) -> bool:
+        """What a deck screen does as it is mounted: the first pane current, the status
+        line drawn, the panes laid out for the width. False when the screen was taken
+        apart before it was set up (the app quit just as it was pushed): then nothing
+        more is to be done."""
+        if not self.query(ComparePane):  # type: ignore[attr-defined]
+            return False
+        self.deck.focus_home()
+        self.update_status()
+        self.lay_out()
+        return True
+
+    def lay_out(self) -> None:
+        """The panes laid out for the screen's width."""
+        self.deck.apply_layout(self.size.width)  # type: ignore[attr-defined]
+
+    def deck_resized(self) -> None:
+        """The screen's new width taken in: panes laid out, the status line packed to it.
+        (Each screen's `on_resize` calls it: Textual runs the handler of every class in
+        the MRO, so a mixin's own would run beside a screen's.)"""
+        self.lay_out()
+        self.update_status()
+
     @property
     def panes(self) -> list[PaneState]:
         """The deck's pane states, in order."""

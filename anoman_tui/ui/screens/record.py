@@ -44,7 +44,6 @@ from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import PaneDeck, PaneSource, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
-from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 
 if TYPE_CHECKING:
@@ -143,17 +142,12 @@ class RecordScreen(DeckKeys, Screen[None]):
         return True
 
     def on_mount(self) -> None:
-        if not self.query(ComparePane):
-            # Taken apart before it was set up: the app quit just as it was pushed.
+        if not self.set_up_deck():
             return
-        self.deck.focus_home()
-        self.update_status()
-        self.deck.apply_layout(self.size.width)
         self.show_turn()
 
     def on_resize(self) -> None:
-        self.deck.apply_layout(self.size.width)
-        self.update_status()  # its fields are packed to the screen's width
+        self.deck_resized()
 
     def show_turn(self) -> None:
         """Show the saved turn in the panes, as it ended."""

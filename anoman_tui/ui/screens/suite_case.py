@@ -170,17 +170,12 @@ class CaseScreen(KeepStylesOnResume, DeckKeys, Screen[None]):
                            "diff_original", "next_pane"))
 
     def on_mount(self) -> None:
-        if not self.query(ComparePane):
-            # Taken apart before it was set up: the app quit just as it was pushed.
+        if not self.set_up_deck():
             return
-        self.deck.focus_home()
-        self.update_status()
-        self.deck.apply_layout(self.size.width)
         self.show_turn()
 
     def on_resize(self) -> None:
-        self.deck.apply_layout(self.size.width)
-        self.update_status()  # its fields are packed to the screen's width
+        self.deck_resized()
 
     @on(PaneDeck.PaneEnded)
     @on(PaneStatusChanged)
