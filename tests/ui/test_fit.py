@@ -124,11 +124,13 @@ async def test_the_usage_ledger_shows_what_requests_cost_at_80_columns(
         await until(pilot, lambda: all(ui_gateway.state.ledger.get(i) for i in ids))
         await pilot.press("f5")
         await until(pilot, lambda: "requests, newest first" in "\n".join(screen_lines(app)))
+        # The rows are read from the gateway after the screen shows its title: waited for.
+        await until(pilot, lambda: any("claude-sonnet-4-6" in line and "0.00" in line
+                                       for line in screen_lines(app)))
         lines = screen_lines(app)
         header = next(line for line in lines if " time " in f" {line} ")
         for column in ("time", "model", "status", "cost USD", "tok in", "tok out", "weighted"):
             assert column in header, header
-        assert any("claude-sonnet-4-6" in line and "0.00" in line for line in lines)
         assert "← → more columns" in "\n".join(lines)
         # the other columns are a scroll away
         table = app.screen.query_one("DataTable")
