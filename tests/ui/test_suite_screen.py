@@ -259,8 +259,11 @@ async def test_the_history_lists_suite_runs_and_reopens_one_on_the_screen(
             first = app.screen
             assert isinstance(first, SuiteScreen)
             await until(pilot, lambda: first.summary is not None, timeout=60)
+            # The compare screen beneath connects once it is shown, not beside the run.
+            assert app.connector.ready_url is None
             await pilot.press("escape")  # ended: back to the compare screen
             await until(pilot, lambda: app.screen is app.compare)
+            await until(pilot, lambda: app.connector.ready_url is not None)
             await until(pilot, lambda: app.history is not None)
             await pilot.press("f6")
             await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
