@@ -11,11 +11,11 @@ its models paced at 100 tok/s (`X-Anoman-Simulate: rate=100,tokens=200`). The su
      share from its first finished cell to its last;
    - on the suite screen: the real `AnomanApp` headless in this process (120x40, each
      frame also rendered to terminal sequences and written to /dev/null, as
-     `app_harness.BenchApp` does), the run prepared as `eval --tui` prepares it
-     (`prepare`, before the app starts). Once the first cell has finished and the
-     start-up warm-up is over, in turn:
+     `app_harness.BenchApp` does), the run prepared before the app starts (`prepare`;
+     `eval --tui` does the same work on the loop the app then runs on). Once the first
+     cell has finished and the start-up warm-up is over, in turn:
      a. the matrix shown, nothing pressed, `--quiet` s: the process's CPU share
-        (`time.process_time()`, every thread: the run's own thread included);
+        (`time.process_time()`, every thread; the run is on the app's loop);
      b. `--keys` down/up presses, one every 100 ms, posted as the terminal driver posts
         them: key -> the matrix's cursor action run (handled) and -> the next frame
         drawn;
@@ -565,7 +565,7 @@ async def live_run(gateway: GatewayProcess, prepared: Prepared, args: argparse.N
                              / (sum(panes_shown) / len(panes_shown)))
         out["panes_shown"] = panes_shown
         out["done_at_end"] = run.progress.done
-    screen.runner.join(20)  # (stopped as the screen went: its streams aborted)
+    await screen.runner.ended()  # (stopped as the screen went: its streams aborted)
     return out
 
 
@@ -625,7 +625,7 @@ async def open_finished(gateway: GatewayProcess, prepared: Prepared, rows: int,
                                    + f"; frames (start+took) {frames}; "
                                    + gc_line(pushed, done)}
     prepared.finish = finish  # type: ignore[method-assign]
-    screen.runner.join(5)
+    await screen.runner.ended()
     return figures
 
 

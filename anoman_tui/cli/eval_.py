@@ -237,27 +237,42 @@ def run(args: argparse.Namespace) -> int:
 def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float,
                    files: ReportFiles) -> int:
     """`eval --tui`: the run prepared as the headless command prepares it, then watched
-    on the suite screen; the exit status is the headless one for what was run."""
+    on the suite screen; the exit status is the headless one for what was run.
+
+    One event loop and one HTTP pool, as the headless run has: the models are listed
+    on the loop the app then runs on, through the pool its cells and judge then use."""
+    import asyncio
+
     from anoman_tui.headless.eval import EXIT_USAGE, exit_status, start_embedded
-    from anoman_tui.suites.prepare import EvalRefused, prepare
+    from anoman_tui.suites.prepare import EvalRefused, prepare_run
     from anoman_tui.ui.app import AnomanApp
+    from anoman_tui.ui.screens.suite import suite_client
 
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(command_history(PROG, create=True, required=False)) \
             if settings.history else None
         writes = stack.enter_context(command_writes(PROG, store, save_wait))
-        try:
-            prepared = prepare(request, store, start_embedded)
-        except EvalRefused as exc:
-            print(f"{PROG}: {exc.reason}", file=sys.stderr)
+
+        async def on_screen() -> AnomanApp | None:
+            async with suite_client(request) as client:
+                try:
+                    prepared = await prepare_run(request, store, start_embedded, client)
+                except EvalRefused as exc:
+                    print(f"{PROG}: {exc.reason}", file=sys.stderr)
+                    return None
+                if prepared.store is not None:
+                    prepared.pending = writes
+                stack.callback(prepared.stop)
+                for line in prepared.warnings:
+                    print(f"{PROG}: {line}", file=sys.stderr)
+                app = AnomanApp(settings, suite=prepared, suite_files=files,
+                                suite_client=client)
+                await app.run_async()
+                return app
+
+        app = asyncio.run(on_screen())
+        if app is None:
             return EXIT_USAGE
-        if prepared.store is not None:
-            prepared.pending = writes
-        stack.callback(prepared.stop)
-        for line in prepared.warnings:
-            print(f"{PROG}: {line}", file=sys.stderr)
-        app = AnomanApp(settings, suite=prepared, suite_files=files)
-        app.run()
         if app.closing_message:
             print(f"{PROG}: {app.closing_message}", file=sys.stderr)
         screen_results = getattr(app, "suite_results", None)

@@ -405,8 +405,9 @@ class Prepared:
 
 def prepare(request: EvalRequest, store: HistoryStore | None,
             start_local: Callable[[], LocalGateway]) -> Prepared:
-    """`prepare_run` on a loop and a client of its own (the suite screen's, in a thread
-    before the run's loop)."""
+    """`prepare_run` on a loop and a client of its own, for a script with no loop of
+    its own running (benchmarks, screenshots). `eval`, `eval --tui` and the app prepare
+    on the loop the run then runs on, through its client."""
 
     async def prepared() -> Prepared:
         async with StreamClient() as client:
@@ -421,11 +422,14 @@ async def prepare_run(request: EvalRequest, store: HistoryStore | None,
     """Resolve the suite's models (starting the local gateway if one is on it), read what
     their targets list through `client` (the run's own, in `eval`), and create the run in
     the history (or take up the one `request.run_id` names). Raises `EvalRefused`
-    (nothing started is left running)."""
+    (nothing started is left running).
+
+    What blocks (starting the local gateway, the history's reads and writes) runs in a
+    thread: on the app's loop, the screen goes on answering meanwhile."""
     from anoman_tui.suites.engine import new_run_id
 
     suite = request.suite
-    resolved = resolve_models(request, start_local)
+    resolved = await asyncio.to_thread(resolve_models, request, start_local)
     try:
         judge_slots = [resolved.judge] if resolved.judge is not None else []
         lists = await model_lists([*resolved.slots, *judge_slots], client)
@@ -442,7 +446,11 @@ async def prepare_run(request: EvalRequest, store: HistoryStore | None,
         created_at = time.time()
         warnings = unlisted
         user = request.user
-        if store is not None:
+
+        def take_up() -> None:
+            nonlocal saved, saved_pairs, run_id, created_at, user, store
+            if store is None:
+                return
             try:
                 if request.run_id is not None:
                     stored = store.run(request.run_id)
@@ -469,6 +477,8 @@ async def prepare_run(request: EvalRequest, store: HistoryStore | None,
             except HistoryUnavailable as exc:
                 warnings.append(f"results not saved to the history: {exc.reason}")
                 store = None
+
+        await asyncio.to_thread(take_up)
         todo = missing_cells(all_cells, saved) if request.run_id is not None else all_cells
         every_saved = _from_saved(saved)
         before = [r for r in every_saved if r.status != NOT_RUN]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, HistoryStore
     from anoman_tui.history.pending import PendingSaves
     from anoman_tui.report.suite_files import ReportFiles
+    from anoman_tui.streaming import StreamClient
     from anoman_tui.streaming.recording import StreamRecording
     from anoman_tui.suites.prepare import Prepared
 
@@ -204,15 +205,20 @@ class AnomanApp(App[None]):
         replay: Replay | None = None,
         suite: Prepared | None = None,
         suite_files: ReportFiles | None = None,
+        suite_client: StreamClient | None = None,
     ) -> None:
         """`replay`: (comparison, its recordings by pane, speed) to replay as the first
         screen (`anoman-tui replay ID`): then no gateway is started or reached, and the
         history is not opened. `suite`: a suite run to watch on the suite screen
-        (`anoman-tui eval --tui`), over the compare screen, and `suite_files` the files it
-        writes when it ends."""
+        (`anoman-tui eval --tui`), over the compare screen, `suite_files` the files it
+        writes when it ends and `suite_client` the pool that prepared it (on the loop
+        this app then runs on), where its cells go too. The compare screen beneath
+        connects once the suite screen is left: until then the run's pool is the only
+        one, and its loop the only one on the client side."""
         super().__init__()
         self._suite = suite
         self._suite_files = suite_files
+        self._suite_client = suite_client
         self.settings = settings
         self._collector: StreamingCollector | None = None  # made when mounted
         self.panes: list[PaneState] = []
@@ -222,7 +228,8 @@ class AnomanApp(App[None]):
         self.start_in_arena = arena
         self._frozen = frozen_clock
         self._replay = replay
-        self._connect_on_mount = connect and replay is None
+        self._connect_on_mount = connect and replay is None and suite is None
+        self._connect_later = connect and replay is None and suite is not None
         self.history: HistoryStore | None = None
         self.pending_saves: PendingSaves | None = None
         """The history, once open (`_open_history`); None while opening, off or unavailable."""
@@ -279,7 +286,9 @@ class AnomanApp(App[None]):
         if self._suite is not None:
             from anoman_tui.ui.screens.suite import SuiteScreen
 
-            self.push_screen(SuiteScreen(self._suite, files=self._suite_files))
+            self.push_screen(SuiteScreen(self._suite, files=self._suite_files,
+                                         client=self._suite_client),
+                             lambda _: self._connect_deferred())
         self.connector.listener = self.compare
         if self._connect_on_mount:
             # After the first paint: the network thread and the local gateway start in
@@ -301,6 +310,12 @@ class AnomanApp(App[None]):
         collector = self._collector = StreamingCollector()
         self.set_interval(1.0, lambda: collector.tick(self._streaming()), name="streaming-gc")
 
+    def _connect_deferred(self) -> None:
+        """(`eval --tui`) The suite screen is left: the compare screen connects now."""
+        if self._connect_later:
+            self._connect_later = False
+            self.connector.reconnect(announce=True)
+
     def _streaming(self) -> bool:
         """A pane streams: the compare screen's, or a replay's on top of it."""
         try:
@@ -311,7 +326,7 @@ class AnomanApp(App[None]):
         if any(p.running for p in self.panes) or (
                 isinstance(screen, DeckKeys) and screen.deck.running):
             return True
-        # A suite run streams on its own thread, whatever screen is on top of it.
+        # A suite run streams (a worker of the app), whatever screen is on top of it.
         return any(getattr(getattr(s, "runner", None), "running", False)
                    for s in self.screen_stack)
 

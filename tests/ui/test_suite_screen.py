@@ -4,12 +4,17 @@ screen; its keys (pause, failures only, filter, open a case, stop)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import re
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 
 from anoman_tui.config import Settings
 from anoman_tui.gateway.embedded import EmbeddedGateway
@@ -18,12 +23,15 @@ from anoman_tui.report.suite_files import ReportFiles
 from anoman_tui.streaming import TextDelta
 from anoman_tui.suites.engine import RunOptions
 from anoman_tui.suites.loader import load_suite
-from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare
+from anoman_tui.suites.prepare import EvalRequest, Prepared, prepare_run
+from anoman_tui.targets import Target, TargetConfig, from_config
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.record import RecordScreen
-from anoman_tui.ui.screens.suite import SuiteScreen
+from anoman_tui.ui.screens.suite import SuiteScreen, suite_client
 from anoman_tui.ui.widgets.case_matrix import CaseMatrix
+from tests.helpers import RecordingGateway, run_main
 from tests.pilot import until
+from tests.replay_server import RecordedRequest, Script
 from tests.ui.screen_text import screen_lines
 
 SUITE = """
@@ -58,16 +66,18 @@ class Shared:
 
 
 async def prepared(tmp_path: Path, gateway: EmbeddedGateway, store: HistoryStore,
-                   simulate: str) -> Prepared:
+                   simulate: str, *, suite: str | None = None,
+                   targets: dict[str, Target] | None = None) -> Prepared:
     suite_file = tmp_path / "suite.toml"
-    suite_file.write_text(SUITE)
+    suite_file.write_text(suite or SUITE)
     settings = Settings()
     request = EvalRequest(
-        suite=load_suite(suite_file), targets=settings.all_targets(),
+        suite=load_suite(suite_file), targets={**settings.all_targets(), **(targets or {})},
         default_target=settings.default_target, endpoint=settings.endpoint,
         options=RunOptions(concurrency=2, headers=(("X-Anoman-Simulate", simulate),)))
-    # (as the command does it: before the app, which runs an event loop here)
-    return await asyncio.to_thread(prepare, request, store, lambda: Shared(gateway))
+    # On this loop, the app's under `run_test` (the screen then makes its run's pool).
+    async with suite_client(request) as client:
+        return await prepare_run(request, store, lambda: Shared(gateway), client)
 
 
 def app_for(run: Prepared, gateway: EmbeddedGateway,
@@ -249,8 +259,11 @@ async def test_the_history_lists_suite_runs_and_reopens_one_on_the_screen(
             first = app.screen
             assert isinstance(first, SuiteScreen)
             await until(pilot, lambda: first.summary is not None, timeout=60)
+            # The compare screen beneath connects once it is shown, not beside the run.
+            assert app.connector.ready_url is None
             await pilot.press("escape")  # ended: back to the compare screen
             await until(pilot, lambda: app.screen is app.compare)
+            await until(pilot, lambda: app.connector.ready_url is not None)
             await until(pilot, lambda: app.history is not None)
             await pilot.press("f6")
             await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
@@ -355,7 +368,8 @@ async def test_with_four_models_a_case_opens_with_the_three_chosen(
             default_target=settings.default_target, endpoint=settings.endpoint,
             options=RunOptions(concurrency=4, headers=(
                 ("X-Anoman-Simulate", "ttft=0.01,rate=2000,tokens=20"),)))
-        run = await asyncio.to_thread(prepare, request, store, lambda: Shared(ui_gateway))
+        async with suite_client(request) as client:
+            run = await prepare_run(request, store, lambda: Shared(ui_gateway), client)
         app = app_for(run, ui_gateway)
         async with app.run_test(size=(160, 40)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
@@ -403,3 +417,146 @@ async def test_at_80x24_the_matrix_shows_every_models_column_whole(
             assert "→" not in header
             for row in cells:
                 assert len(re.findall(r"(?:✓ pass|✗ FAIL|○ done) \d+\.\d\ds", row)) == 3, row
+
+
+class PartlyCached(RecordingGateway):
+    """An OpenAI-compatible server that answers the tea prompt from its cache, `no-cache`
+    or not (as a server may: a JSON answer marked as a cache hit), and streams the rest."""
+
+    def script_for(self, request: RecordedRequest) -> Script:
+        if request.method == "POST" and "tea" in json.dumps(request.body):
+            body = {"id": "chatcmpl-1", "object": "chat.completion",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": "Cached tea."}}],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+                    "_anoman": {"cache": {"hit": True}, "cost_usd": "0.000000"}}
+            return Script(content_type="application/json", body=[json.dumps(body).encode()],
+                          chunked=False)
+        return super().script_for(request)
+
+
+async def test_the_matrix_and_the_figures_count_ttft_as_the_summary_does(
+        tmp_path: Path, ui_gateway: EmbeddedGateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cache hit is answered, but not timed: the summary leaves it out of TTFT, and so
+    # must its matrix cell and the per-model figures beside the matrix.
+    server = PartlyCached()
+    await server.start()
+    monkeypatch.setenv("ANOMAN_TEST_CACHING_KEY", "sk-caching-1234")
+    caching = from_config("caching", TargetConfig(base_url=server.base_url,
+                                                  api_key_env="ANOMAN_TEST_CACHING_KEY"))
+    suite = SUITE.replace('models = ["anoman-lite", "qwen3-coder"]',
+                          'models = ["anoman-lite", "caching:listed-1"]')
+    try:
+        with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+            run = await prepared(tmp_path, ui_gateway, store, "ttft=0.01,rate=2000,tokens=20",
+                                 suite=suite, targets={"caching": caching})
+            app = app_for(run, ui_gateway)
+            async with app.run_test(size=(160, 40)) as pilot:
+                await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+                screen = app.screen
+                assert isinstance(screen, SuiteScreen)
+                await until(pilot, lambda: screen.summary is not None, timeout=60)
+                summary = screen.summary
+                assert summary is not None
+                cached = {(r.case, r.model) for r in screen.results if r.cache_hit}
+                assert cached == {("plain", "caching:listed-1")}
+                for model in summary.models:
+                    p50, p95 = model.ttft_p50_s, model.ttft_p95_s
+                    assert p50 is not None and p95 is not None
+                    figures = screen._shown["suite-models"].plain
+                    assert f"TTFT p50 {p50:.2f} s · p95 {p95:.2f} s" in figures
+                for result in screen.results:
+                    cell = screen.cells[(result.case, result.model)].text().plain
+                    if result.cache_hit:
+                        assert cell == "○ done cached", cell
+                    else:
+                        assert result.timed and result.ttft_s is not None
+                        assert cell.endswith(f" {result.ttft_s:.2f}s"), cell
+    finally:
+        await server.stop()
+
+
+def test_eval_tui_runs_on_the_apps_loop_through_one_pool(
+        tmp_path: Path, ui_gateway: EmbeddedGateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`anoman-tui eval --tui` (in this process): the models listed, the cells streamed
+    and the judge asked on the loop the app runs on, its thread, through one client (one
+    pool), the only one made; the screen's keys answer while the cells stream."""
+    from anoman_tui.streaming import StreamClient
+
+    made: list[int] = []
+    calls: list[tuple[str, str, int, int, asyncio.AbstractEventLoop]] = []
+    init, stream, list_models = (StreamClient.__init__, StreamClient.stream,
+                                 StreamClient.list_models)
+
+    def counted(self: StreamClient, *args: Any, **kwargs: Any) -> None:
+        made.append(id(self))
+        init(self, *args, **kwargs)
+
+    def streamed(self: StreamClient, request: Any) -> Any:
+        calls.append(("stream", request.model, id(self), threading.get_ident(),
+                      asyncio.get_running_loop()))
+        return stream(self, request)
+
+    async def listed(self: StreamClient, *args: Any, **kwargs: Any) -> Any:
+        calls.append(("list", "", id(self), threading.get_ident(), asyncio.get_running_loop()))
+        return await list_models(self, *args, **kwargs)
+
+    monkeypatch.setattr(StreamClient, "__init__", counted)
+    monkeypatch.setattr(StreamClient, "stream", streamed)
+    monkeypatch.setattr(StreamClient, "list_models", listed)
+    app_loop: list[asyncio.AbstractEventLoop] = []
+    key_waits: list[float] = []
+    streaming: list[bool] = []
+    run_async = AnomanApp.run_async
+
+    async def on_a_terminal(self: AnomanApp, **_: Any) -> Any:
+        async def watch(pilot: Any) -> None:
+            app_loop.append(asyncio.get_running_loop())
+            await until(pilot, lambda: isinstance(pilot.app.screen, SuiteScreen))
+            screen = pilot.app.screen
+            matrix = screen.query_one("#suite-matrix", CaseMatrix)
+            # Once the start-up's one-time work is over (the renderer's warm-up, the case
+            # screen made ready), which delays a key by up to a second as the run starts
+            # on a busy machine, the run on the thread of its own or not.
+            await until(pilot, lambda: pilot.app.warmed_up and screen._case_screen is not None
+                        and not any(w.group == "case-screen" and not w.is_finished
+                                    for w in pilot.app.workers))
+            await until(pilot, lambda: "live" in matrix_text(screen))
+            for key in ("down", "up", "down", "up"):  # while the cells stream
+                # As the terminal's driver posts a key (`pilot.press` waits for the whole
+                # screen to be idle as well, which a streaming run seldom is).
+                row, pressed = matrix.cursor_row, time.monotonic()
+                pilot.app.post_message(events.Key(key, None))
+                while matrix.cursor_row == row and time.monotonic() - pressed < 10:
+                    await asyncio.sleep(0.005)
+                key_waits.append(time.monotonic() - pressed)
+                streaming.append(screen.runner.running)
+            await until(pilot, lambda: screen.summary is not None, timeout=60)
+            pilot.app.exit()
+
+        return await run_async(self, headless=True, size=(120, 40), auto_pilot=watch)
+
+    monkeypatch.setattr(AnomanApp, "run_async", on_a_terminal)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE.replace('name = "screen"', 'name = "screen"\n'
+                                   'judge = "anoman-judge"\nconcurrency = 8') + """
+[[case]]
+id = "judged"
+prompt = "How long should tea steep?"
+[[case.assert]]
+type = "llm-rubric"
+value = "says how long"
+""" + "".join(f'[[case]]\nid = "more-{i}"\nprompt = "Tea question {i}"\n'
+              for i in range(6)))
+    done = run_main(["eval", str(suite), "--tui", "--base-url", ui_gateway.base_url,
+                     "-H", "X-Anoman-Simulate: ttft=0.02,rate=40,tokens=40"],
+                    env={**os.environ, "ANOMAN_API_KEY": ui_gateway.api_key})
+    assert done.returncode in (0, 1), done.stderr  # (zebra fails; the judge may pass it)
+    (loop,) = app_loop
+    assert {kind for kind, *_ in calls} == {"list", "stream"}
+    assert "anoman-judge" in {model for _, model, *_ in calls}
+    assert {(client, thread, used) for _, _, client, thread, used in calls} == {
+        (made[0], threading.get_ident(), loop)}
+    assert len(made) == 1, "one pool: the models' lists, the cells and the judge"
+    # Generous (a busy machine): a key is handled within a few frames, not after the run.
+    assert all(streaming) and max(key_waits) < 1.0, (streaming, key_waits)

@@ -1,10 +1,12 @@
 """The suite screen: a suite run watched as it goes, a matrix of its cells, and its
 summary when it ends (`anoman-tui eval SUITE --tui`, docs/suites.md "On the screen").
 
-The run is the headless engine's (`anoman_tui.suites.prepare`, `SuiteRun`) on
-a thread and event loop of its own (`SuiteRunner`), so the screen's drawing never
-delays a stream's timestamps. What the run reports (a cell started, a cell finished,
-the end) is queued by that thread and taken in by the screen a few times a second.
+The run is the headless engine's (`anoman_tui.suites.prepare`, `SuiteRun`), run as the
+headless `eval` runs it: on one event loop (here the app's, as a worker: `SuiteRunner`)
+through one HTTP pool (`suite_client`) for the models' lists, the cells' streams and the
+judge's calls. What the run reports (a cell started, a cell finished, the end) is queued
+and taken in by the screen a few times a second, so a cell's end costs no frame of its
+own.
 
 The matrix has a row per case and a column per model; a cell shows its state as a glyph
 *and* a word (colour only repeats them), repeats folded (`2/3`), and its TTFT when done.
@@ -26,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -46,7 +47,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
 from anoman_tui.suites.model import NOT_RUN, CellResult
-from anoman_tui.suites.stats import percentile, wilson
+from anoman_tui.suites.stats import wilson
 from anoman_tui.suites.summary import timed_ttfts, ttft_p50_p95
 from anoman_tui.ui.render.charts import (
     ChartStyle,
@@ -65,11 +66,15 @@ from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.pane import SIMULATED_STYLE
 
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.worker import Worker
+
     from anoman_tui.history import ComparisonRecord
     from anoman_tui.report.suite_files import ReportFiles
+    from anoman_tui.streaming import StreamClient
     from anoman_tui.suites.engine import Cell, RunOutcome, SuiteRun
     from anoman_tui.suites.model import Case, RunSummary
-    from anoman_tui.suites.prepare import Prepared
+    from anoman_tui.suites.prepare import EvalRequest, Prepared
     from anoman_tui.ui.screens.suite_case import CaseScreen
 
 log = logging.getLogger(__name__)
@@ -139,9 +144,14 @@ class CellView:
             passed = sum(1 for r in self.results.values() if r.passed)
             done = sum(1 for r in self.results.values() if r.status != NOT_RUN)
             text.append(f" {passed}/{self.repeats}" if done else f" 0/{self.repeats}")
-        ttfts = [r.ttft_s for r in self.results.values() if r.ttft_s is not None]
-        if ttfts and not self.live:
-            text.append(f" {percentile(ttfts, 50) or 0:.2f}s", style="dim")
+        if not self.live:
+            # Its TTFT as the run's figures count one (`ttft_p50_p95`: timed repeats
+            # only), so the matrix, the figures beside it and the summary agree.
+            ttft, _ = ttft_p50_p95(self.results.values())
+            if ttft is not None:
+                text.append(f" {ttft:.2f}s", style="dim")
+            elif any(r.cache_hit for r in self.results.values()):
+                text.append(" cached", style="dim")  # answered, but not timed
         return text
 
 
@@ -217,45 +227,67 @@ class SuitePictures(Widget):
         return len(self.pictures(width).plain.split("\n")) if self.figures else 0
 
 
-class SuiteRunner:
-    """A prepared run on a thread and event loop of its own; what it reports is queued
-    for the screen (`take()`), and the screen's keys reach it thread-safely."""
+def suite_client(prepared: Prepared | EvalRequest) -> StreamClient:
+    """The one HTTP pool of a suite run on the screen: its models' lists, its cells'
+    streams and its judge's calls, on the app's loop. Its streams keep their events, so
+    a case opened mid-stream shows its text so far (`suite_case.LiveStream`)."""
+    from anoman_tui.suites.engine import SuiteRun
+    from anoman_tui.suites.prepare import Prepared
 
-    def __init__(self, prepared: Prepared, wake: Callable[[], None] | None = None) -> None:
-        """`wake`: called (on the run's thread) once the run has ended, so the screen
-        takes the end in at once rather than at its next poll."""
+    request = prepared.request if isinstance(prepared, Prepared) else prepared
+    return SuiteRun.client_of(request.suite, replace(request.options, keep_events=True))
+
+
+class SuiteRunner:
+    """A prepared run on the app's event loop, as a worker of the app (not of the screen,
+    so that closing the screen stops the run rather than cancelling it mid-save); what
+    it reports is queued for the screen (`take()`), taken in at its next poll.
+
+    One loop for the run and the screen: the engine awaits between its reads (paced on a
+    shared 50 ms grid, `engine.READ_GRID`) and saves off the loop, and the summary's
+    figures (bootstrap resamples) are computed off it, so the screen's keys answer while
+    the run streams (benchmarks/suite_screen.py)."""
+
+    def __init__(self, prepared: Prepared, client: StreamClient,
+                 wake: Callable[[], None] | None = None) -> None:
+        """`client`: where every request of the run goes (`suite_client`); `wake`:
+        called once the run has ended, so the screen takes the end in at once rather
+        than at its next poll."""
         self.prepared = prepared
+        self.client = client
         self.wake = wake
         self.run: SuiteRun | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._worker: Worker[None] | None = None
         self._reports: deque[tuple[str, Any]] = deque()
         self.running = False
         self.outcome: RunOutcome | None = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
-        """The run's event loop, once it runs."""
+        """The run's event loop (the app's), once it runs."""
         return self._loop
 
-    def start(self, todo: list[Cell]) -> None:
+    def start(self, app: App[Any], todo: list[Cell]) -> None:
         if self.running:
             return
         self.running = True
+        self._loop = asyncio.get_running_loop()
         run = self.run = self.prepared.make_run(self._finished_cell, keep_events=True)
         run.on_start = lambda cell: self._reports.append(("start", cell.key))
-        self._thread = threading.Thread(target=self._main, args=(run, todo),
-                                        name="anoman-suite", daemon=True)
-        self._thread.start()
+        self._worker = app.run_worker(self._main(run, todo), name="suite-run",
+                                      group="suite-run", exit_on_error=False)
 
-    def _main(self, run: SuiteRun, todo: list[Cell]) -> None:
-        async def go() -> RunOutcome:
-            self._loop = asyncio.get_running_loop()
-            return await run.run(todo)
-
+    async def _main(self, run: SuiteRun, todo: list[Cell]) -> None:
         try:
-            outcome = asyncio.run(go())
-            results, summary = self.prepared.finish(run, outcome)
+            outcome = await run.run(todo, self.client)
+            # Reading thousands of results back and their bootstrap intervals: off the loop.
+            results, summary = await asyncio.to_thread(self.prepared.finish, run, outcome)
+        except asyncio.CancelledError:
+            # The app closes mid-run: the engine has aborted its streams (it stopped as
+            # Esc stops it); what finished is saved, for --resume.
+            self.running = False
+            raise
         except Exception as exc:  # a bug ends the run, not the app: the screen says so
             log.exception("suite run %s failed", self.prepared.run_id)
             self._reports.append(("error", f"{type(exc).__name__}: {exc}"))
@@ -278,34 +310,28 @@ class SuiteRunner:
             reports.append(self._reports.popleft())
         return reports
 
-    def _call(self, name: str) -> None:
-        run, loop = self.run, self._loop
-        if run is None or loop is None or not self.running:
-            return
-        with contextlib.suppress(RuntimeError):  # the loop has just ended
-            loop.call_soon_threadsafe(getattr(run, name))
-
     def pause(self) -> None:
-        # Only a flag the dispatcher reads: set at once, even before its loop runs.
         if self.run is not None and self.running:
             self.run.pause()
 
     def resume(self) -> None:
-        if self.run is not None and self._loop is None:
-            self.run.resume()  # (its loop has not begun: nothing to wake yet)
-        else:
-            self._call("resume")
+        if self.run is not None:
+            self.run.resume()
 
     def stop(self) -> None:
-        self._call("stop")
+        if self.run is not None and self.running:
+            self.run.stop()
 
     @property
     def paused(self) -> bool:
         return self.run is not None and self.run.paused
 
-    def join(self, timeout: float = 5.0) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
+    async def ended(self) -> None:
+        """Once the run's worker is over (at once if it never started)."""
+        worker = self._worker
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                await worker.wait()
 
 
 def model_figures(results: Sequence[CellResult]) -> list[str]:
@@ -345,16 +371,21 @@ class SuiteScreen(Screen[None]):
     ]
 
     def __init__(self, prepared: Prepared, *, back: bool = True,
-                 stop_gateway: bool = False, files: ReportFiles | None = None) -> None:
+                 stop_gateway: bool = False, files: ReportFiles | None = None,
+                 client: StreamClient | None = None, close_client: bool = False) -> None:
         """`stop_gateway`: the local gateway `prepared` started is this screen's, stopped
         when it closes (opened from the app; `eval --tui` stops its own); `files`: the
-        `--junit` and `--html` files to write when the run ends (`eval --tui`)."""
+        `--junit` and `--html` files to write when the run ends (`eval --tui`);
+        `client`: the pool that prepared the run (`suite_client`, on this app's loop),
+        where its cells and judge go too (None: one is made here), closed with the
+        screen when `close_client` (or made here)."""
         super().__init__(id="suite")
         self.prepared = prepared
         self.files = files
         self._stop_gateway = stop_gateway
-        self.runner = SuiteRunner(prepared, self._wake)
-        self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self._close_client = close_client or client is None
+        self.client = client if client is not None else suite_client(prepared)
+        self.runner = SuiteRunner(prepared, self.client, self._wake)
         self._back = back
         suite = prepared.request.suite
         self.models = [slot.spec for slot in prepared.slots]
@@ -416,11 +447,10 @@ class SuiteScreen(Screen[None]):
         self._rebuild_rows()
         self._layout(self.size.width)
         table.focus()
-        self._ui_loop = asyncio.get_running_loop()
         pending = self.prepared.pending
         if pending is not None and pending.on_written is None:
             pending.on_written = self._waited_write
-        self.runner.start(self.prepared.todo)
+        self.runner.start(self.app, self.prepared.todo)
         self.set_interval(POLL_S, self._poll, name="suite-poll")
         self._update_progress()
         self._update_models()
@@ -453,11 +483,8 @@ class SuiteScreen(Screen[None]):
     # -- taking in what the run reports ------------------------------------------
 
     def _wake(self) -> None:
-        """(On the run's thread.) The run has ended: take it in now."""
-        loop = self._ui_loop
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):  # the app has closed
-                loop.call_soon_threadsafe(self._poll_if_shown)
+        """The run has ended: take it in now."""
+        self._poll_if_shown()
 
     def _poll_if_shown(self) -> None:
         if self.is_attached:
@@ -844,7 +871,7 @@ class SuiteScreen(Screen[None]):
                         f"anoman-tui eval --resume {self.prepared.run_id}).", timeout=3)
             return
         if self._back:
-            self.app.pop_screen()
+            self.dismiss()  # (`eval --tui`'s app connects its compare screen then)
 
     def action_failures(self) -> None:
         self.only_failures = not self.only_failures
@@ -906,8 +933,8 @@ class SuiteScreen(Screen[None]):
         self.query_one("#suite-summary").display = False
         self._layout(self.size.width)
         self._rebuild_rows()
-        self.runner = SuiteRunner(self.prepared, self._wake)
-        self.runner.start(cells)
+        self.runner = SuiteRunner(self.prepared, self.client, self._wake)
+        self.runner.start(self.app, cells)
         self.refresh_bindings()
         self.notify(f"Running {len(cells)} failed cells again.", timeout=3)
 
@@ -1091,11 +1118,14 @@ class SuiteScreen(Screen[None]):
         if self._case_screen is not None:
             self._case_screen.release()
             self._drop_case_screen()
+        if self._stop_gateway or self._close_client:
+            # Once the run has ended (its streams aborted, its end saved): a worker of
+            # the app, since this screen's own are cancelled as it goes.
+            self.app.run_worker(self._close(), name="suite-close", exit_on_error=False)
+
+    async def _close(self) -> None:
+        await self.runner.ended()
+        if self._close_client:
+            await self.client.aclose()
         if self._stop_gateway:
-            prepared = self.prepared
-
-            def stop() -> None:
-                self.runner.join()
-                prepared.stop()
-
-            threading.Thread(target=stop, name="anoman-suite-stop", daemon=True).start()
+            await asyncio.to_thread(self.prepared.stop)

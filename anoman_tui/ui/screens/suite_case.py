@@ -6,8 +6,9 @@ matrix, where the run has gone on meanwhile.
 
 A live pane reads `LiveStream` (through a `LiveSource` that catches up), a
 `ThreadedStream` fed by the suite's `ModelStream`'s watchers: it keeps its events
-(`RunOptions.keep_events`), and a watcher added on the run's loop gets every event so
-far and then each batch as it is emitted.
+(`suite.suite_client`), and a watcher added on the run's loop gets every event so far
+and then each batch as it is emitted. The run's loop is the app's own (`SuiteRunner`);
+the hand-over works across loops as well, and batches a stream's events per wake-up.
 
 May import: Textual, Rich, the history, the stream core's events and the suites.
 """
@@ -54,15 +55,16 @@ if TYPE_CHECKING:
 
 
 class _RunLoop:
-    """The suite run's event loop, where `ThreadedStream` looks for its network's."""
+    """The suite run's event loop (the app's), where `ThreadedStream` looks for its
+    network's."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
 
 class LiveStream(ThreadedStream):
-    """A suite's running `ModelStream` (on the run's loop), followed from the UI's loop
-    as a pane follows any stream of the network thread (`ThreadedStream`); only its
+    """A suite's running `ModelStream` (on the run's loop), followed by a pane as a pane
+    follows any stream of the network thread (`ThreadedStream`); only its
     events come from the stream's watchers instead of its iterator, which the run owns:
     every event so far, then each batch as it is emitted."""
 

@@ -3,9 +3,10 @@ path, completed as you type) and a suite run picked in the history (F6), which r
 on the screen (continued if it had stopped, shown if it ended).
 
 The run is prepared as `anoman-tui eval` prepares it without flags
-(`suites.prepare.eval_request`), in a thread; models on the local gateway stream from
-one started for the run (its per-key rate limit lifted, as the headless run's is),
-stopped when the suite screen closes.
+(`suites.prepare.eval_request`), on the app's loop through the pool its cells then use
+(`suite.suite_client`, closed with the suite screen); models on the local gateway
+stream from one started for the run (its per-key rate limit lifted, as the headless
+run's is), stopped when the suite screen closes.
 
 May import: Textual, the suites, the history, the gateway (to start the local one).
 """
@@ -13,6 +14,7 @@ May import: Textual, the suites, the history, the gateway (to start the local on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,40 +77,45 @@ async def open_suite(app: App[Any], settings: Settings, store: HistoryStore | No
     from anoman_tui.history import HistoryUnavailable
     from anoman_tui.suites.loader import SuiteError, load_suite
     from anoman_tui.suites.model import Suite
-    from anoman_tui.suites.prepare import EvalRefused, eval_request, prepare
-    from anoman_tui.ui.screens.suite import SuiteScreen
+    from anoman_tui.suites.prepare import EvalRefused, eval_request, prepare_run
+    from anoman_tui.ui.screens.suite import SuiteScreen, suite_client
 
-    try:
-        if run_id is not None:
-            if store is None:
-                app.notify("The history is not available: no run to reopen.",
-                           severity="error")
-                return
-            stored = await asyncio.to_thread(store.run, run_id)
-            if stored is None:
-                app.notify(f"No run {run_id} in the history.", severity="error")
-                return
-            suite = Suite.from_json(stored.suite)
-            request = eval_request(settings, suite, run_id=stored.run_id,
-                                    stored=dict(stored.settings))
-        else:
-            assert path is not None
-            suite = await asyncio.to_thread(load_suite, path)
-            request = eval_request(settings, suite)
-        app.notify(f"Preparing {suite.name}…", timeout=2)
-        prepared = await asyncio.to_thread(prepare, request, store, _start_local)
-    except SuiteError as exc:
-        app.notify(exc.message, title="Suite", severity="error", timeout=10)
-        return
-    except EvalRefused as exc:
-        app.notify(exc.reason, title="Suite", severity="error", timeout=10)
-        return
-    except HistoryUnavailable as exc:
-        app.notify(f"The history: {exc.reason}", severity="error", timeout=8)
-        return
-    except (KeyError, TypeError, ValueError) as exc:
-        app.notify(f"Run {run_id} cannot be read back: {exc}", severity="error", timeout=8)
-        return
+    async with contextlib.AsyncExitStack() as unless_shown:
+        try:
+            if run_id is not None:
+                if store is None:
+                    app.notify("The history is not available: no run to reopen.",
+                               severity="error")
+                    return
+                stored = await asyncio.to_thread(store.run, run_id)
+                if stored is None:
+                    app.notify(f"No run {run_id} in the history.", severity="error")
+                    return
+                suite = Suite.from_json(stored.suite)
+                request = eval_request(settings, suite, run_id=stored.run_id,
+                                       stored=dict(stored.settings))
+            else:
+                assert path is not None
+                suite = await asyncio.to_thread(load_suite, path)
+                request = eval_request(settings, suite)
+            app.notify(f"Preparing {suite.name}…", timeout=2)
+            client = await unless_shown.enter_async_context(suite_client(request))
+            prepared = await prepare_run(request, store, _start_local, client)
+        except SuiteError as exc:
+            app.notify(exc.message, title="Suite", severity="error", timeout=10)
+            return
+        except EvalRefused as exc:
+            app.notify(exc.reason, title="Suite", severity="error", timeout=10)
+            return
+        except HistoryUnavailable as exc:
+            app.notify(f"The history: {exc.reason}", severity="error", timeout=8)
+            return
+        except (KeyError, TypeError, ValueError) as exc:
+            app.notify(f"Run {run_id} cannot be read back: {exc}", severity="error",
+                       timeout=8)
+            return
+        unless_shown.pop_all()  # the client is the screen's now: closed with it
     for line in prepared.warnings:
         app.notify(line, severity="warning", timeout=8)
-    await app.push_screen(SuiteScreen(prepared, stop_gateway=True))
+    await app.push_screen(SuiteScreen(prepared, stop_gateway=True, client=client,
+                                      close_client=True))
