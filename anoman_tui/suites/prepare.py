@@ -378,16 +378,8 @@ class Prepared:
         else:
             results, pairs = _all_results(self.store, self.run_id, self.before,
                                           outcome.results, run.pairs)
-        finished = outcome.stopped is None
-        if self.store is not None and not outcome.unsaved:
-            with contextlib.suppress(HistoryUnavailable, RunRefused):
-                if self.pending is not None:
-                    self.pending.write(finish_write(self.run_id, finished=finished,
-                                                    stopped=outcome.stopped),
-                                       "A suite run's end")
-                else:
-                    self.store.finish_run(self.run_id, finished=finished,
-                                          stopped=outcome.stopped)
+        if not outcome.unsaved:
+            self.record_end(outcome.stopped)
         suite = self.request.suite
         results = suite.in_order(results)
         judge_slot = self.judge_slot
@@ -396,6 +388,17 @@ class Prepared:
                             self_judge=self.self_judge, pairwise=pairs,
                             judge_simulated=bool(judge_slot and judge_slot.simulated))
         return results, summary
+
+    def record_end(self, stopped: str | None) -> None:
+        """The run marked finished (`stopped` None) or stopped, and why, in the history."""
+        if self.store is None:
+            return
+        with contextlib.suppress(HistoryUnavailable, RunRefused):
+            if self.pending is not None:
+                self.pending.write(finish_write(self.run_id, finished=stopped is None,
+                                                stopped=stopped), "A suite run's end")
+            else:
+                self.store.finish_run(self.run_id, finished=stopped is None, stopped=stopped)
 
     def stop(self) -> None:
         if self.gateway is not None:

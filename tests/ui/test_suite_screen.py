@@ -172,6 +172,22 @@ async def test_esc_asks_then_stops_a_run_that_can_be_continued(
         assert stored.stopped == "interrupted"
 
 
+async def test_quitting_the_app_mid_run_marks_the_run_interrupted(
+        tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
+    with HistoryStore.open(tmp_path / "h.sqlite3") as store:
+        run = await prepared(tmp_path, ui_gateway, store, "ttft=0.05,rate=10,tokens=400")
+        app = app_for(run, ui_gateway)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SuiteScreen))
+            screen = app.screen
+            assert isinstance(screen, SuiteScreen)
+            await until(pilot, lambda: "live" in matrix_text(screen))
+            app.exit()  # Ctrl+Q's way out: the run's worker is cancelled mid-stream
+        stored = store.run(run.run_id)
+        assert stored is not None and not stored.finished
+        assert stored.stopped == "interrupted"
+
+
 async def test_a_running_case_opens_live_and_an_aborted_pane_is_its_cells_result(
         tmp_path: Path, ui_gateway: EmbeddedGateway) -> None:
     from anoman_tui.ui.screens.suite_case import CaseScreen

@@ -285,8 +285,10 @@ class SuiteRunner:
             results, summary = await asyncio.to_thread(self.prepared.finish, run, outcome)
         except asyncio.CancelledError:
             # The app closes mid-run: the engine has aborted its streams (it stopped as
-            # Esc stops it); what finished is saved, for --resume.
+            # Esc stops it); what finished is saved, for --resume, and the history says
+            # the run was interrupted (one short write, as `eval` does on Ctrl+C).
             self.running = False
+            self.prepared.record_end("interrupted")
             raise
         except Exception as exc:  # a bug ends the run, not the app: the screen says so
             log.exception("suite run %s failed", self.prepared.run_id)
