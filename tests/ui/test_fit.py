@@ -72,6 +72,14 @@ async def test_every_word_is_on_screen_whole_at_every_size(make_app, size) -> No
             assert "f1 f2 f3 Abort pane" in bar
         if width >= 120:
             assert "f5 Usage" in bar and "^n New" in bar
+        # The deck's keys (what they do is tested on the deck alone, tests/ui/deck_host.py):
+        # Zoom at every width; Diff and Copy shed at 80 columns; all shown at 200.
+        assert "f8 Zoom" in bar, bar
+        if width in (80, 200):
+            for label in ("f7 Diff", "f9 Copy"):
+                assert (label in bar) == (width == 200), (label, bar)
+        if width == 200:
+            assert "Scroll" in bar and "⇧PgUp" in bar, bar
         # the status line's fields, each whole
         status = "\n".join(lines[:2])
         for words in ("anoman-tui", "requests go to: local gateway", "cache: on",
