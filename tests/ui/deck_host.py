@@ -10,7 +10,9 @@ screen builds them: for what depends on how a stream arrives).
 
 `DeckHost(prompt=True)` adds a prompt box under the deck, as the deck's screens have
 (where focus goes home, what a zoom hides); `theme=` styles it with one of the app's
-themes.
+themes. The panes' clock is frozen at their last event (as for snapshots: a scripted
+stream's instants are its own); panes fed by `GatewayFeed` want `frozen_clock=False`,
+the app's live clock (the footer's figures are drawn while the answer streams).
 """
 
 from __future__ import annotations
@@ -65,9 +67,10 @@ class DeckScreen(DeckKeys, Screen[None]):
     BINDINGS = [*ABORT_KEYS, ABORT_ALL_KEY, NEXT_PANE_KEY, DIFF_KEY, ZOOM_KEY, COPY_KEY,
                 *SCROLL_KEYS]
 
-    def __init__(self, panes: list[PaneState], *, prompt: bool = False) -> None:
+    def __init__(self, panes: list[PaneState], *, prompt: bool = False,
+                 frozen_clock: bool = True) -> None:
         super().__init__()
-        self.deck = PaneDeck(panes, frozen_clock=True)
+        self.deck = PaneDeck(panes, frozen_clock=frozen_clock)
         self._prompt = prompt
 
     def compose(self) -> ComposeResult:
@@ -110,10 +113,12 @@ class DeckHost(App[None]):
     CSS_PATH = stylesheet()
 
     def __init__(self, count: int = 3, *, models: Iterable[str] | None = None,
-                 prompt: bool = False, theme: str | None = None) -> None:
+                 prompt: bool = False, theme: str | None = None,
+                 frozen_clock: bool = True) -> None:
         super().__init__()
         self.stylesheet.__class__ = _SharedParses
-        self.deck_screen = DeckScreen(deck_panes(count, models), prompt=prompt)
+        self.deck_screen = DeckScreen(deck_panes(count, models), prompt=prompt,
+                                      frozen_clock=frozen_clock)
         self._theme = theme
 
     def on_mount(self) -> None:

@@ -177,7 +177,7 @@ async def test_a_single_completed_answer_is_marked_nothing() -> None:
 
 
 async def test_marks_of_a_real_turn(gateway_feed: GatewayFeed) -> None:
-    host = DeckHost(3)
+    host = DeckHost(3, frozen_clock=False)
     async with host.run_test(size=(200, 50)) as pilot:
         # (a prompt of its own: the gateway's answer cache is shared by the tests)
         gateway_feed.play(host.deck, "which pool wins the verdict marks")
@@ -252,7 +252,7 @@ async def test_a_zoomed_or_hidden_pane_keeps_streaming(
     # checked on the app, in test_fit.py.)
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking",
                         "ttft=0.05,rate=60,tokens=240")
-    app = DeckHost(3, prompt=True)
+    app = DeckHost(3, prompt=True, frozen_clock=False)
     async with app.run_test(size=(200, 50)) as pilot:
         screen = app.deck_screen
         app.deck.panes[0].scenario = app.deck.panes[1].scenario = "slow_thinking"
