@@ -108,16 +108,17 @@ class _SharedParses(Stylesheet):
 
 
 class DeckHost(App[None]):
-    """An app of one `DeckScreen` of `count` panes, styled as the real app is."""
+    """An app of one `DeckScreen` of `count` panes (or of `panes`), styled as the real
+    app is."""
 
     CSS_PATH = stylesheet()
 
     def __init__(self, count: int = 3, *, models: Iterable[str] | None = None,
-                 prompt: bool = False, theme: str | None = None,
-                 frozen_clock: bool = True) -> None:
+                 panes: list[PaneState] | None = None, prompt: bool = False,
+                 theme: str | None = None, frozen_clock: bool = True) -> None:
         super().__init__()
         self.stylesheet.__class__ = _SharedParses
-        self.deck_screen = DeckScreen(deck_panes(count, models), prompt=prompt,
+        self.deck_screen = DeckScreen(panes or deck_panes(count, models), prompt=prompt,
                                       frozen_clock=frozen_clock)
         self._theme = theme
 
