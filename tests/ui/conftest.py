@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ from anoman_tui.config import Settings
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.ui.app import AnomanApp
 from tests.helpers import LocalGateways
+from tests.ui.deck_host import GatewayFeed
 
 
 @pytest.fixture(autouse=True)
@@ -37,6 +38,14 @@ def make_app(ui_gateway: EmbeddedGateway) -> Callable[..., AnomanApp]:
         )
 
     return make
+
+
+@pytest.fixture
+def gateway_feed(ui_gateway: EmbeddedGateway) -> Iterator[GatewayFeed]:
+    """Real streams for a `DeckHost`'s panes from the session's local gateway."""
+    feed = GatewayFeed(ui_gateway)
+    yield feed
+    feed.stop()
 
 
 @pytest.fixture

@@ -1,12 +1,14 @@
-"""The compare screen against the real local gateway, driven with Pilot."""
+"""The compare screen against the real local gateway, driven with Pilot.
+
+What a pane does with its stream (aborting one, a follow-up's conversation, the badges of
+errors before a stream, tabs in a narrow terminal) runs on a deck alone, fed by the same
+gateway: test_deck_streams.py."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
-from textual.widgets import Tabs
 
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
@@ -33,39 +35,6 @@ async def test_three_panes_stream_and_complete(make_app) -> None:
         # the key is never drawn
         drawn = "".join(str(w.render()) for w in app.screen.query("Static"))
         assert app.connector.api_key not in drawn
-
-
-async def test_abort_pane_two_cancels_only_pane_two(make_app, ui_gateway, monkeypatch) -> None:
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking", "ttft=0.05,rate=15")
-    app = make_app()
-    async with app.run_test(size=(160, 45)) as pilot:
-        await ready(pilot)
-        app.panes[1].scenario = "slow_thinking"
-        await send(pilot, "explain abort handling")
-        pane2 = app.compare.pane(2)
-        await until(pilot, lambda: pane2._chunks >= 3)
-        aborted_at = time.time()
-        await pilot.press("f2")
-        await until(pilot, lambda: settled(app))
-        statuses = [p.status for p in panes(app)]
-        assert statuses == ["done", "cancelled", "done"]
-        assert "CANCELLED" in badge_text(pane2) and "not committed" in badge_text(pane2)
-        assert pane2.state.history == []
-        assert pane2.answer.turn_dimmed
-        result = pane2.state.last_result
-        assert result is not None and result.request_id
-        # the gateway metered the cancelled stream, as cancelled, promptly
-        row = None
-        for _ in range(100):
-            row = ui_gateway.state.ledger.get(result.request_id)
-            if row:
-                break
-            await asyncio.sleep(0.02)
-        assert row is not None
-        assert row["status"] == "cancelled"
-        assert row["routing_mode"] == "streaming_cancelled"
-        assert row["completion_tokens"] >= 3
-        assert row["ended_at"] - aborted_at < 1.0
 
 
 async def test_a_new_comparison_while_panes_stream_leaves_them_empty(
@@ -181,34 +150,6 @@ async def test_rate_limit_retry_waits_for_retry_after(make_app) -> None:
         assert time.monotonic() - started >= 0.9  # Retry-After: 1
 
 
-async def test_follow_up_continues_each_conversation(make_app, ui_gateway) -> None:
-    app = make_app()
-    async with app.run_test(size=(160, 45)) as pilot:
-        await ready(pilot)
-        await send(pilot, "first question")
-        await until(pilot, lambda: settled(app))
-        await send(pilot, "second question")
-        await until(pilot, lambda: settled(app))
-        for pane in app.panes:
-            assert [t.role for t in pane.history] == ["user", "assistant"] * 2
-
-
-async def test_narrow_terminal_shows_tabs_one_pane_at_a_time(make_app) -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(pilot)
-        assert app.compare.query_one(Tabs).display
-        shown = [p.state.index for p in panes(app) if p.display]
-        assert shown == [1]
-        await pilot.press("f4")
-        shown = [p.state.index for p in panes(app) if p.display]
-        assert shown == [2]
-        await pilot.resize_terminal(160, 40)
-        await pilot.pause()
-        assert not app.compare.query_one(Tabs).display
-        assert all(p.display for p in panes(app))
-
-
 async def test_command_palette_changes_model_and_endpoint(make_app) -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -260,25 +201,6 @@ async def test_cost_is_estimated_without_an_anoman_block() -> None:
         await until(pilot, lambda: app.compare.pane(1).status == "done")
         footer = str(app.compare.pane(1).query_one(PaneFooter).render())
         assert "~$0.033000 (est.)" in footer
-
-
-async def test_pre_stream_http_errors_have_their_badges(make_app, monkeypatch) -> None:
-    # Reuse three scenario slots for the statuses no built-in scenario sends.
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "interrupt", "status=401")
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "drop", "status=404")
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "stall", "status=503")
-    app = make_app()
-    async with app.run_test(size=(160, 45)) as pilot:
-        await ready(pilot)
-        for pane, scenario in zip(app.panes, ("interrupt", "drop", "stall"), strict=True):
-            pane.scenario = scenario
-        await send(pilot, "http errors")
-        await until(pilot, lambda: settled(app))
-        badges = [badge_text(p) for p in panes(app)]
-        assert "401 UNAUTHORIZED: check your API key" in badges[0]
-        assert "404 MODEL NOT FOUND" in badges[1]
-        assert "503 GATEWAY ERROR" in badges[2]
-        assert all(p.state.history == [] for p in panes(app))
 
 
 async def test_unreachable_gateway_is_told_not_crashed(make_app) -> None:

@@ -1,8 +1,8 @@
 """Diff (F7): one pane's answer as a word diff against another's.
 
-The diff itself is tested without Textual; the app runs against the local gateway (two
-different models give different answers; one model twice gives the same), and with
-scripted streams where the scroll position matters.
+The diff itself is tested without Textual; choosing, showing and refreshing it on a deck
+alone (tests/ui/deck_host.py) with scripted answers; the app only where the diff is
+offered by what only it has (the palette).
 """
 
 from __future__ import annotations
@@ -10,17 +10,16 @@ from __future__ import annotations
 import random
 import time
 
-import pytest
 from rich.color import Color, ColorTriplet
 from rich.style import Style
+from textual.app import App
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.render.diff import MARKER, render_diff, summary, tokenize, word_diff
 from anoman_tui.ui.screens.pickers import ChoiceScreen
+from anoman_tui.ui.widgets.deck import LiveSource
 from anoman_tui.ui.widgets.diff_view import DiffBody
 from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -28,8 +27,6 @@ from tests.pilot import ready, settled, submit, until
 from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines
 from tests.ui.scripted import ScriptedStream, completed, text_events
-
-SIZES = [(80, 24), (200, 50)]
 
 # -- the diff, without Textual --------------------------------------------------------
 
@@ -152,7 +149,11 @@ def test_two_long_answers_diff_quickly() -> None:
     assert len(edited[::40]) <= diff.deleted_words <= 2 * len(edited[::40])
 
 
-# -- the app --------------------------------------------------------------------------
+# -- the deck (tests/ui/deck_host.py): the diff is pane-level, no app needed ------------
+
+THREE = ("Pools keep warm connections ready,\nso the next request skips the handshake.",
+         "Pools keep a few connections open,\nso a request never waits for a handshake.",
+         "A pool hands each request a connection\nit opened before, and takes it back.")
 
 
 def diff_text(pane: ComparePane) -> str:
@@ -164,7 +165,21 @@ def header(pane: ComparePane) -> str:
     return str(pane.query_one(PaneHeader).render())
 
 
-async def choose(pilot: Pilot, app: AnomanApp, option: str) -> list[str]:
+def scripted(text: str) -> LiveSource:
+    return LiveSource(ScriptedStream(completed(text_events(text, ttft=0.1, rate=200),
+                                               prompt_tokens=9, cost="0.0001", weight=1)))
+
+
+def held(text: str) -> LiveSource:
+    """`text` so far, then nothing until the pane is aborted."""
+    return LiveSource(ScriptedStream(text_events(text, ttft=0.05, rate=30), hold=True))
+
+
+def ended(host: DeckHost) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in host.deck.panes)
+
+
+async def choose(pilot: Pilot, app: App[None], option: str) -> list[str]:
     """Press F7 and pick `option` (its id) with the keyboard; returns the offered ids."""
     await pilot.press("f7")
     await until(pilot, lambda: isinstance(app.screen, ChoiceScreen)
@@ -181,24 +196,23 @@ async def choose(pilot: Pilot, app: AnomanApp, option: str) -> list[str]:
     return ids
 
 
-@pytest.mark.parametrize("size", SIZES)
-async def test_diff_two_finished_answers_and_off_again(make_app, size) -> None:
-    app = make_app()  # three different models: three different answers
-    async with app.run_test(size=size, notifications=True) as pilot:
-        await ready(pilot)
-        await until(pilot, lambda: "Quit" in screen_lines(app)[-1])
-        assert ("f7 Diff" in screen_lines(app)[-1]) == (size[0] >= 120)
+async def test_diff_two_finished_answers_and_off_again() -> None:
+    # 80 columns, panes under tabs: the diffed pane must become the one shown. (The key
+    # bar's "f7 Diff" at each width is checked on the app, in test_fit.py.)
+    host = DeckHost(3, prompt=True)
+    async with host.run_test(size=(80, 24), notifications=True) as pilot:
         await pilot.press("f7")  # no answer yet: nothing to offer
         await pilot.pause()
-        assert not isinstance(app.screen, ChoiceScreen)
+        assert not isinstance(host.screen, ChoiceScreen)
         assert "A diff needs two panes with an answer" in str(
-            [n.message for n in app._notifications])
-        await submit(pilot, "compare how the diff of two pools reads")
-        await until(pilot, lambda: settled(app))
-        assert isinstance(app.focused, PromptBox)  # F7 reaches the screen from the box
-        ids = await choose(pilot, app, "2:1")
+            [n.message for n in host._notifications])
+        host.deck.play("compare how the diff of two pools reads",
+                       {n: scripted(THREE[n - 1]) for n in (1, 2, 3)})
+        await until(pilot, lambda: ended(host))
+        assert isinstance(host.focused, PromptBox)  # F7 reaches the screen from the box
+        ids = await choose(pilot, host, "2:1")
         assert ids == ["1:2", "1:3", "2:1", "2:3", "3:1", "3:2"]
-        screen = app.compare
+        screen = host.deck_screen
         two = screen.pane(2)
         assert two.diff_base == 1 and "⇄ diff vs 1" in header(two)
         assert not two.answer.display and two.diff_view.display
@@ -210,24 +224,25 @@ async def test_diff_two_finished_answers_and_off_again(make_app, size) -> None:
         assert body == render_diff(expected).plain
         # On screen: pane 2 became the current pane, shown even in a narrow terminal.
         assert two.has_class("-current") and two.display
-        lines = "\n".join(screen_lines(app))
+        lines = "\n".join(screen_lines(host))
         assert "Diff against pane 1" in lines and "▶ first difference" in lines
         # The other panes still show their answers.
         assert screen.pane(1).answer.display and screen.pane(3).answer.display
         # Diff off is offered while a diff is shown, and brings the answer back.
-        ids = await choose(pilot, app, "off")
+        ids = await choose(pilot, host, "off")
         assert ids[-1] == "off"
         assert two.diff_base is None and two.answer.display and not two.diff_view.display
         assert "diff vs" not in header(two)
 
 
-async def test_identical_answers_say_so(make_app) -> None:
-    app = make_app(models=["anoman-lite"] * 3, temperature=0)  # one answer, not three draws
-    async with app.run_test(size=(200, 50)) as pilot:
-        await ready(pilot)
-        await submit(pilot, "one model three times gives one answer")
-        await until(pilot, lambda: settled(app))
-        screen = app.compare
+async def test_identical_answers_say_so() -> None:
+    host = DeckHost(3)
+    async with host.run_test(size=(200, 50)) as pilot:
+        # One answer in panes 1 and 3 (one model twice at temperature 0), another in 2.
+        host.deck.play("one model three times gives one answer",
+                       {1: scripted(THREE[0]), 2: scripted(THREE[1]), 3: scripted(THREE[0])})
+        await until(pilot, lambda: ended(host))
+        screen = host.deck_screen
         assert screen.pane(1).answer.text == screen.pane(3).answer.text
         screen.deck.diff_panes(1, 3)
         await pilot.pause()
@@ -240,25 +255,18 @@ async def test_identical_answers_say_so(make_app) -> None:
         assert screen.pane(2).diff_base == 3
 
 
-@pytest.mark.parametrize("size", SIZES)
-async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
-    make_app, monkeypatch, size
-) -> None:
-    # The base pane streams far longer than any test step takes (2000 tokens at 30 tok/s),
-    # so that it is still streaming when the diff is chosen however slow the machine;
-    # its abort key ends it, which is the moment the diff must be redone.
-    monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking",
-                        "ttft=0.05,rate=30,tokens=2000")
-    app = make_app()
-    async with app.run_test(size=size) as pilot:
-        await ready(pilot)
-        screen = app.compare
-        app.panes[0].scenario = "slow_thinking"
-        await submit(pilot, "a slow base answer to diff against")
+async def test_a_diff_chosen_while_streaming_updates_when_it_ends() -> None:
+    # The base pane holds its stream open until its abort key ends it, which is the
+    # moment the diff must be redone. (One size: nothing here depends on it.)
+    host = DeckHost(3)
+    async with host.run_test(size=(80, 24)) as pilot:
+        screen = host.deck_screen
+        host.deck.play("a slow base answer to diff against",
+                       {1: held(THREE[0]), 2: scripted(THREE[1]), 3: scripted(THREE[2])})
         one, two = screen.pane(1), screen.pane(2)
         await until(pilot, lambda: two.status == "done" and one.status == "streaming"
                     and one._chunks >= 3)
-        await choose(pilot, app, "2:1")
+        await choose(pilot, host, "2:1")
         assert one.status == "streaming", "the base must still stream for this test"
         shown = two.diff_view.summary_text()
         assert "(so far)" in shown
@@ -272,27 +280,28 @@ async def test_a_diff_chosen_while_streaming_updates_when_it_ends(
         assert two.diff_view.diff == final
         assert diff_text(two) == render_diff(final).plain
         # A new turn keeps the diff, of the text so far, and refreshes it when it ends.
-        await until(pilot, lambda: settled(app))
-        app.panes[0].scenario = "slow_thinking"
-        await submit(pilot, "a second turn keeps the diff")
+        await until(pilot, lambda: ended(host))
+        host.deck.play("a second turn keeps the diff",
+                       {1: held(THREE[2]), 2: scripted(THREE[0]), 3: scripted(THREE[1])})
         await pilot.pause()
         assert one.state.running
         assert two.diff_base == 1 and "(so far)" in two.diff_view.summary_text()
         await until(pilot, lambda: two.status == "done" and one._chunks >= 3)
         await pilot.press("f1")
-        await until(pilot, lambda: settled(app))
+        await until(pilot, lambda: ended(host))
         await pilot.pause()
         assert two.diff_view.diff == word_diff(one.answer.text, two.answer.text)
         assert "so far" not in two.diff_view.summary_text()
 
 
-async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) -> None:
-    app = make_app(theme="anoman-high-contrast")
-    async with app.run_test(size=(200, 50)) as pilot:
-        await ready(pilot)
-        await submit(pilot, "colours of a diff in high contrast")
-        await until(pilot, lambda: settled(app))
-        screen = app.compare
+async def test_high_contrast_theme_colours_insertions_and_deletions() -> None:
+    host = DeckHost(3, theme="anoman-high-contrast")
+    async with host.run_test(size=(200, 50)) as pilot:
+        host.deck.play("colours of a diff in high contrast",
+                       {n: scripted(THREE[n - 1]) for n in (1, 2, 3)})
+        await until(pilot, lambda: ended(host))
+        screen = host.deck_screen
+        assert host.theme == "anoman-high-contrast"
         screen.deck.diff_panes(1, 2)
         await pilot.pause()
         body = screen.pane(2).diff_view.query_one(DiffBody)
@@ -310,7 +319,7 @@ async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) ->
                     assert fg is not None and bg is not None and fg.triplet and bg.triplet
                     assert sum(abs(a - b) for a, b in zip(fg.triplet, bg.triplet,
                                                           strict=True)) > 200, segment
-        theme = app.current_theme
+        theme = host.current_theme
         success, error, foreground = (Color.parse(c or "").triplet for c in (
             theme.success, theme.error, theme.foreground))
         assert success and error and foreground
@@ -328,14 +337,17 @@ async def test_high_contrast_theme_colours_insertions_and_deletions(make_app) ->
         assert any(near(c, foreground) for c in colours["rest"])
         assert len({success, error, foreground}) == 3
         # Another theme: the diff is drawn again in its colours.
-        app.theme = "anoman-light"
+        host.theme = "anoman-light"
         await pilot.pause()
-        light = Color.parse(app.current_theme.success or "").triplet
+        light = Color.parse(host.current_theme.success or "").triplet
         assert light is not None and light != success
         inserts = [segment.style.color for y in range(body.size.height)
                    for segment in body.render_lines(Region(0, y, body.size.width, 1))[0]
                    if "{+" in segment.text and segment.style is not None]
         assert inserts and all(near(c, light) for c in inserts)
+
+
+# -- the app: what only it offers -------------------------------------------------------
 
 
 async def test_palette_offers_the_diff(make_app) -> None:

@@ -16,11 +16,13 @@ from anoman_tui.targets import TargetConfig
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
 from anoman_tui.ui.render.fit import fit_model_and_target, shorten
+from anoman_tui.ui.render.pane_state import PaneState
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.pane import PaneHeader, pack_fields
 from anoman_tui.ui.widgets.status_line import StatusLine
 from tests.pilot import panes, ready, settled, until
 from tests.pilot import submit as send
+from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines
 
 SIZES = [(80, 24), (100, 30), (120, 30), (200, 50)]
@@ -72,6 +74,14 @@ async def test_every_word_is_on_screen_whole_at_every_size(make_app, size) -> No
             assert "f1 f2 f3 Abort pane" in bar
         if width >= 120:
             assert "f5 Usage" in bar and "^n New" in bar
+        # The deck's keys (what they do is tested on the deck alone, tests/ui/deck_host.py):
+        # Zoom at every width; Diff and Copy shed at 80 columns; all shown at 200.
+        assert "f8 Zoom" in bar, bar
+        if width in (80, 200):
+            for label in ("f7 Diff", "f9 Copy"):
+                assert (label in bar) == (width == 200), (label, bar)
+        if width == 200:
+            assert "Scroll" in bar and "⇧PgUp" in bar, bar
         # the status line's fields, each whole
         status = "\n".join(lines[:2])
         for words in ("anoman-tui", "requests go to: local gateway", "cache: on",
@@ -183,26 +193,36 @@ LONG_TARGET = "team-eu-west-inference-gateway"
 HEADER_SIZES = [(80, 24), (120, 30), (160, 40), (200, 50)]
 
 
+def deck_rows(host: DeckHost) -> list[int]:
+    """The screen rows of the shown panes' headers, each checked to be one row high."""
+    headers = [p.query_one(PaneHeader) for p in host.deck.widgets if p.display]
+    assert all(h.region.height == 1 for h in headers), [h.region for h in headers]
+    return [h.region.y for h in headers]
+
+
 @pytest.mark.parametrize("size", HEADER_SIZES, ids=[f"{w}x{h}" for w, h in HEADER_SIZES])
 async def test_a_pane_header_is_one_line_that_keeps_its_state(size) -> None:
     """Long model and target names are shortened (in their middle), never the state: each
-    header is one row of the screen as exported (the SVG), state word included."""
-    settings = Settings(theme="anoman-dark", targets={LONG_TARGET: TargetConfig(
-        base_url="http://127.0.0.1:9/v1")})
-    models = [f"{LONG_TARGET}:{LONG_MODELS[0]}", *LONG_MODELS[1:]]
-    app = AnomanApp(settings, models=models, connect=False)
+    header is one row of the screen as exported (the SVG), state word included. (The
+    headers and tabs are the deck's: a deck alone, tests/ui/deck_host.py.)"""
+    settings = Settings(targets={LONG_TARGET: TargetConfig(base_url="http://127.0.0.1:9/v1")})
+    target = settings.all_targets()[LONG_TARGET]
+    local = settings.all_targets()["local"]
+    app = DeckHost(panes=[PaneState(index=1, model=LONG_MODELS[0], target=target),
+                          PaneState(index=2, model=LONG_MODELS[1], target=local),
+                          PaneState(index=3, model=LONG_MODELS[2], target=local)])
     async with app.run_test(size=size) as pilot:
-        app.panes[2].status = "cancelled"
-        app.compare.pane(3).refresh_chrome()
-        app.compare.update_status()  # (and the tab strip)
+        app.deck.panes[2].status = "cancelled"
+        app.deck.pane(3).refresh_chrome()
+        app.deck.update_tabs(size[0])  # (as the screen does with its status line)
         if size[0] < 120:
             await pilot.press("f4", "f4")  # the third pane's tab: its state is the longest
         await until(pilot, lambda: all(h.region.height == 1 for h in
-                                       (p.query_one(PaneHeader) for p in panes(app)
+                                       (p.query_one(PaneHeader) for p in app.deck.widgets
                                         if p.display)), 10)
         lines = screen_lines(app)
-        rows = header_rows(app)
-        shown = [p for p in panes(app) if p.display]
+        rows = deck_rows(app)
+        shown = [p for p in app.deck.widgets if p.display]
         assert len(rows) == (3 if size[0] >= 120 else 1)
         for pane, y in zip(shown, rows, strict=True):
             left, right = pane.region.x, pane.region.right
@@ -221,16 +241,15 @@ async def test_a_pane_header_is_one_line_that_keeps_its_state(size) -> None:
 
 
 async def test_a_scenario_note_that_does_not_fit_has_a_row_of_its_own() -> None:
-    app = AnomanApp(Settings(theme="anoman-dark"), models=["claude-sonnet-4-6"] * 3,
-                    connect=False)
+    app = DeckHost(3, models=["claude-sonnet-4-6"] * 3)  # the header is the pane's
     async with app.run_test(size=(120, 30)) as pilot:
-        app.panes[1].scenario = "interrupt"
-        app.compare.pane(2).refresh_chrome()
+        app.deck.panes[1].scenario = "interrupt"
+        app.deck.pane(2).refresh_chrome()
         note = re.escape("sim. interruption (next)")
         # Drawn by the pane's next frame: waited for, not slept on (a busy core delays it).
         await until(pilot, lambda: whole_in_one_line(screen_lines(app), note) == 1, 10)
         lines = screen_lines(app)
-        header = app.compare.pane(2).query_one(PaneHeader)
+        header = app.deck.pane(2).query_one(PaneHeader)
         assert header.region.height == 2
         assert re.search(r"2  claude-sonnet-4-6 @local  idle", lines[header.region.y]), lines
         assert note.replace("\\", "") in lines[header.region.y + 1]

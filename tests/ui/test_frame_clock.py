@@ -19,6 +19,7 @@ from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.pilot import until
+from tests.ui.deck_host import DeckHost, GatewayFeed
 from tests.ui.helpers import Host, drained
 
 
@@ -209,6 +210,10 @@ async def test_scrolled_rows_reuse_their_styled_lines() -> None:
         assert [list(s) for s in dimmed] != [list(s) for s in plain]
 
 
+def settled(host: DeckHost) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in host.deck.panes)
+
+
 def test_warm_up_builds_the_common_lexers() -> None:
     warm_up()
     assert _lexer.cache_info().currsize >= len(WARM_LANGUAGES)
@@ -238,12 +243,13 @@ async def test_app_warms_up_after_first_paint_and_restyles_only_a_pane(
         await pilot.pause()
 
 
-async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypatch) -> None:
+async def test_frames_take_in_what_the_streams_read_for_them(gateway_feed: GatewayFeed,
+                                                            monkeypatch) -> None:
     """While panes stream, each frame first takes in the text read for it (a clock source;
     the iterator gets the rest, and the stream's start and end): together the whole
-    answer, once, in order; no source is left once the streams end."""
+    answer, once, in order; no source is left once the streams end. (A deck alone, fed
+    by the local gateway: tests/ui/deck_host.py.)"""
     from anoman_tui.ui.render import pane_state
-    from tests.pilot import panes, ready, send, settled
 
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0.02,rate=100,tokens=300")
     polls = [0]
@@ -254,15 +260,14 @@ async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypat
         original_take(self, stream)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ComparePane, "_take_deltas", take)
-    app = make_app()
+    app = DeckHost(3, frozen_clock=False)
     async with app.run_test(size=(160, 45)) as pilot:
-        await ready(pilot)
         # A busy UI (long frames): reads wait for it.
         busy = app.set_interval(0.04, lambda: time.sleep(0.03))
-        await send(pilot, "stream it")
+        gateway_feed.play(app.deck, "stream it")
         await until(pilot, lambda: settled(app), timeout=30)
         busy.stop()
-        for pane in panes(app):
+        for pane in app.deck.widgets:
             result = pane.state.last_result
             assert pane.status == "done" and result is not None
             await until(pilot, lambda pane=pane: pane.answer.caught_up, timeout=10)
@@ -271,11 +276,11 @@ async def test_frames_take_in_what_the_streams_read_for_them(make_app, monkeypat
         assert not FrameClock.of(app)._sources
 
 
-async def test_a_failure_drawing_a_frames_deltas_costs_only_its_pane(make_app, monkeypatch
-                                                                     ) -> None:
+async def test_a_failure_drawing_a_frames_deltas_costs_only_its_pane(
+        gateway_feed: GatewayFeed, monkeypatch) -> None:
     from anoman_tui.ui.network import ThreadedStream
     from anoman_tui.ui.render import pane_state
-    from tests.pilot import badge_text, panes, ready, send, settled
+    from tests.pilot import badge_text
 
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0.02,rate=100,tokens=200")
     original = ThreadedStream.take_deltas
@@ -289,12 +294,11 @@ async def test_a_failure_drawing_a_frames_deltas_costs_only_its_pane(make_app, m
         return events  # type: ignore[return-value]
 
     monkeypatch.setattr(ThreadedStream, "take_deltas", take)
-    app = make_app()
+    app = DeckHost(3, frozen_clock=False)
     async with app.run_test(size=(160, 45)) as pilot:
-        await ready(pilot)
-        await send(pilot, "stream it")
+        gateway_feed.play(app.deck, "stream it")
         await until(pilot, lambda: settled(app), timeout=30)
-        one, two, three = panes(app)
+        one, two, three = app.deck.widgets
         assert broken, "no frame took deltas in pane 2"
         assert two.status == "failed" and "INTERNAL ERROR" in badge_text(two)
         assert one.status == "done" and three.status == "done"

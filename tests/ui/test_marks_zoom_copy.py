@@ -1,8 +1,10 @@
 """Reading answers against each other: the verdict marks, zoom, and copying an answer.
 
-Marks and copying are driven with scripted streams (fixed figures, so the winners are
-known; the marks in a deck alone, tests/ui/deck_host.py); zoom and the marks of a real
-turn run against the local gateway.
+Marks, zoom and copying run on a deck alone (tests/ui/deck_host.py): with scripted streams
+(fixed figures, so the winners are known), and with real streams from the local gateway
+for a real turn's marks and panes that stream while zoomed. The app keeps what only its
+screen does: the palette's code-block copy, and typing while zoomed (its prompt box and
+status line step aside).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from bisect import bisect_right
 from decimal import Decimal
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
@@ -33,9 +36,8 @@ from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.deck import LiveSource
 from anoman_tui.ui.widgets.pane import ComparePane, PaneMarks
 from anoman_tui.ui.widgets.prompt_box import PromptBox
-from tests.pilot import panes, settled, until
-from tests.ui.deck_host import DeckHost
-from tests.ui.screen_text import screen_lines
+from tests.pilot import until
+from tests.ui.deck_host import DeckHost, GatewayFeed
 from tests.ui.scripted import ScriptedStream, completed, failed, text_events
 
 SIZES = [(80, 24), (200, 50)]
@@ -174,16 +176,15 @@ async def test_a_single_completed_answer_is_marked_nothing() -> None:
         assert [marks_of(p) for p in host.deck.widgets] == ["", "", ""]
 
 
-async def test_marks_of_a_real_turn(make_app) -> None:
-    app = make_app()
-    async with app.run_test(size=(200, 50)) as pilot:
-        await until(pilot, lambda: app.compare.base_url is not None)
+async def test_marks_of_a_real_turn(gateway_feed: GatewayFeed) -> None:
+    host = DeckHost(3, frozen_clock=False)
+    async with host.run_test(size=(200, 50)) as pilot:
         # (a prompt of its own: the gateway's answer cache is shared by the tests)
-        app.compare.send("which pool wins the verdict marks", app.panes)
-        await until(pilot, lambda: settled(app))
+        gateway_feed.play(host.deck, "which pool wins the verdict marks")
+        await until(pilot, lambda: deck_settled(host))
         await pilot.pause(0.05)
-        shown = {p.state.index: marks_of(p) for p in panes(app)}
-        expected = verdict([p.figures() for p in panes(app)])
+        shown = {p.state.index: marks_of(p) for p in host.deck.widgets}
+        expected = verdict([p.figures() for p in host.deck.widgets])
         assert expected, "the gateway's three answers always have a winner"
         for index, text in shown.items():
             assert text == marks_line(expected.get(index, []))
@@ -203,11 +204,12 @@ LONG = "\n\n".join(f"Paragraph {i}: pools keep warm connections ready for the ne
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_zoom_keeps_the_panes_scroll_position(size: tuple[int, int]) -> None:
-    app = scripted_app()
+    # (What the app's own screen hides while zoomed: test_typing_while_zoomed_...)
+    app = DeckHost(3, prompt=True)
     async with app.run_test(size=size) as pilot:
-        await scripted_ready(pilot)
-        screen = app.compare
-        start(app, 2, answer(LONG, ttft=0.1, rate=500, cost="0.0001"))
+        screen = app.deck_screen
+        app.deck.play("pools?", {2: LiveSource(answer(LONG, ttft=0.1, rate=500,
+                                                      cost="0.0001"))})
         two = screen.pane(2)
         await until(pilot, lambda: two.status == "done")
         await pilot.press("f4")  # pane 2 is the current pane
@@ -220,10 +222,9 @@ async def test_zoom_keeps_the_panes_scroll_position(size: tuple[int, int]) -> No
         await pilot.press("f8")
         await pilot.pause()
         assert screen.has_class("-zoomed")
-        assert [p.display for p in panes(app)] == [False, True, False]
+        assert [p.display for p in app.deck.widgets] == [False, True, False]
         assert screen.query_one("#prompt-area").region.height == 0
-        assert screen.query_one("#status-line").region.height == 0
-        assert two.region.width == size[0] and two.region.height == size[1] - 1  # key bar
+        assert two.region.width == size[0] and two.region.height == size[1]  # (no key bar)
         assert two.answer is view and app.focused is view  # the same widget, not a new one
         assert top_block(two) == block
         if size[0] < 120:  # the pane was full width already: the very same row
@@ -239,27 +240,23 @@ async def test_zoom_keeps_the_panes_scroll_position(size: tuple[int, int]) -> No
         assert screen.query_one("#prompt-area").region.height > 0
         assert isinstance(app.focused, PromptBox)
         expected = [False, True, False] if size[0] < 120 else [True, True, True]
-        assert [p.display for p in panes(app)] == expected
+        assert [p.display for p in app.deck.widgets] == expected
 
 
-@pytest.mark.parametrize("size", SIZES)
 async def test_a_zoomed_or_hidden_pane_keeps_streaming(
-    make_app, monkeypatch, size: tuple[int, int]
+    gateway_feed: GatewayFeed, monkeypatch
 ) -> None:
     # 240 tokens at 60 tok/s: four seconds, so a slow machine still zooms while both
     # stream (80 tokens at 40 tok/s once ended before the zoom on a loaded CI runner).
+    # 200 columns: the zoom is what hides pane 2. (The key bar's Zoom and Copy keys are
+    # checked on the app, in test_fit.py.)
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "slow_thinking",
                         "ttft=0.05,rate=60,tokens=240")
-    app = make_app()
-    async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.compare.base_url is not None)
-        # The key bar is laid out a frame after the screen: wait for it.
-        await until(pilot, lambda: "f8 Zoom" in screen_lines(app)[-1])
-        bar = screen_lines(app)[-1]
-        assert ("f9 Copy" in bar) == (size[0] >= 120), bar
-        screen = app.compare
-        app.panes[0].scenario = app.panes[1].scenario = "slow_thinking"
-        screen.send("explain connection pooling in depth", app.panes)
+    app = DeckHost(3, prompt=True, frozen_clock=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = app.deck_screen
+        app.deck.panes[0].scenario = app.deck.panes[1].scenario = "slow_thinking"
+        gateway_feed.play(app.deck, "explain connection pooling in depth")
         one, two = screen.pane(1), screen.pane(2)
         await until(pilot, lambda: one._chunks >= 1 and two._chunks >= 1)
         await pilot.press("f8")  # pane 1 full screen, pane 2 hidden
@@ -267,13 +264,13 @@ async def test_a_zoomed_or_hidden_pane_keeps_streaming(
         assert screen.has_class("-zoomed") and not two.display
         chunks = one._chunks, two._chunks
         await until(pilot, lambda: one._chunks > chunks[0] and two._chunks > chunks[1])
-        await until(pilot, lambda: settled(app))
+        await until(pilot, lambda: deck_settled(app))
         assert one.status == two.status == "done"
         assert one.answer.text.strip() and two.answer.text.strip()
         assert screen.has_class("-zoomed")
         # The turn's verdict reaches the zoomed pane too.
         await pilot.pause(0.05)
-        expected = verdict([p.figures() for p in panes(app)]).get(1, [])
+        expected = verdict([p.figures() for p in app.deck.widgets]).get(1, [])
         assert marks_of(one) == marks_line(expected)
         await pilot.press("f8")
         await pilot.pause()
@@ -286,6 +283,12 @@ async def test_typing_while_zoomed_brings_the_prompt_back(make_app) -> None:
         await until(pilot, lambda: app.compare.base_url is not None)
         await pilot.press("f8")
         assert app.compare.has_class("-zoomed")
+        # The screen's own parts step aside: the zoomed pane has all but the key bar.
+        await pilot.pause()
+        screen = app.compare
+        assert screen.query_one("#prompt-area").region.height == 0
+        assert screen.query_one("#status-line").region.height == 0
+        assert screen.pane(1).region.width == 80 and screen.pane(1).region.height == 23
         await pilot.press("h", "i")
         assert not app.compare.has_class("-zoomed")
         assert app.compare.query_one("#prompt").text == "hi"
@@ -294,7 +297,7 @@ async def test_typing_while_zoomed_brings_the_prompt_back(make_app) -> None:
 class Clipboard:
     """Spies on `App.copy_to_clipboard` and on what it writes to the terminal."""
 
-    def __init__(self, app: AnomanApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, app: App[None], monkeypatch: pytest.MonkeyPatch) -> None:
         self.copied: list[str] = []
         self.written: list[str] = []
         real = app.copy_to_clipboard
@@ -313,22 +316,23 @@ class Clipboard:
                 if w.startswith(prefix) and w.endswith("\a")]
 
 
-def notices(app: AnomanApp) -> str:
+def notices(app: App[None]) -> str:
     return " | ".join(str(n.message) for n in app._notifications)
 
 
-@pytest.mark.parametrize("size", SIZES)
-async def test_copy_the_current_panes_answer(monkeypatch, size: tuple[int, int]) -> None:
-    app = scripted_app()
-    async with app.run_test(size=size, notifications=True) as pilot:
-        await scripted_ready(pilot)
+async def test_copy_the_current_panes_answer(monkeypatch) -> None:
+    # One size: nothing here depends on it.
+    app = DeckHost(3, prompt=True)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         clipboard = Clipboard(app, monkeypatch)
         await pilot.press("f9")
         assert clipboard.copied == [] and "Pane 1 has no answer to copy" in notices(app)
-        start(app, 2, answer("first turn", ttft=0.1, rate=50, cost="0.0001"), "q1")
-        await until(pilot, lambda: app.compare.pane(2).status == "done")
-        start(app, 2, answer(CODE_ANSWER, ttft=0.1, rate=50, cost="0.0001"), "q2")
-        await until(pilot, lambda: app.compare.pane(2).status == "done")
+        app.deck.play("q1", {2: LiveSource(answer("first turn", ttft=0.1, rate=50,
+                                                  cost="0.0001"))})
+        await until(pilot, lambda: app.deck.pane(2).status == "done")
+        app.deck.play("q2", {2: LiveSource(answer(CODE_ANSWER, ttft=0.1, rate=50,
+                                                  cost="0.0001"))})
+        await until(pilot, lambda: app.deck.pane(2).status == "done")
         await pilot.press("f4")  # pane 2 is the current pane
         await pilot.press("f9")
         # The latest turn's answer only: no prompt, no earlier turn, no markup.

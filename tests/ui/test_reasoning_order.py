@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
+from textual.app import App
+
 from anoman_tui.suites.scenarios import SCENARIO_HEADERS
-from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen
@@ -15,6 +16,7 @@ from anoman_tui.ui.screens.replay import ReplayScreen
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.pilot import ready, settled, submit, until
+from tests.ui.deck_host import DeckHost, GatewayFeed
 from tests.ui.helpers import Host, drained
 from tests.ui.screen_text import screen_lines
 
@@ -108,38 +110,43 @@ async def test_reasoning_that_comes_after_the_answer_began_goes_above_it() -> No
         assert head < lines.index("Late reasoning.") < said
 
 
-# -- the compare screen, the history, a replay -----------------------------------------
+# -- a deck, the history, a replay ----------------------------------------------------
 
 
-def thinking_pane(app: AnomanApp) -> ComparePane:
+def thinking_pane(app: App[None]) -> ComparePane:
     return app.screen.query_one("#pane-3", ComparePane)
 
 
+def deck_settled(host: DeckHost) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in host.deck.panes)
+
+
 async def test_a_thinking_model_reasons_under_its_prompt_live_and_in_a_conversation(
-    make_app, monkeypatch
+    gateway_feed: GatewayFeed, monkeypatch
 ) -> None:
-    # Slow enough that the reasoning is seen while it streams.
+    # Slow enough that the reasoning is seen while it streams. (A deck alone, fed by the
+    # local gateway: tests/ui/deck_host.py.)
     monkeypatch.setitem(SCENARIO_HEADERS, "none", "ttft=0.05,rate=40,tokens=30")
-    app = make_app(THINKING)
+    app = DeckHost(3, models=THINKING, frozen_clock=False)
     async with app.run_test(size=(200, 50)) as pilot:
-        await ready(pilot)
         pane = thinking_pane(app)
         assert pane.state.model == "deepseek-r1"
-        await submit(pilot, "first question")
+        gateway_feed.play(app.deck, "first question")
         # During the stream, once its reasoning shows.
         await until(pilot, lambda: "▼ Reasoning" in pane.answer._rendered_lines())
         assert pane.status == "streaming"
         lines = pane.answer._rendered_lines()
         assert find(lines, "▌ first question") < lines.index("▼ Reasoning")
-        await until(pilot, lambda: settled(app), timeout=60)
+        await until(pilot, lambda: deck_settled(app), timeout=60)
         await drained(pilot, pane.answer)  # type: ignore[arg-type]
         lines = pane.answer._rendered_lines()
         first_text = first_word(pane.answer.text)
         _, _, said = turn_order(lines, "first question", first_text)
         assert lines[find(lines, "▌ first question") + 2].startswith("▶ Reasoning")
         # A second turn: prompt, reasoning, answer again, below the first.
-        await submit(pilot, "second question")
-        await until(pilot, lambda: settled(app) and pane.state.last_prompt == "second question")
+        gateway_feed.play(app.deck, "second question")
+        await until(pilot, lambda: deck_settled(app)
+                    and pane.state.last_prompt == "second question")
         await drained(pilot, pane.answer)  # type: ignore[arg-type]
         lines = pane.answer._rendered_lines()
         turn_order(lines, "first question", first_text)
