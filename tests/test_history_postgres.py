@@ -319,6 +319,7 @@ class Person:
                                 "-H", FAST, process=True)
 
 
+@pytest.mark.long(10)
 def test_two_people_share_one_history_and_see_who_did_what(
         clean_env: Path, tmp_path: Path, postgres_server: PostgresServer,
         make_local_gateway: LocalGateways) -> None:

@@ -150,6 +150,7 @@ def _run_load(start_gateway: LocalGateways, n: int, errors: _Errors) -> None:
           f"{elapsed:.1f} s: {n} ledger rows, none lost, no error logged")
 
 
+@pytest.mark.long(8)
 def test_load_1000(make_local_gateway: LocalGateways, errors: _Errors) -> None:
     # Measured ~5 s here, so the full 1,000 runs by default.
     _run_load(make_local_gateway, 1000, errors)

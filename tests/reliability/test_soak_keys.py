@@ -90,6 +90,7 @@ async def _soak(replay: ReplayServer, rounds: int) -> None:
         await until(pilot, lambda: all(p.status == "idle" for p in panes(app)), 5)
 
 
+@pytest.mark.long(25)
 async def test_soak_60_comparisons(replay: ReplayServer) -> None:
     await _soak(replay, 60)
 
