@@ -41,6 +41,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The tests marked `long(SECONDS)` first, longest first (xdist hands tests out in
+    # this order, after its xdist_group groups): one that started last on a worker would
+    # keep the whole run waiting for it alone.
+    def seconds(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("long")
+        return mark.args[0] if mark else 0.0
+
+    items.sort(key=seconds, reverse=True)
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="slow: run with `pytest --run-slow`")

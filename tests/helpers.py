@@ -1,7 +1,8 @@
 """Pieces the tests share that are not fixtures: the local gateway's test configuration
 and the starter behind the gateway fixtures of ``tests/conftest.py``; a loopback server
 that records what each request carried; `anoman-tui` run in this process (`run_main`,
-`main_in_thread`) and as a subprocess (`cli`); a stream request to a loopback server.
+`main_in_thread`) and as a subprocess (`cli`); the tests' own HTTP clients
+(`loopback_client`); a stream request to a loopback server.
 
 Test modules import shared code from modules like this one (never from a ``test_*``
 module or a ``conftest.py``: ``tests/test_test_layout.py`` checks it).
@@ -23,9 +24,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from anoman_tui.gateway.config import GatewayConfig, ModelDefaults
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.streaming import ChatTurn, EndpointFormat, StreamRequest
+from anoman_tui.streaming.tls import tls_context
 from tests.frames import ANTHROPIC_EXAMPLE_STREAM, OPENAI_EXAMPLE_STREAM
 from tests.replay_server import RecordedRequest, ReplayServer, Script
 
@@ -222,6 +226,21 @@ async def cli(*args: str, env: dict[str, str] | None = None,
     ``env``: (exit status, stdout, stderr)."""
     done = await main_in_thread(args, env={**os.environ, **(env or {})}, cwd=cwd)
     return done.returncode, done.stdout, done.stderr
+
+
+# -- HTTP clients of the tests' own ------------------------------------------------
+
+
+def loopback_client(base_url: str, **kw: Any) -> httpx.Client:
+    """`httpx.Client(base_url=base_url, **kw)` with the process's one TLS context
+    (`anoman_tui.streaming.tls`): httpx would build one for each client, loading the
+    certificate bundle (~30 ms of CPU), and the tests make hundreds of clients."""
+    return httpx.Client(base_url=base_url, verify=tls_context(), **kw)
+
+
+def loopback_async_client(base_url: str, **kw: Any) -> httpx.AsyncClient:
+    """`loopback_client`, async."""
+    return httpx.AsyncClient(base_url=base_url, verify=tls_context(), **kw)
 
 
 # -- a stream request to a loopback server ------------------------------------------

@@ -26,7 +26,7 @@ from anoman_tui.history import (
 from anoman_tui.history.engines import pg_tsquery, scrub_url
 from anoman_tui.history.schema.sqlite import SCHEMA_VERSION
 from tests.cli.helpers import FAST, KEY
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, run_main
 from tests.postgres import PASSWORD, PostgresServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,10 +277,11 @@ def test_a_lasting_refusal_is_not_kept_waiting(tmp_path: Path) -> None:
 
 
 class Person:
-    """One person at their own machine: the real `anoman-tui` command (the console
-    script, this checkout first on the path) with their own `ANOMAN_USER`, data
+    """One person at their own machine: `anoman-tui` with their own `ANOMAN_USER`, data
     directory and config file, pointed at the team's PostgreSQL history and at the local
-    gateway."""
+    gateway. The work both do at the same time runs as two real processes (the console
+    script, this checkout first on the path); what each does afterwards, one command at
+    a time, runs in this process (`run_main`: a third of a process's cost)."""
 
     def __init__(self, name: str, home: Path, url: str, base_url: str) -> None:
         self.name = name
@@ -294,12 +295,15 @@ class Person:
                     "COLUMNS": "200"}
         self.outputs: list[str] = []
 
-    def run(self, *args: str) -> Any:
-        """`anoman-tui ARGS`; what it printed as JSON (one document, or a list of its
-        lines for `history --json`)."""
-        command = Path(sys.executable).with_name("anoman-tui")
-        done = subprocess.run([str(command), *args], capture_output=True, text=True,
-                              env=self.env, cwd=ROOT, timeout=180)
+    def run(self, *args: str, process: bool = False) -> Any:
+        """`anoman-tui ARGS` (with ``process``, as a process of its own); what it printed
+        as JSON (one document, or a list of its lines for `history --json`)."""
+        if process:
+            command = Path(sys.executable).with_name("anoman-tui")
+            done = subprocess.run([str(command), *args], capture_output=True, text=True,
+                                  env=self.env, cwd=ROOT, timeout=180)
+        else:
+            done = run_main(args, env=self.env, cwd=ROOT)
         self.outputs.append(done.stdout + done.stderr)
         assert done.returncode == 0, f"{self.name}: anoman-tui {args[0]}: {done.stderr}"
         if args[0] == "history":
@@ -310,11 +314,12 @@ class Person:
         """A blind round and a suite run, as this person would start them."""
         into["round"] = self.run("compare", f"{self.name}'s question about WAL", "--blind",
                                  "--json", "--base-url", self.base_url, "-m", "anoman-lite",
-                                 "-m", "claude-sonnet-4-6", "-H", FAST)
+                                 "-m", "claude-sonnet-4-6", "-H", FAST, process=True)
         into["eval"] = self.run("eval", str(suite), "--json", "--base-url", self.base_url,
-                                "-H", FAST)
+                                "-H", FAST, process=True)
 
 
+@pytest.mark.long(10)
 def test_two_people_share_one_history_and_see_who_did_what(
         clean_env: Path, tmp_path: Path, postgres_server: PostgresServer,
         make_local_gateway: LocalGateways) -> None:

@@ -106,13 +106,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     env_dir = work / "venv"
     # No pip of its own (ensurepip: ~5 s of CPU): this run's pip installs into it
     # (`pip --python`), as pipx and uv install a tool into an environment without pip.
+    # --no-compile: pip would byte-compile every module of every dependency (~5 s of
+    # CPU); the runs below compile what they import, as Python does for any module.
     venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     bin_dir = env_dir / "bin"
     home = work / "home"
     home.mkdir()
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install",
-         "--quiet", str(wheel)],
+         "--quiet", "--no-compile", str(wheel)],
         check=True, capture_output=True, timeout=600, env=_clean_env(home), cwd=work,
     )
     yield bin_dir

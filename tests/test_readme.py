@@ -1,7 +1,8 @@
 """The README and the documents it links to say what is true, and stay findable.
 
-- Every ```python block in the README and in `docs/` runs as printed, in its own
-  interpreter, against the real local gateway on loopback (`ANOMAN_BASE_URL` and
+- Every ```python block in the README and in `docs/` runs as printed, as `__main__`
+  in the test's interpreter (an interpreter and an SDK import each would cost ~1 s of
+  CPU a run), against the real local gateway on loopback (`ANOMAN_BASE_URL` and
   `ANOMAN_API_KEY` point at it; the examples read them), exits 0 and prints the answer
   it streamed.
 - Every configuration example loads: the app's through the settings loader, the local
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
+import runpy
 import sys
 import tomllib
+import traceback
 from pathlib import Path
 
 import pytest
@@ -53,7 +55,26 @@ EXAMPLES = [(path, index, block) for path in [README, *DOCS]
 
 @pytest.fixture(scope="module")
 def gateway(make_module_gateway: LocalGateways) -> EmbeddedGateway:
-    return make_module_gateway(time_scale=0.05)
+    return make_module_gateway()
+
+
+def _run_example(script: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`python SCRIPT` as a user runs it, in this process (no interpreter and SDK import
+    to pay for each run): as `__main__`, with its own module namespace, in the
+    environment and working directory set by the test; (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+        status = 0
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if isinstance(stop.code, str):
+            print(stop.code, file=sys.stderr)
+    except Exception:  # what an interpreter would print, and its exit status
+        traceback.print_exc()
+        status = 1
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 def test_the_readme_and_docs_have_python_examples() -> None:
@@ -66,25 +87,27 @@ def test_the_readme_and_docs_have_python_examples() -> None:
                          ids=[f"{_rel(p)}-{i}" for p, i, _ in EXAMPLES])
 def test_each_python_example_runs_as_printed(gateway: EmbeddedGateway, clean_env: Path,
                                             tmp_path: Path, path: Path, index: int,
-                                            source: str) -> None:
+                                            source: str, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / f"example_{index}.py"
     script.write_text(source, encoding="utf-8")
-    env = dict(os.environ)  # clean_env: no ANOMAN_* of ours, data under tmp_path
-    env.update(ANOMAN_BASE_URL=gateway.base_url, ANOMAN_API_KEY=gateway.api_key,
-               ANOMAN_CONFIG=os.devnull,
-               # `anoman-tui` as installed beside this interpreter
-               PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=60)
-    assert done.returncode == 0, f"{_rel(path)}:\n{source}\n{done.stderr}"
-    assert len(done.stdout.strip()) > 20, done.stdout  # the streamed answer
-    assert "Traceback" not in done.stderr
+    # clean_env: no ANOMAN_* of ours, data under tmp_path
+    monkeypatch.setenv("ANOMAN_BASE_URL", gateway.base_url)
+    monkeypatch.setenv("ANOMAN_API_KEY", gateway.api_key)
+    monkeypatch.setenv("ANOMAN_CONFIG", os.devnull)
+    # `anoman-tui` as installed beside this interpreter
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep
+                       + os.environ.get("PATH", ""))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run_example(script, capsys)
+    assert code == 0, f"{_rel(path)}:\n{source}\n{err}"
+    assert len(out.strip()) > 20, out  # the streamed answer
+    assert "Traceback" not in err
     if "no-cache" not in source:
         return
     # Twice: the no-cache header keeps the second run a stream, not an empty cache hit.
-    again = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                           env=env, cwd=tmp_path, timeout=60)
-    assert again.returncode == 0 and len(again.stdout.strip()) > 20, again.stdout
+    code, out, err = _run_example(script, capsys)
+    assert code == 0 and len(out.strip()) > 20, out
 
 
 APP_CONFIGS = [(path, block) for path in [README, ROOT / "docs" / "configuration.md"]

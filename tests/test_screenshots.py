@@ -7,6 +7,8 @@ import functools
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from tests.ui.screen_text import svg_lines
 
 SCRIPT = Path(__file__).resolve().parents[1] / "screenshots" / "make_screenshots.py"
@@ -25,6 +27,7 @@ def _shown_text(svg: str) -> str:
     return "\n".join(svg_lines(svg, _script().SIZE))
 
 
+@pytest.mark.long(30)
 async def test_the_script_writes_self_contained_screenshots(tmp_path: Path) -> None:
     script = _script()
     written = await script.make(tmp_path, time_scale=0.05)

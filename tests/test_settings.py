@@ -23,9 +23,8 @@ import pytest
 
 from anoman_tui.cli import build_parser, settings_from_args
 from anoman_tui.ui.app import AnomanApp
-from anoman_tui.ui.widgets.prompt_box import PromptBox
 from tests.helpers import RecordingGateway, cli
-from tests.pilot import settled, until
+from tests.pilot import settled, submit, until
 from tests.replay_server import RecordedRequest
 
 PROMPT = "ping"
@@ -184,8 +183,9 @@ async def run_tui(args: list[str], env: dict[str, str] | None,
     app = AnomanApp(settings)
     async with app.run_test(size=(160, 45)) as pilot:
         await until(pilot, lambda: app.compare.base_url is not None)
-        app.compare.query_one(PromptBox).focus()
-        await pilot.press(*PROMPT, "enter")
+        # The prompt put in the box, not typed: pressing each key waits for the app to go
+        # idle (40-90 ms a key), and what is checked is the request it sends.
+        await submit(pilot, PROMPT)
         await until(pilot, lambda: settled(app) and all(p.last_result for p in app.panes))
         failures = [p.last_result.failure.message if p.last_result and p.last_result.failure
                     else None for p in app.panes]

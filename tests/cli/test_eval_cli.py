@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import junitparser
+import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import HistoryStore
@@ -144,6 +145,7 @@ def test_the_cost_limit_ends_the_run_with_status_3_and_lists_what_did_not_run(
     assert doc["finished"] is False and doc["stopped"] == "cost_limit"
 
 
+@pytest.mark.long(9)
 def test_a_killed_run_resumes_to_the_same_summary(
         gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
     cases = "\n".join(

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import junitparser
+import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from tests.cli.helpers import KEY, cells_printed, cli, run_eval, spawn_eval, write
@@ -104,6 +105,7 @@ def test_a_rubric_without_a_judge_and_a_self_judge_are_refused_in_one_line(
     assert doc["judge"]["self_judge"] is True and doc["judge"]["model"] == "anoman-lite"
 
 
+@pytest.mark.long(8)
 def test_a_killed_pairwise_run_resumes_without_asking_the_judge_twice(
         gateway: EmbeddedGateway, data_home: Path, tmp_path: Path) -> None:
     cases = [f"Tell me how to clean item {i} of a kitchen" for i in range(1, 9)]

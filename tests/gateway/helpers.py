@@ -18,7 +18,7 @@ import httpx
 
 from anoman_tui.gateway.config import GatewayConfig, KeyPolicy
 from anoman_tui.gateway.embedded import EmbeddedGateway
-from tests.helpers import gateway_config
+from tests.helpers import gateway_config, loopback_client
 
 POLICY_KEY = "anm-sk-local-policy-test-key-0001"
 
@@ -80,7 +80,7 @@ def parse_sse(raw: bytes) -> list[SSEFrame]:
 
 def post_stream(gw: EmbeddedGateway, path: str, body: dict[str, Any],
                 headers: dict[str, str] | None = None) -> tuple[httpx.Response, list[SSEFrame]]:
-    with httpx.Client(base_url=gw.base_url, timeout=30) as client:
+    with loopback_client(gw.base_url, timeout=30) as client:
         response = client.post(path, json=body, headers={**auth(gw), **(headers or {})})
     return response, parse_sse(response.content)
 

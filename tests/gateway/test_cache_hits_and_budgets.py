@@ -26,7 +26,7 @@ from tests.gateway.helpers import (
     start_serve,
     wait_row,
 )
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_client
 
 if TYPE_CHECKING:  # the SDKs take seconds to import: only the tests using them do
     import anthropic
@@ -82,7 +82,7 @@ def test_anthropic_sdk_reads_a_cache_hit_as_a_message(ant: anthropic.Anthropic,
     assert (row["status"], row["endpoint"]) == ("cache_hit", "/anthropic/v1/messages")
 
     # A streaming request is answered with the same JSON (docs/wire-contract.md §6).
-    with httpx.Client(base_url=gateway.base_url, timeout=30) as client:
+    with loopback_client(gateway.base_url, timeout=30) as client:
         streamed = client.post("/anthropic/v1/messages", json={**request, "stream": True},
                                headers=auth(gateway, "x-api-key"))
     assert streamed.headers["content-type"] == "application/json"
@@ -145,7 +145,7 @@ def test_cache_enabled_false_turns_the_cache_off(make_local_gateway: LocalGatewa
     body = chat_body("anoman-lite", prompt("Explain DNS caching"))
     response, _ = post_stream(gw, "/v1/chat/completions", body)
     wait_row(gw, response.headers["x-request-id"])
-    with httpx.Client(base_url=gw.base_url) as client:
+    with loopback_client(gw.base_url) as client:
         again = client.post("/v1/chat/completions", json=body, headers=auth(gw))
     assert again.headers["content-type"] == "application/json"
 
@@ -158,7 +158,7 @@ def test_serve_no_cache_flag(tmp_path: Path) -> None:
                                 "--no-cache", cli=True)
     try:
         body = chat_body("anoman-lite", prompt("Explain DNS caching"))
-        with httpx.Client(base_url=url, timeout=10,
+        with loopback_client(url, timeout=10,
                           headers={"x-api-key": "anm-sk-nocache-1234"}) as client:
             kinds = []
             for _ in range(2):
@@ -190,7 +190,7 @@ def _post(gw: EmbeddedGateway, wire: str, model: str, question: str, max_tokens:
                             "messages": [{"role": "user", "content": question}]}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
-    with httpx.Client(base_url=gw.base_url, timeout=30) as client:
+    with loopback_client(gw.base_url, timeout=30) as client:
         response = client.post(PATHS[wire], json=body, headers={**auth(gw), **FAST})
     assert response.status_code == 200, response.text
     out: dict[str, Any] = {}

@@ -11,7 +11,7 @@ import httpx
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.ledger import UsageLedger, format_usage_table
 from tests.gateway.helpers import auth, chat_body, fast_config, post_stream, prompt, wait_row
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_client
 
 
 def _stream_then_close(gw: EmbeddedGateway, tokens_before_close: int, simulate: str,
@@ -20,7 +20,7 @@ def _stream_then_close(gw: EmbeddedGateway, tokens_before_close: int, simulate: 
     """Read ``tokens_before_close`` text deltas, then close the connection."""
     seen = 0
     closed_at = 0.0
-    with httpx.Client(base_url=gw.base_url, timeout=10) as client, client.stream(
+    with loopback_client(gw.base_url, timeout=10) as client, client.stream(
             "POST", path, json=body or chat_body("claude-sonnet-4-6"),
             headers={**auth(gw), "X-Anoman-Simulate": simulate}) as response:
         rid = response.headers["x-request-id"]
@@ -48,7 +48,7 @@ def test_client_disconnect_cancels_within_50ms(gateway: EmbeddedGateway) -> None
 
 
 def test_cancel_during_ttft_bills_the_prompt_only(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url, timeout=10) as client, client.stream(
+    with loopback_client(gateway.base_url, timeout=10) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(),
             headers={**auth(gateway), "X-Anoman-Simulate": "ttft=5"}) as response:
         rid = response.headers["x-request-id"]
@@ -75,7 +75,7 @@ def test_non_streaming_cancel(gateway: EmbeddedGateway) -> None:
     result: dict[str, Any] = {}
 
     def call() -> None:
-        with httpx.Client(base_url=gateway.base_url, timeout=0.3) as client:
+        with loopback_client(gateway.base_url, timeout=0.3) as client:
             try:
                 client.post("/v1/chat/completions", json=chat_body(stream=False),
                             headers={**auth(gateway), "X-Anoman-Simulate": "ttft=0,rate=20"})
@@ -104,7 +104,7 @@ def test_gateway_stop_cancels_in_flight_streams(make_local_gateway: LocalGateway
 
     def listen() -> None:
         try:
-            with httpx.Client(base_url=gw.base_url, timeout=10) as client, client.stream(
+            with loopback_client(gw.base_url, timeout=10) as client, client.stream(
                     "POST", "/v1/chat/completions", json=chat_body(),
                     headers={**auth(gw), "X-Anoman-Simulate": "ttft=0,stall-after=2"}
                     ) as response:
@@ -145,7 +145,7 @@ def test_cache_hit_is_json_even_for_streams(gateway: EmbeddedGateway) -> None:
     body["messages"][0]["content"] = " ".join(body["messages"][0]["content"].split())
     for path in ("/v1/chat/completions", "/anoman/v1/playground/run",
                  "/anthropic/v1/messages"):
-        with httpx.Client(base_url=gateway.base_url) as client:
+        with loopback_client(gateway.base_url) as client:
             hit = client.post(path, json=body, headers=auth(gateway))
         assert hit.status_code == 200
         assert hit.headers["content-type"] == "application/json"
@@ -175,7 +175,7 @@ def test_cache_hit_is_json_even_for_streams(gateway: EmbeddedGateway) -> None:
 def test_anthropic_non_streaming_hit_keeps_the_messages_shape(gateway: EmbeddedGateway) -> None:
     body = {"model": "anoman-lite", "max_tokens": 300,
             "messages": [{"role": "user", "content": prompt()}]}
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway)) as client:
+    with loopback_client(gateway.base_url, headers=auth(gateway)) as client:
         first = client.post("/anthropic/v1/messages", json=body).json()
         wait_row(gateway, first["_anoman"]["request_id"])
         hit = client.post("/anthropic/v1/messages", json=body).json()
@@ -193,7 +193,7 @@ def test_no_cache_header_bypasses_and_different_params_miss(gateway: EmbeddedGat
     assert response.headers["content-type"].startswith("text/event-stream")
     response, _ = post_stream(gateway, "/v1/chat/completions", {**body, "model": "gpt-5-mini"})
     assert response.headers["content-type"].startswith("text/event-stream")
-    with httpx.Client(base_url=gateway.base_url) as client:
+    with loopback_client(gateway.base_url) as client:
         hit = client.post("/v1/chat/completions", json=body, headers=auth(gateway))
     assert hit.headers["content-type"] == "application/json"
 
@@ -203,7 +203,7 @@ def test_failed_and_cancelled_streams_are_not_cached(gateway: EmbeddedGateway) -
     _stream_then_close(gateway, 3, "ttft=0,rate=100", body=body)
     # The cancelled stream above carried a header, so use the model's own pacing now,
     # reading only a few tokens before closing: still no cache entry.
-    with httpx.Client(base_url=gateway.base_url, timeout=10) as client:
+    with loopback_client(gateway.base_url, timeout=10) as client:
         with client.stream("POST", "/v1/chat/completions", json=body,
                            headers=auth(gateway)) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
@@ -220,7 +220,7 @@ def test_usage_endpoint(gateway: EmbeddedGateway) -> None:
         response, _ = post_stream(gateway, "/v1/chat/completions", chat_body())
         rids.append(response.headers["x-request-id"])
         wait_row(gateway, rids[-1])
-    with httpx.Client(base_url=gateway.base_url) as client:
+    with loopback_client(gateway.base_url) as client:
         assert client.get("/anoman/v1/usage").status_code == 401
         data = client.get("/anoman/v1/usage?limit=3",
                           headers=auth(gateway, "x-api-key")).json()["data"]

@@ -12,7 +12,7 @@ import pytest
 from anoman_tui.gateway.config import ModelDefaults
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from tests.gateway.helpers import auth, chat_body, fast_config, parse_sse, post_stream, wait_row
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_client
 
 FAST = "ttft=0,rate=2000"
 
@@ -52,7 +52,7 @@ def test_interrupt_after_anthropic(gateway: EmbeddedGateway) -> None:
 
 def test_drop_after_closes_without_terminator(gateway: EmbeddedGateway) -> None:
     received = b""
-    with httpx.Client(base_url=gateway.base_url) as client, client.stream(
+    with loopback_client(gateway.base_url) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(),
             headers={**auth(gateway), **_simulate("drop-after=4")}) as response:
         rid = response.headers["x-request-id"]
@@ -124,7 +124,7 @@ def test_fault_after_the_last_token_applies_at_the_end(gateway: EmbeddedGateway)
 
 
 def test_non_streaming_interrupt_is_a_502(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway)) as client:
+    with loopback_client(gateway.base_url, headers=auth(gateway)) as client:
         response = client.post("/v1/chat/completions", json=chat_body(stream=False),
                                headers=_simulate("interrupt-after=4"))
     assert response.status_code == 502
@@ -135,14 +135,14 @@ def test_non_streaming_interrupt_is_a_502(gateway: EmbeddedGateway) -> None:
 
 
 def test_non_streaming_drop_truncates_the_body(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway)) as client, \
+    with loopback_client(gateway.base_url, headers=auth(gateway)) as client, \
             pytest.raises(httpx.RemoteProtocolError):
         client.post("/v1/chat/completions", json=chat_body(stream=False),
                     headers=_simulate("drop-after=4"))
 
 
 def test_non_streaming_malformed_body(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway)) as client:
+    with loopback_client(gateway.base_url, headers=auth(gateway)) as client:
         response = client.post("/v1/chat/completions", json=chat_body(stream=False),
                                headers=_simulate("malformed-after=1"))
     assert response.status_code == 200
@@ -152,7 +152,7 @@ def test_non_streaming_malformed_body(gateway: EmbeddedGateway) -> None:
 
 def test_non_streaming_timeout_is_a_504(make_local_gateway: LocalGateways) -> None:
     gw = make_local_gateway(fast_config(non_stream_timeout_s=0.3))
-    with httpx.Client(base_url=gw.base_url, headers=auth(gw)) as client:
+    with loopback_client(gw.base_url, headers=auth(gw)) as client:
         started = time.monotonic()
         slow = client.post("/v1/chat/completions", json=chat_body(stream=False),
                            headers={"X-Anoman-Simulate": "ttft=5"})

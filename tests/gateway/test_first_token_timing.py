@@ -22,6 +22,7 @@ import pytest
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.generation import _sleep_until
 from tests.gateway.helpers import auth, chat_body, wait_row
+from tests.helpers import loopback_client
 
 
 async def test_wakes_at_the_deadline_never_before() -> None:
@@ -99,20 +100,19 @@ def test_a_long_answer_is_composed_without_holding_other_streams(
     # other stream that long. A stream at 1,000 tok/s must keep flowing meanwhile.
     import threading
 
-    import httpx
 
     def simulate(spec: str) -> dict[str, str]:
         return {**auth(gateway), "X-Anoman-Simulate": spec}
 
     def long_answer() -> None:
-        with httpx.Client(base_url=gateway.base_url, timeout=30) as client, client.stream(
+        with loopback_client(gateway.base_url, timeout=30) as client, client.stream(
                 "POST", "/v1/chat/completions", json=chat_body(),
                 headers=simulate("ttft=1,rate=1000,tokens=400000")) as response:
             next(response.iter_raw())  # the head and opening frame: then it composes
 
     arrivals: list[float] = []
     started = 0.0
-    with httpx.Client(base_url=gateway.base_url, timeout=30) as client, client.stream(
+    with loopback_client(gateway.base_url, timeout=30) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(),
             headers=simulate("ttft=0,rate=1000,tokens=1200")) as fast:
         for _ in fast.iter_raw():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from anoman_tui.gateway.config import GuardrailSettings
@@ -10,6 +9,7 @@ from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.guardrails import run_guardrails, score_injection, score_moderation
 from anoman_tui.wire import AnomanBlock
 from tests.gateway.helpers import auth, prompt
+from tests.helpers import loopback_client
 
 BENIGN = [
     "How do I keep my Kubernetes cluster stable?",
@@ -99,7 +99,7 @@ def test_wire_verdict_reads_the_category_and_tolerates_its_absence() -> None:
 
 
 def _anoman(gw: EmbeddedGateway, messages: list[dict[str, str]]) -> dict[str, object]:
-    with httpx.Client(base_url=gw.base_url, timeout=30) as client:
+    with loopback_client(gw.base_url, timeout=30) as client:
         response = client.post("/v1/chat/completions", headers=auth(gw), json={
             "model": "anoman-lite", "messages": messages, "stream": False})
     assert response.status_code == 200, response.text

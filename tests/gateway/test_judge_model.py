@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,7 +24,7 @@ from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.judge import NO_ANSWERS, content_words, coverage, judge_reply
 from anoman_tui.streaming.gateway_answers import ModelInfo
 from tests.gateway.helpers import auth, chat_body, post_stream, wait_row
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_client
 
 JUDGE = "anoman-judge"
 NO_CACHE = {"Cache-Control": "no-cache"}  # always a stream, whatever an earlier test asked
@@ -104,7 +103,7 @@ def rubric_of(reply: str) -> dict[str, Any]:
 
 
 def test_the_judge_is_listed_priced_and_simulated(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url) as client:
+    with loopback_client(gateway.base_url) as client:
         listing = client.get("/v1/models", headers=auth(gateway)).json()
     by_id = {m["id"]: m["anoman"] for m in listing["data"]}
     judge = by_id[JUDGE]

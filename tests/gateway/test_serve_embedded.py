@@ -17,6 +17,7 @@ from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.ledger import UsageLedger
 from anoman_tui.gateway.serve import add_serve_arguments, is_loopback
 from tests.gateway.helpers import SERVE_SCRIPT, chat_body, fast_config, start_serve
+from tests.helpers import loopback_client
 
 
 def test_serve_arguments() -> None:
@@ -42,7 +43,7 @@ def test_serve_prints_url_and_key_and_stops_cleanly(tmp_path: Path, sig: int) ->
         key = key_lines[0].rsplit(" ", 1)[1]
         assert key.startswith("anm-sk-local-")
         assert url.startswith("http://127.0.0.1:")
-        with httpx.Client(base_url=url, timeout=10) as client, client.stream(
+        with loopback_client(url, timeout=10) as client, client.stream(
                 "POST", "/v1/chat/completions", json=chat_body(),
                 headers={"Authorization": f"Bearer {key}",
                          "X-Anoman-Simulate": "ttft=0,stall-after=2"}) as response:
@@ -71,7 +72,7 @@ def test_serve_with_keys_and_config_warns_off_loopback(tmp_path: Path) -> None:
     try:
         assert not any(line.startswith("API key") for line in lines)
         port = url.rsplit(":", 1)[1]
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        with loopback_client(f"http://127.0.0.1:{port}", timeout=10) as client:
             response = client.post("/v1/chat/completions", json=chat_body(stream=False),
                                    headers={"x-api-key": "anm-sk-mine-1234"})
         assert response.json()["_anoman"]["routing"]["region"] == "sg"

@@ -8,13 +8,12 @@ import json
 import re
 from typing import Any
 
-import httpx
 import pytest
 
 from anoman_tui.gateway.catalogue import CATALOGUE
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from tests.gateway.helpers import auth, fast_config, prompt
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_client
 
 ANSWER_MODELS = [name for name, model in CATALOGUE.items() if model.role != "judge"]
 NO_CACHE = {"Cache-Control": "no-cache"}
@@ -30,7 +29,7 @@ def answer(gw: EmbeddedGateway, model: str, messages: list[dict[str, str]],
            headers: dict[str, str] | None = None, **params: Any) -> str:
     """The text of ``model``'s answer, streamed over loopback (reasoning left out)."""
     body = {"model": model, "messages": messages, "stream": True, **params}
-    with httpx.Client(base_url=gw.base_url, timeout=30) as client:
+    with loopback_client(gw.base_url, timeout=30) as client:
         response = client.post("/v1/chat/completions", json=body,
                                headers={**auth(gw), **(headers or {})})
     assert response.status_code == 200, response.text
@@ -75,7 +74,7 @@ def test_the_cache_still_answers_a_repeat_that_does_not_bypass_it(
         gateway: EmbeddedGateway) -> None:
     question = user(prompt("Explain DNS caching"))
     first = answer(gateway, "anoman-lite", question, temperature=0.7)
-    with httpx.Client(base_url=gateway.base_url, timeout=30) as client:
+    with loopback_client(gateway.base_url, timeout=30) as client:
         hit = client.post("/v1/chat/completions", headers=auth(gateway), json={
             "model": "anoman-lite", "messages": question, "stream": True, "temperature": 0.7})
     assert hit.json()["_anoman"]["cache"]["hit"] is True

@@ -10,7 +10,6 @@ import time
 from decimal import Decimal
 from typing import Any
 
-import httpx
 import pytest
 
 from anoman_tui.gateway.catalogue import CATALOGUE
@@ -18,6 +17,7 @@ from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.generation import GenerationRun
 from anoman_tui.gateway.tokenizer import count_prompt_tokens
 from tests.gateway.helpers import auth, chat_body, post_stream, prompt, wait_row
+from tests.helpers import loopback_client
 
 
 def _check_anoman(block: dict[str, Any], model: str, prompt_tokens: int,
@@ -156,7 +156,7 @@ def test_same_seed_same_answer_other_seed_other_answer(gateway: EmbeddedGateway)
 
 def test_openai_non_streaming(gateway: EmbeddedGateway) -> None:
     text = prompt("What is a B-tree?")
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway)) as client:
+    with loopback_client(gateway.base_url, headers=auth(gateway)) as client:
         response = client.post("/v1/chat/completions",
                                json=chat_body("deepseek-r1", text, stream=False))
     assert response.status_code == 200
@@ -175,7 +175,7 @@ def test_openai_non_streaming(gateway: EmbeddedGateway) -> None:
 
 
 def test_playground_non_streaming_echoes_compare_id(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway)) as client:
+    with loopback_client(gateway.base_url, headers=auth(gateway)) as client:
         response = client.post("/anoman/v1/playground/run", json=chat_body(
             "anoman-lite", stream=False, compare_id="c-9", panel=0))
     assert response.json()["_anoman"]["playground"] == {"compare_id": "c-9", "panel": 0}
@@ -186,7 +186,7 @@ def test_playground_non_streaming_echoes_compare_id(gateway: EmbeddedGateway) ->
 def test_anthropic_non_streaming(gateway: EmbeddedGateway) -> None:
     body = {"model": "claude-opus-4-6", "max_tokens": 4096,
             "messages": [{"role": "user", "content": prompt("Explain CRDTs")}]}
-    with httpx.Client(base_url=gateway.base_url, headers=auth(gateway, "x-api-key")) as client:
+    with loopback_client(gateway.base_url, headers=auth(gateway, "x-api-key")) as client:
         response = client.post("/anthropic/v1/messages", json=body)
     assert response.status_code == 200
     message = response.json()
@@ -197,7 +197,7 @@ def test_anthropic_non_streaming(gateway: EmbeddedGateway) -> None:
 
 
 def test_models_endpoint_lists_prices_and_weights(gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=gateway.base_url) as client:
+    with loopback_client(gateway.base_url) as client:
         assert client.get("/v1/models").status_code == 401
         listing = client.get("/v1/models", headers=auth(gateway)).json()
     assert listing["object"] == "list"
@@ -212,7 +212,7 @@ def test_pacing_follows_ttft_and_rate(gateway: EmbeddedGateway) -> None:
     sent = time.monotonic()
     arrivals: list[float] = []
     headers = {**auth(gateway), "X-Anoman-Simulate": "ttft=0.3,rate=100,tokens=30"}
-    with httpx.Client(base_url=gateway.base_url, timeout=10) as client, client.stream(
+    with loopback_client(gateway.base_url, timeout=10) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(), headers=headers) as response:
         for line in response.iter_lines():
             if line.startswith("data: {") and '"content":"' in line and '"role"' not in line:
@@ -228,7 +228,7 @@ def test_frames_are_written_as_they_are_due(gateway: EmbeddedGateway) -> None:
     # Each token arrives in its own read: nothing is buffered up and sent in bulk.
     headers = {**auth(gateway), "X-Anoman-Simulate": "ttft=0,rate=50,tokens=10"}
     reads = 0
-    with httpx.Client(base_url=gateway.base_url) as client, client.stream(
+    with loopback_client(gateway.base_url) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(), headers=headers) as response:
         for raw in response.iter_raw():
             reads += 1
@@ -254,7 +254,7 @@ def test_tokens_already_due_go_out_in_one_write(gateway: EmbeddedGateway,
     monkeypatch.setattr(GenerationRun, "stream", stream)
     headers = {**auth(gateway), "X-Anoman-Simulate": "ttft=0,rate=4000,tokens=400"}
     texts: list[str] = []
-    with httpx.Client(base_url=gateway.base_url, timeout=10) as client, client.stream(
+    with loopback_client(gateway.base_url, timeout=10) as client, client.stream(
             "POST", "/v1/chat/completions", json=chat_body(), headers=headers) as response:
         for line in response.iter_lines():
             if line.startswith("data: {") and '"choices":[{' in line:

@@ -53,6 +53,7 @@ def fault_scripts(endpoint: EndpointFormat) -> dict[str, tuple[Script, str]]:
     }
 
 
+@pytest.mark.long(12)
 @pytest.mark.parametrize("endpoint", FORMATS)
 async def test_every_fault_in_one_pane_leaves_the_others_alone(
     replay: ReplayServer, endpoint: EndpointFormat

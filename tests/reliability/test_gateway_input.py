@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_client
 from tests.reliability.helpers import fast_config
 
 ENDPOINTS = ("/v1/chat/completions", "/anthropic/v1/messages", "/anoman/v1/playground/run")
@@ -117,7 +117,7 @@ def post(gw: EmbeddedGateway, path: str, body: Any, headers: dict[str, str] | No
     all_headers = {"Content-Type": "application/json", **(headers or {})}
     if auth:
         all_headers.setdefault("Authorization", f"Bearer {gw.api_key}")
-    with httpx.Client(base_url=gw.base_url, timeout=30) as client:
+    with loopback_client(gw.base_url, timeout=30) as client:
         return client.post(path, content=raw, headers=all_headers)
 
 
@@ -173,7 +173,7 @@ def test_huge_bodies_are_413(rel_gateway: EmbeddedGateway, path: str) -> None:
             yield b"y" * 65536
         yield b'"}]}'
 
-    with httpx.Client(base_url=rel_gateway.base_url, timeout=30) as client:
+    with loopback_client(rel_gateway.base_url, timeout=30) as client:
         response = client.post(path, content=chunks(), headers={
             "Authorization": f"Bearer {rel_gateway.api_key}",
             "Content-Type": "application/json"})
@@ -212,7 +212,7 @@ def test_wrong_content_type(rel_gateway: EmbeddedGateway, content_type: str) -> 
 
 
 def test_wrong_method_and_path_are_json(rel_gateway: EmbeddedGateway) -> None:
-    with httpx.Client(base_url=rel_gateway.base_url, timeout=10) as client:
+    with loopback_client(rel_gateway.base_url, timeout=10) as client:
         auth = {"Authorization": f"Bearer {rel_gateway.api_key}"}
         assert_clear_json_error(client.get("/v1/chat/completions", headers=auth), 405, "GET")
         assert_clear_json_error(client.put("/anthropic/v1/messages", headers=auth), 405, "PUT")
@@ -285,7 +285,7 @@ def test_ledger_keeps_only_a_key_hint(make_local_gateway: LocalGateways, tmp_pat
     gw = make_local_gateway(fast_config(), db_path=tmp_path / "u.sqlite3", api_key=key)
     try:
         for style in ({"Authorization": f"Bearer {key}"}, {"x-api-key": key}):
-            with httpx.Client(base_url=gw.base_url, timeout=30) as client:
+            with loopback_client(gw.base_url, timeout=30) as client:
                 r = client.post("/v1/chat/completions", json=good(), headers=style)
                 assert r.status_code == 200
                 bad = client.post("/v1/chat/completions", json=good(model=5), headers=style)

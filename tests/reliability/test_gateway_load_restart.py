@@ -30,7 +30,7 @@ import pytest
 
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.gateway.ledger import UsageLedger
-from tests.helpers import LocalGateways
+from tests.helpers import LocalGateways, loopback_async_client
 from tests.reliability.helpers import fast_config
 
 TOKENS = 24
@@ -89,7 +89,7 @@ async def _load(gw: EmbeddedGateway, n: int, seed: int) -> dict[str, float | Non
     rng = random.Random(seed)
     paths = ["/v1/chat/completions", "/anthropic/v1/messages", "/anoman/v1/playground/run"]
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
-    async with httpx.AsyncClient(base_url=gw.base_url, limits=limits, timeout=60) as client:
+    async with loopback_async_client(gw.base_url, limits=limits, timeout=60) as client:
         results = await asyncio.gather(*(
             _one(client, gw, paths[i % 3], rng.random() < 0.33) for i in range(n)))
     assert len({rid for rid, _ in results}) == n
@@ -150,6 +150,7 @@ def _run_load(start_gateway: LocalGateways, n: int, errors: _Errors) -> None:
           f"{elapsed:.1f} s: {n} ledger rows, none lost, no error logged")
 
 
+@pytest.mark.long(8)
 def test_load_1000(make_local_gateway: LocalGateways, errors: _Errors) -> None:
     # Measured ~5 s here, so the full 1,000 runs by default.
     _run_load(make_local_gateway, 1000, errors)
@@ -178,7 +179,7 @@ def _serve(db: Path) -> tuple[subprocess.Popen[str], str]:
 
 async def _in_flight(url: str, n: int, stop_after: int) -> list[str]:
     """Open `n` streams that stall after `stop_after` tokens; return once all are stalled."""
-    client = httpx.AsyncClient(base_url=url, timeout=30)
+    client = loopback_async_client(url, timeout=30)
     ids: list[str] = []
     ready = asyncio.Event()
 

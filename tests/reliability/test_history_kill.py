@@ -197,6 +197,7 @@ def streaming(gw: EmbeddedGateway, streams: int, tokens: int) -> bool:
     return len(runs) >= streams and all(getattr(r, "sent", 0) >= tokens for r in runs)
 
 
+@pytest.mark.long(15)
 def test_sigkill_mid_stream_keeps_ended_comparisons_and_the_next_start_is_clean(
     gateway: EmbeddedGateway, tmp_path: Path, apps: list[PtyApp],
 ) -> None:
@@ -265,6 +266,7 @@ def compare_run(gw: EmbeddedGateway, data_home: Path, n: int) -> tuple[int, str,
     return result.returncode, result.stdout, result.stderr
 
 
+@pytest.mark.long(13)
 def test_the_app_and_compare_runs_write_one_history_at_once(
     gateway: EmbeddedGateway, tmp_path: Path, apps: list[PtyApp],
 ) -> None:

@@ -18,14 +18,13 @@ import gc
 import json
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from anoman_tui.cli.logs import setup_file_logging
 from anoman_tui.locations import log_file
+from tests.helpers import main_in_thread, run_main
 from tests.reliability.app_helpers import (
     connect_to,
     panes,
@@ -91,6 +90,7 @@ async def _soak(replay: ReplayServer, rounds: int) -> None:
         await until(pilot, lambda: all(p.status == "idle" for p in panes(app)), 5)
 
 
+@pytest.mark.long(25)
 async def test_soak_60_comparisons(replay: ReplayServer) -> None:
     await _soak(replay, 60)
 
@@ -162,15 +162,13 @@ async def test_key_never_on_screen_or_in_logs(replay: ReplayServer) -> None:
 
 
 async def _cli(*args: str, env_key: str | None) -> tuple[int, str, str]:
+    # In this process (`main_in_thread`): what is checked is what the command writes, not
+    # anything a process boundary changes.
     env = dict(os.environ)  # clean_env (tests/reliability/conftest.py): no ANOMAN_* of ours
     if env_key is not None:
         env["ANOMAN_API_KEY"] = env_key
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "anoman_tui.cli", *args, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env)
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    done = await main_in_thread(args, env=env)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
@@ -214,9 +212,7 @@ async def test_key_echoed_in_an_error_frame_is_masked(replay: ReplayServer) -> N
 
 
 def _help(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "anoman_tui.cli", *args, "--help"],
-                          capture_output=True, text=True, timeout=60, env={
-                              **os.environ, "COLUMNS": "200"})
+    done = run_main([*args, "--help"], env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0
     return " ".join(done.stdout.split())
 
