@@ -97,9 +97,19 @@ def test_the_schedule_counts_from_admission(gateway: EmbeddedGateway, stream: bo
 def test_a_long_answer_is_composed_without_holding_other_streams(
         gateway: EmbeddedGateway) -> None:
     # Composing 400,000 tokens takes ~0.2 s of CPU; on the gateway's loop it held every
-    # other stream that long. A stream at 1,000 tok/s must keep flowing meanwhile.
-    import threading
+    # other stream that long. A stream at 1,000 tok/s must keep flowing meanwhile. The
+    # reads are this thread's, late on a busy machine (0.12 s seen with the load at 7):
+    # one of three tries must show it; held by the composing, every try shows 0.2 s.
+    worst = []
+    for _ in range(3):
+        worst.append(_longest_gap_beside_a_long_answer(gateway))
+        if worst[-1] < 0.08:
+            break
+    assert min(worst) < 0.08, worst
 
+
+def _longest_gap_beside_a_long_answer(gateway: EmbeddedGateway) -> float:
+    import threading
 
     def simulate(spec: str) -> dict[str, str]:
         return {**auth(gateway), "X-Anoman-Simulate": spec}
@@ -124,7 +134,8 @@ def test_a_long_answer_is_composed_without_holding_other_streams(
     thread.join()
     during = [b - a for a, b in itertools.pairwise(arrivals)
               if b > started and a < started + 0.5]
-    assert during and max(during) < 0.08, max(during)
+    assert during
+    return max(during)
 
 
 def test_a_late_start_keeps_the_rate_after_the_first_token(gateway: EmbeddedGateway) -> None:
