@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult, SystemCommand
@@ -28,12 +27,12 @@ from textual.widgets import Input
 
 from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
-    ChatTurn,
     GatewayRequestError,
     ModelInfo,
     normalize_base_url,
     preload_price_library,
 )
+from anoman_tui.streaming.safe_text import Secret
 from anoman_tui.targets import Target
 from anoman_tui.ui.messages import (
     GatewayConnecting,
@@ -556,7 +555,7 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
             if text is None:
                 return
             # Kept for this session only: a key is never written to the config file.
-            connector.settings.api_key = SecretStr(text) if text else None
+            connector.settings.api_key = Secret(text) if text else None
             connector.targets_changed()
             if connector.is_local_gateway:
                 self.notify("Key set: the local gateway uses its own; this one goes to the "
@@ -747,6 +746,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
             state.params = PaneParams(saved.temperature, saved.max_tokens)
             turns = saved.conversation if saved.conversation is not None \
                 else record.conversation
+            from anoman_tui.streaming import ChatTurn  # pydantic: not before the first paint
+
             state.history = [ChatTurn(role=r, content=c) for r, c in turns
                              if r in ("user", "assistant")]
             if answers:
