@@ -489,11 +489,19 @@ class KeepStylesOnResume:
     Textual restyles every widget of a screen each time it is pushed (`ScreenResume`'s
     `refresh_styles`, handled by `Screen._on_screen_resume`, which runs after this
     class's handler of the same name): for the suite's case screen, ~130 widgets, the
-    largest part of the time from Enter to its first frame (benchmarks/suite_screen.py).
+    largest part of the time from Enter to its first frame (benchmarks/suite_screen.py);
+    for the compare screen, styled as it mounts at start-up, a second styling of its
+    ~80 widgets before the first paint (benchmarks/startup.py; `keep_styles_always`
+    off: only that first time).
     """
+
+    keep_styles_always: ClassVar[bool] = True
+    """False: only the first resume keeps them (the push that shows the screen, just
+    composed and styled as it mounted); later ones restyle as Textual's do."""
 
     _styled_theme: str | None = None
     _resumed_early = False
+    _resumed = False
 
     def _on_mount(self, event: Any) -> None:
         self._styled_theme = self.app.theme  # type: ignore[attr-defined]  # styled as mounted
@@ -506,9 +514,10 @@ class KeepStylesOnResume:
             event.prevent_default()
             return
         app = self.app  # type: ignore[attr-defined]
-        if self._styled_theme == app.theme:
+        if self._styled_theme == app.theme and (self.keep_styles_always or not self._resumed):
             event.refresh_styles = False
         self._styled_theme = app.theme
+        self._resumed = True
 
     def resume_now(self) -> None:
         """Just pushed (and on top): resume now, as the `ScreenResume` that `push_screen`

@@ -65,7 +65,7 @@ from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, pane_list, prompt_area
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.services import AppServices, app_services
-from anoman_tui.ui.textual_internals import draw_dirty_lines_only
+from anoman_tui.ui.textual_internals import KeepStylesOnResume, draw_dirty_lines_only
 from anoman_tui.ui.widgets.deck import PaneDeck, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -74,8 +74,11 @@ from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, PaneRecord
 
-class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
+class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
     """The live comparison: the app's first screen, under every other."""
+
+    # Pushed at start-up just after it mounted (and was styled): not styled again then.
+    keep_styles_always = False
 
     BINDINGS = [
         *ABORT_KEYS,
