@@ -72,6 +72,12 @@ The internals used (Textual 8.2.8):
   ~15 widgets) in the case screen's first frame. Benchmark: `benchmarks/suite_screen.py`
   (a running case's text drawn after Enter); pinned by
   tests/ui/test_textual_internals.py::test_footer_key_internals.
+* `App._watch_theme()` and `App._refresh_truecolor_filter()`: `start_with_theme()` sets
+  the app's theme before it starts, doing to the app what the theme's watcher does (its
+  classes and ANSI colour filter) but not what the watcher does to a running app: parse
+  the whole stylesheet again and restyle every widget, which setting the theme in
+  `on_mount` cost the first paint. Benchmark: `benchmarks/startup.py`; pinned by
+  tests/ui/test_textual_internals.py::test_theme_internals and the snapshots.
 * `textual.drivers._writer_thread` (a private module): Textual's output thread stops at
   its first failed write and its queue holds `MAX_QUEUED_WRITES` writes, so once the
   terminal has gone, the app's exit (which restores the terminal through it) can block
@@ -130,6 +136,7 @@ __all__ = [
     "is_batching",
     "made_vertical_scrollbar",
     "set_footer_key_enabled",
+    "start_with_theme",
     "styles_cache",
     "update_scrollbars",
     "use_row_styles_cache",
@@ -158,6 +165,26 @@ def composite_screen_now(screen: Screen[Any]) -> None:
             widget._repaint_required = False
             dirty.add(widget)
     screen._on_timer_update()
+
+
+# -- the theme at start-up (AnomanApp) -----------------------------------------------------
+def start_with_theme(app: App[Any], name: str) -> None:
+    """Make `name` (registered) the theme of an app that has not started: what
+    `App._watch_theme` does to the app as the theme changes (its `-theme-NAME`,
+    `-dark-mode` and `-light-mode` classes, its ANSI colour filter), without what it
+    does to a running app (parse its CSS again and restyle every widget), as the
+    stylesheet is first parsed with the theme's colours anyway."""
+    app.set_reactive(App.theme, name)
+    theme = app.current_theme
+    classes = {c: False for c in app.classes if c.startswith("-theme-")}
+    classes[f"-theme-{theme.name}"] = True
+    classes["-dark-mode"] = theme.dark
+    classes["-light-mode"] = not theme.dark
+    app.update_classes(classes, update=False)
+    app._refresh_truecolor_filter(app.ansi_theme)
+    # The stylesheet took the default theme's colours as the app was made; nothing is
+    # parsed yet (the app reads its CSS as it starts), so these are the ones it parses with.
+    app.stylesheet.set_variables(app.get_css_variables())
 
 
 # -- the key bar (KeyBar) ------------------------------------------------------------------

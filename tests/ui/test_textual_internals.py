@@ -130,6 +130,16 @@ def test_screen_update_internals() -> None:
     shape("App._display()", parameters(App._display) == ["self", "screen", "renderable"])
 
 
+def test_theme_internals() -> None:
+    # start_with_theme does to an app not yet started what _watch_theme does to the app.
+    shape("App._refresh_truecolor_filter()",
+          parameters(App._refresh_truecolor_filter) == ["self", "theme"])
+    watch = inspect.getsource(App._watch_theme)
+    shape("App._watch_theme()", all(part in watch for part in (
+        '"-theme-', '"-dark-mode"', '"-light-mode"', "update_classes(",
+        "_refresh_truecolor_filter(self.ansi_theme)", "refresh_css")))
+
+
 def test_partial_update_internals() -> None:
     from textual._compositor import ChopsUpdate, Compositor
 
