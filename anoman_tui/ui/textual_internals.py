@@ -42,6 +42,11 @@ The internals used (Textual 8.2.8):
   of it lands in one frame: 40% of frames had been for a footer or a scrollbar alone
   (3-10 ms each) and the wait for the update timer was up to 1/60 s (p99 25 ms).
   Benchmark: `benchmarks/app_display_lag.py` (the same change as above).
+  `Screen._compositor_refresh()` and `App._batch_count` again: `no_composite_while_batching()`
+  keeps the compare screen from compositing inside a batch, where `App._display()` draws
+  nothing (at start-up the app mounts in one batch: a whole composite before the first
+  paint was dropped, and the frame after it drew only what changed since). Benchmark:
+  `benchmarks/startup.py`; pinned by test_screen_update_internals and the snapshots.
 * `Widget._repaint_required` and `Screen._dirty_widgets`: `composite_screen_now()` takes
   the repaints asked for during the clock's tick into the screen's dirty set itself, as
   the Update message each widget posts when its queue next goes idle would, but before
@@ -135,6 +140,7 @@ __all__ = [
     "end_process_if_exit_blocks",
     "is_batching",
     "made_vertical_scrollbar",
+    "no_composite_while_batching",
     "set_footer_key_enabled",
     "start_with_theme",
     "styles_cache",
@@ -185,6 +191,25 @@ def start_with_theme(app: App[Any], name: str) -> None:
     # The stylesheet took the default theme's colours as the app was made; nothing is
     # parsed yet (the app reads its CSS as it starts), so these are the ones it parses with.
     app.stylesheet.set_variables(app.get_css_variables())
+
+
+def no_composite_while_batching(screen: Screen[Any]) -> None:
+    """Make `screen` composite nothing inside `App.batch_update()`, asking to be drawn
+    once the batch is over instead: Textual composites a layout done in a batch (its
+    `call_later` comes while the batch still runs) and then draws nothing of it
+    (`App._display` returns while batching), having taken the dirty regions, so the
+    frame after the batch redraws only what changed since. At start-up, where the app's
+    mounting is one batch, that was a whole composite of the compare screen for nothing
+    before the first paint."""
+    composite = screen._compositor_refresh
+
+    def compositor_refresh() -> None:
+        if screen.app._batch_count:
+            screen.refresh()  # a repaint of the whole screen, after the batch
+            return
+        composite()
+
+    screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
 
 
 # -- the key bar (KeyBar) ------------------------------------------------------------------

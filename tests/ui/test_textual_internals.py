@@ -128,6 +128,13 @@ def test_screen_update_internals() -> None:
           parameters(Screen._compositor_refresh) == ["self"])
     # benchmarks/app_harness.py draws each frame as terminal output through this one.
     shape("App._display()", parameters(App._display) == ["self", "screen", "renderable"])
+    # no_composite_while_batching: a composite inside a batch is not drawn, and a layout
+    # in a batch composites later (call_later), as the batch may still run.
+    shape("App._display() while batching",
+          "if self._batch_count:\n                return" in inspect.getsource(App._display))
+    shape("Screen._refresh_layout() while batching",
+          "self.call_later(self._compositor_refresh)" in inspect.getsource(
+              Screen._refresh_layout))
 
 
 def test_theme_internals() -> None:

@@ -65,7 +65,11 @@ from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, pane_list, prompt_area
 from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.services import AppServices, app_services
-from anoman_tui.ui.textual_internals import KeepStylesOnResume, draw_dirty_lines_only
+from anoman_tui.ui.textual_internals import (
+    KeepStylesOnResume,
+    draw_dirty_lines_only,
+    no_composite_while_batching,
+)
 from anoman_tui.ui.widgets.deck import PaneDeck, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -118,6 +122,7 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         # Three answers redraw side by side many times a second: composite only what
         # changed (see textual_internals._render_dirty_lines).
         draw_dirty_lines_only(self)
+        no_composite_while_batching(self)
         self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=self.model_info)
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
