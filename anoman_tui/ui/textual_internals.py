@@ -193,21 +193,26 @@ def start_with_theme(app: App[Any], name: str) -> None:
     app.stylesheet.set_variables(app.get_css_variables())
 
 
-def no_composite_while_batching(screen: Screen[Any]) -> None:
+def no_composite_while_batching(screen: Screen[Any],
+                                first_frame: Callable[[], None] | None = None) -> None:
     """Make `screen` composite nothing inside `App.batch_update()`, asking to be drawn
     once the batch is over instead: Textual composites a layout done in a batch (its
     `call_later` comes while the batch still runs) and then draws nothing of it
     (`App._display` returns while batching), having taken the dirty regions, so the
     frame after the batch redraws only what changed since. At start-up, where the app's
     mounting is one batch, that was a whole composite of the compare screen for nothing
-    before the first paint."""
+    before the first paint. `first_frame` is called (later, by the screen's message
+    loop) once its first frame has been drawn."""
     composite = screen._compositor_refresh
+    waiting = [first_frame] if first_frame is not None else []
 
     def compositor_refresh() -> None:
         if screen.app._batch_count:
             screen.refresh()  # a repaint of the whole screen, after the batch
             return
         composite()
+        if waiting:
+            screen.call_later(waiting.pop())
 
     screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
 

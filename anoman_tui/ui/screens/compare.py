@@ -122,7 +122,7 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         # Three answers redraw side by side many times a second: composite only what
         # changed (see textual_internals._render_dirty_lines).
         draw_dirty_lines_only(self)
-        no_composite_while_batching(self)
+        no_composite_while_batching(self, first_frame=self._first_frame_drawn)
         self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=self.model_info)
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
@@ -142,6 +142,15 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         # A rerun from the history: the comparison it repeats (the deck's `original`),
         # until the next prompt.
         self._rerun_of: int | None = None
+
+    def _first_frame_drawn(self) -> None:
+        # What no pane shows before F7, made once the screen is there to see.
+        self.deck.build_hidden()
+
+    def build_hidden_later(self) -> None:
+        # At start-up the app mounts in a batch, and a callback after the next refresh
+        # ran before the first frame: `_first_frame_drawn` does it instead.
+        pass
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")

@@ -89,7 +89,13 @@ class DeckKeys:
         self.deck.focus_home()
         self.update_status()
         self.lay_out()
+        self.build_hidden_later()
         return True
+
+    def build_hidden_later(self) -> None:
+        """Mount what the panes keep hidden until asked for (`PaneDeck.build_hidden`)
+        once this screen has drawn a frame."""
+        self.call_after_refresh(self.deck.build_hidden)  # type: ignore[attr-defined]
 
     def lay_out(self) -> None:
         """The panes laid out for the screen's width."""

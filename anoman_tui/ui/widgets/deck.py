@@ -187,6 +187,13 @@ class PaneDeck(Vertical):
                 yield ComparePane(state, frozen_clock=self._frozen, model_info=self._model_info,
                                   simulated_from_list=self._simulated_from_list)
 
+    def build_hidden(self) -> None:
+        """Mount what the panes keep hidden until asked for (their diff views' parts):
+        after the first frame, to keep it quick (the parts are mounted when first shown
+        otherwise)."""
+        for pane in self.widgets:
+            pane.diff_view.build()
+
     # -- the panes ------------------------------------------------------------------------
 
     def pane(self, index: int) -> ComparePane:
