@@ -61,6 +61,10 @@ DEFERRED = {
     "anoman_tui.ui.screens.usage": "the usage screen",
     "anoman_tui.ui.screens.history": "the history screen",
     "anoman_tui.ui.screens.suite": "the suite screen",
+    # The compare screen's dialogs (a picker, a text box) and its diffs: on first use.
+    "anoman_tui.ui.screens.pickers": "the pickers (model, target, diff, ...)",
+    "anoman_tui.ui.screens.text_input": "the gateway URL and key dialogs",
+    "anoman_tui.ui.render.diff": "the word diff (F7)",
     # The X-Anoman-Simulate vocabulary (suites/scenarios.py, light) comes with the panes;
     # the suite files, the engine and what they import do not.
     "anoman_tui.suites.model": "suites",

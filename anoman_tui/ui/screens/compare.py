@@ -61,9 +61,7 @@ from anoman_tui.ui.screens.deck_keys import (
     ZOOM_KEY,
     DeckKeys,
 )
-from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, pane_list, prompt_area
-from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.services import AppServices, app_services
 from anoman_tui.ui.textual_internals import (
     KeepStylesOnResume,
@@ -539,6 +537,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def change_gateway_url(self) -> None:
+        from anoman_tui.ui.screens.text_input import TextInputScreen
+
         connector = self.services.connector
 
         def check(text: str) -> str | None:
@@ -565,6 +565,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def change_api_key(self) -> None:
+        from anoman_tui.ui.screens.text_input import TextInputScreen
+
         connector = self.services.connector
         masked = connector.masked_key()
 
@@ -596,6 +598,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
                         exit_on_error=False)
 
     async def _pick_model(self, n: int, target: Target, *, retarget: bool = False) -> None:
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
         if target.kind != "anoman":
             # Its first import (~150 ms) off the UI thread, as the app's warm-up does.
@@ -646,6 +650,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
 
     def pick_target(self, n: int) -> None:
         """Choose where pane `n` streams from, then one of that target's models."""
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
         connector = self.services.connector
         options: list[tuple[str, Text | str]] = []
@@ -666,6 +672,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
             ChoiceScreen(f"Target for pane {n}", options, state.target.name), chosen)
 
     def pick_endpoint(self, n: int) -> None:
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
         target = state.target
         what = {"openai": "chat.completion.chunk frames", "anthropic": "Messages events",
@@ -686,6 +694,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def pick_scenario(self, n: int) -> None:
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
 
         def chosen(choice: str | None) -> None:
@@ -700,6 +710,8 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def edit_params(self, n: int) -> None:
+        from anoman_tui.ui.screens.pickers import ParamsScreen
+
         state = self.panes[n - 1]
 
         def chosen(result: tuple[PaneParams, bool] | None) -> None:

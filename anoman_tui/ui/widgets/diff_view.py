@@ -9,13 +9,17 @@ anoman.tcss), so every theme shows them; the brackets say the same without colou
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from anoman_tui.ui.render.diff import WordDiff, render_diff, summary
+if TYPE_CHECKING:
+    # Imported with the first diff shown (not before the first paint).
+    from anoman_tui.ui.render.diff import WordDiff
 
 
 class DiffBody(Widget):
@@ -34,6 +38,7 @@ class DiffBody(Widget):
     def render(self) -> Text:
         if self.diff is None:
             return Text()
+        from anoman_tui.ui.render.diff import render_diff
         # Whole styles, not partial ones: a partial style drops the tint's transparency,
         # and the words would sit on a background of their own colour.
         return render_diff(
@@ -80,6 +85,8 @@ class DiffView(Vertical):
     def show(self, diff: WordDiff, base_index: int | str, running: list[int]) -> None:
         """Show `diff` (against pane `base_index`, or the answer so named); `running`: the
         panes of the two that still stream, so the diff is of the text so far."""
+        from anoman_tui.ui.render.diff import summary
+
         self.build()  # (shown before the first frame: at once)
         line = summary(diff, base_index)
         if running:
