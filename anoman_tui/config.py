@@ -5,7 +5,7 @@ variables, and the TOML config file (`$ANOMAN_CONFIG` or
 `~/.config/anoman-tui/config.toml`). Both the compare screen and `anoman-tui
 compare` load them through `load_settings`, so precedence has one
 implementation. A value that cannot be used raises `ConfigError`, one line
-naming where the value came from. The API key is a `SecretStr`: it never
+naming where the value came from. The API key is a `Secret`: it never
 appears in a repr, a log line, an error or on screen. Choices made in the app
 (the theme) are written back to the file by editing only their own line, so
 the user's comments and layout survive.
@@ -13,25 +13,20 @@ the user's comments and layout survive.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import getpass
 import json
+import math
 import os
 import re
+import sys
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
-
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-)
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from anoman_tui.locations import config_file
 from anoman_tui.parameters import (
@@ -40,19 +35,23 @@ from anoman_tui.parameters import (
     max_tokens_problem,
     temperature_problem,
 )
-from anoman_tui.streaming.request import EndpointFormat
-from anoman_tui.streaming.safe_text import redact_urls
+from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS, EndpointFormat
+from anoman_tui.streaming.safe_text import Secret, redact_urls
 from anoman_tui.targets import (
     BUILT_IN,
     LOCAL,
     NAME_PATTERN,
     Target,
-    TargetConfig,
     from_config,
     gateway_target,
     split_model,
     unknown_target,
 )
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from anoman_tui.target_config import TargetConfig
 
 
 def _checked_temperature(value: float | None) -> float | None:
@@ -69,31 +68,15 @@ def _checked_max_tokens(value: int | None) -> int | None:
     return value
 
 
-# A pane's and the settings' parameters: the same range, checked by the same validator.
-Temperature = Annotated[float | None, AfterValidator(_checked_temperature)]
-MaxTokens = Annotated[int | None, AfterValidator(_checked_max_tokens)]
+@dataclass(frozen=True)
+class ArenaTable:
+    """The `[arena]` table: what blind rounds draw their models from (`ArenaConfig`
+    validates it as written)."""
 
-
-class PaneConfig(BaseModel):
-    """One `[[panes]]` table: a pane's model (`TARGET:MODEL` or `MODEL`) and, if it
-    differs from the rest, its endpoint format and parameters."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(min_length=1)
-    endpoint: EndpointFormat | None = None
-    temperature: Temperature = None
-    max_tokens: MaxTokens = None
-
-class ArenaConfig(BaseModel):
-    """The `[arena]` table: what blind rounds draw their models from."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    pool: list[str] = Field(default_factory=list)
+    pool: list[str] = field(default_factory=list)
     """`MODEL` or `TARGET:MODEL`, at least two; empty: every model the default target
     lists."""
-    judge: str | None = Field(default=None, min_length=1)
+    judge: str | None = None
     """`[TARGET:]MODEL`: after each blind round's vote, this model judges the round
     (docs/judges.md); never drawn into a round itself."""
 
@@ -109,62 +92,87 @@ class PaneSpec:
     max_tokens: int | None
 
 
-class Settings(BaseModel):
+# Every setting and its default, in the order error messages list them.
+DEFAULTS: dict[str, Any] = {
+    "base_url": None, "api_key": None, "models": [], "endpoint": "openai",
+    "theme": "anoman-dark", "keymap": {}, "system_prompt": "", "temperature": None,
+    "max_tokens": None, "idle_timeout": 60.0, "history": True, "user": None,
+    "history_url": None, "record": True, "record_limit_mb": 16.0, "target": None,
+    "targets": {}, "arena": None, "panes": [],
+}
+
+
+class Settings:
     """Every setting, validated. Built from keyword values (the flags), which win over
     `ANOMAN_*` variables, which win over the config file: `Settings(theme=...)` reads
-    the other two as well (`_merged_sources`)."""
+    the other two as well (`_merged_sources`).
 
-    # `validate_default`: defaults pass the same validators as given values.
-    model_config = ConfigDict(extra="ignore", validate_default=True)
+    Not a pydantic model, as the first paint needs the settings and pydantic costs more
+    to import than the app takes to draw: values of the plain types a config file or a
+    flag gives are checked here (`_plain_values`); anything else (a `[targets]`,
+    `[arena]` or `[[panes]]` table, text from a variable to convert, a bad value) goes
+    through the pydantic model (`_validated_values`), which converts it or raises its
+    `ValidationError`, so either way the values and the messages are pydantic's.
+    """
+
+    model_fields: ClassVar[dict[str, Any]] = DEFAULTS
+    """The settings' names (as pydantic names a model's fields)."""
+
+    base_url: str | None
+    api_key: Secret | None
+    models: list[str]
+    """Up to three, one per pane."""
+    endpoint: EndpointFormat
+    theme: str
+    keymap: dict[str, str]
+    """Binding id → keys."""
+    system_prompt: str
+    temperature: float | None
+    max_tokens: int | None
+    idle_timeout: float
+    history: bool
+    """Save every comparison to the history."""
+    user: str | None
+    """Who you are in a shared history (default: the login name)."""
+    history_url: Secret | None
+    """postgresql://user@host:port/db: a team's shared history on PostgreSQL; unset: the
+    SQLite file under the data directory."""
+    record: bool
+    """Record each comparison's streams with their timing in the history, to replay them."""
+    record_limit_mb: float
+    """A comparison whose streams hold more than this many megabytes is saved without its
+    recording."""
+    target: str | None
+    """The target a plain MODEL goes to (default: local, or the gateway at base_url)."""
+    targets: dict[str, TargetConfig]
+    """[targets.NAME] tables: servers panes stream from."""
+    arena: ArenaTable
+    """[arena] table: the pool blind rounds draw from."""
+    panes: list[Any]
+    """[[panes]] tables (`PaneConfig`): each pane's model, endpoint format and parameters
+    (`models`, when given, wins)."""
 
     def __init__(self, **values: Any) -> None:
-        super().__init__(**_merged_sources(values))
+        merged = _merged_sources(values)
+        checked = _plain_values(merged)
+        if checked is None:
+            checked = _validated_values(merged)
+        self.__dict__.update(checked)
 
-    base_url: str | None = Field(
-        default=None, description="remote gateway root; unset = start the local gateway"
-    )
-    api_key: SecretStr | None = None
-    models: list[str] = Field(default_factory=list, description="up to three, one per pane")
-    endpoint: EndpointFormat = "openai"
-    theme: str = "anoman-dark"
-    keymap: dict[str, str] = Field(default_factory=dict, description="binding id → keys")
-    system_prompt: str = ""
-    temperature: Temperature = None
-    max_tokens: MaxTokens = None
-    idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
-    history: bool = Field(default=True, description="save every comparison to the history")
-    user: str | None = Field(
-        default=None, max_length=64, description="who you are in a shared history: the "
-        "comparisons you run, your votes and suite runs are recorded under this name "
-        "(default: the login name)")
-    history_url: SecretStr | None = Field(
-        default=None, description="postgresql://user@host:port/db: a team's shared history "
-        "on PostgreSQL; unset: the SQLite file under the data directory")
-    record: bool = Field(default=True, description="record each comparison's streams with "
-                         "their timing in the history, to replay them")
-    record_limit_mb: float = Field(
-        default=16.0, gt=0, allow_inf_nan=False,
-        description="a comparison whose streams hold more than this many megabytes is "
-                    "saved without its recording")
-    target: str | None = Field(
-        default=None, description="the target a plain MODEL goes to (default: local, or "
-                                  "the gateway at base_url)")
-    targets: dict[str, TargetConfig] = Field(
-        default_factory=dict, description="[targets.NAME] tables: servers panes stream from")
-    arena: ArenaConfig = Field(default_factory=ArenaConfig,
-                               description="[arena] table: the pool blind rounds draw from")
-    panes: list[PaneConfig] = Field(
-        default_factory=list, description="[[panes]] tables: each pane's model, endpoint "
-        "format and parameters (`models`, when given, wins)")
-    @field_validator("targets")
-    @classmethod
-    def _target_names(cls, value: dict[str, TargetConfig]) -> dict[str, TargetConfig]:
-        for name in value:
-            if not NAME_PATTERN.match(name):
-                raise ValueError(f"target name {name!r}: letters, digits, . _ - only")
-            if name == LOCAL:
-                raise ValueError("'local' is the embedded gateway and cannot be redefined")
-        return value
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Settings:
+        """A copy with `update`'s values, not validated (as pydantic's `model_copy`)."""
+        copy = object.__new__(Settings)
+        copy.__dict__.update(self.__dict__, **(update or {}))
+        return copy
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Settings) and other.__dict__ == self.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a pydantic model
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in DEFAULTS)
+        return f"Settings({fields})"
 
     def recording_limit(self) -> int | None:
         """The most bytes of streams a saved comparison keeps recorded; None: recording
@@ -217,62 +225,245 @@ class Settings(BaseModel):
         """Targets whose key is written in the config file (a warning, not an error)."""
         return [name for name, config in self.targets.items() if config.api_key is not None]
 
-    @field_validator("target")
-    @classmethod
-    def _target_name(cls, value: str | None) -> str | None:
-        return value.strip() or None if isinstance(value, str) else value
-
-    @field_validator("models", mode="before")
-    @classmethod
-    def _models_from_text(cls, value: Any) -> Any:
-        # ANOMAN_MODELS="a,b,c" is friendlier than JSON in an environment variable.
-        if isinstance(value, str):
-            return [m.strip() for m in value.split(",") if m.strip()]
-        return value
-
-    @field_validator("base_url", "api_key", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        # `ANOMAN_BASE_URL=` (or `--base-url ""`) means "none": the local gateway, no key.
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("history_url", mode="before")
-    @classmethod
-    def _postgresql_url(cls, value: Any) -> Any:
-        if isinstance(value, SecretStr):
-            value = value.get_secret_value()
-        if isinstance(value, str):
-            value = value.strip()
-            if not value:
-                return None
-            problem = history_url_problem(value)
-            if problem:
-                raise ValueError(problem)
-        return value
-
-    @field_validator("user", mode="before")
-    @classmethod
-    def _user_name(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = value.strip() or None
-            problem = None if value is None else user_problem(value)
-            if problem:
-                raise ValueError(problem)
-        return value
-
     def author(self) -> str:
         """Who the history records as running and voting: `user`, else the login name."""
         return self.user or login_name()
 
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.lower().startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
 
+def _text(value: Any) -> bool:
+    return type(value) is str and not not_utf8(value)
+
+
+def _number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _plain_values(merged: dict[str, Any]) -> dict[str, Any] | None:
+    """The settings from `merged`, when every value is of the plain type it should be,
+    checked here as the pydantic model would check it (the same result, by
+    tests/test_settings.py); None for anything else: a table, text to convert (a
+    variable's), or a value the model would refuse, which `_validated_values` then
+    converts or refuses with pydantic's message."""
+    values: dict[str, Any] = {**DEFAULTS, "models": [], "keymap": {}, "targets": {},
+                              "panes": [], "arena": ArenaTable()}
+    for key, value in merged.items():
+        if key not in DEFAULTS:
+            continue  # ignored, as the model ignores it (a file's unknown keys are refused)
+        if value is None and key in ("base_url", "api_key", "temperature", "max_tokens",
+                                     "user", "history_url", "target"):
+            values[key] = None
+        elif key in ("base_url", "api_key", "user", "history_url", "target",
+                     "theme", "system_prompt", "endpoint"):
+            if not _text(value):
+                return None
+            if key in ("theme", "system_prompt"):
+                values[key] = value
+                continue
+            if key == "endpoint":
+                if value not in ENDPOINT_FORMATS:
+                    return None
+                values[key] = value
+                continue
+            stripped = value.strip() or None  # blank: unset
+            if stripped is not None and (
+                    (key == "base_url" and not stripped.lower().startswith(
+                        ("http://", "https://")))
+                    or (key == "user" and user_problem(stripped))
+                    or (key == "history_url" and history_url_problem(stripped))):
+                return None
+            if key in ("api_key", "history_url") and stripped is not None:
+                values[key] = Secret(stripped)
+            else:
+                values[key] = stripped
+        elif key == "models":
+            if type(value) is str:
+                value = [m.strip() for m in value.split(",") if m.strip()]
+            if type(value) is not list or not all(_text(m) for m in value):
+                return None
+            values[key] = list(value)
+        elif key == "keymap":
+            if type(value) is not dict or not all(_text(k) and _text(v)
+                                                  for k, v in value.items()):
+                return None
+            values[key] = dict(value)
+        elif key == "temperature":
+            if not _number(value) or temperature_problem(value):
+                return None
+            values[key] = float(value)
+        elif key == "max_tokens":
+            if type(value) is not int or max_tokens_problem(value):
+                return None
+            values[key] = value
+        elif key in ("idle_timeout", "record_limit_mb"):
+            if not _number(value) or value <= 0:
+                return None
+            values[key] = float(value)
+        elif key in ("history", "record"):
+            if type(value) is not bool:
+                return None
+            values[key] = value
+        elif not (key in ("targets", "panes") and value in ({}, [])
+                  and type(value) is type(DEFAULTS[key])):
+            return None  # a table: the model validates it
+    return values
+
+
+def _validated_values(merged: dict[str, Any]) -> dict[str, Any]:
+    """The settings from `merged` through the pydantic model (`ValidationError` for a
+    value it refuses), as `Settings` holds them."""
+    given = dict(merged)
+    for key in ("api_key", "history_url"):
+        if isinstance(given.get(key), Secret):
+            given[key] = given[key].get_secret_value()
+    if isinstance(given.get("arena"), ArenaTable):
+        given["arena"] = dataclasses.asdict(given["arena"])
+    model = _models().SettingsModel(**given)
+    values = {name: getattr(model, name) for name in DEFAULTS}
+    for key in ("api_key", "history_url"):
+        if values[key] is not None:
+            values[key] = Secret(values[key].get_secret_value())
+    values["arena"] = ArenaTable(pool=list(model.arena.pool), judge=model.arena.judge)
+    return values
+
+
+@functools.cache
+def _models() -> Any:
+    """The pydantic models of the settings (`SettingsModel`) and of its `[[panes]]` and
+    `[arena]` tables, made on first use: only a config with tables, a variable's text or
+    a bad value needs them."""
+    from typing import Annotated
+
+    from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+    from anoman_tui import target_config
+
+
+    # A pane's and the settings' parameters: the same range, checked by the same validator.
+    Temperature = Annotated[float | None, AfterValidator(_checked_temperature)]
+    MaxTokens = Annotated[int | None, AfterValidator(_checked_max_tokens)]
+
+    class PaneConfig(BaseModel):
+        """One `[[panes]]` table: a pane's model (`TARGET:MODEL` or `MODEL`) and, if it
+        differs from the rest, its endpoint format and parameters."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        model: str = Field(min_length=1)
+        endpoint: EndpointFormat | None = None
+        temperature: Temperature = None
+        max_tokens: MaxTokens = None
+
+    class ArenaConfig(BaseModel):
+        """The `[arena]` table as written (`ArenaTable` once validated)."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        pool: list[str] = Field(default_factory=list)
+        judge: str | None = Field(default=None, min_length=1)
+
+    class SettingsModel(BaseModel):
+        """Every setting, validated (`Settings` describes each)."""
+
+        # `validate_default`: defaults pass the same validators as given values.
+        model_config = ConfigDict(extra="ignore", validate_default=True)
+
+        base_url: str | None = None
+        api_key: SecretStr | None = None
+        models: list[str] = Field(default_factory=list)
+        endpoint: EndpointFormat = "openai"
+        theme: str = "anoman-dark"
+        keymap: dict[str, str] = Field(default_factory=dict)
+        system_prompt: str = ""
+        temperature: Temperature = None
+        max_tokens: MaxTokens = None
+        idle_timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+        history: bool = True
+        user: str | None = Field(default=None, max_length=64)
+        history_url: SecretStr | None = None
+        record: bool = True
+        record_limit_mb: float = Field(default=16.0, gt=0, allow_inf_nan=False)
+        target: str | None = None
+        targets: dict[str, TargetConfig] = Field(default_factory=dict)
+        arena: ArenaConfig = Field(default_factory=ArenaConfig)
+        panes: list[PaneConfig] = Field(default_factory=list)
+
+        @field_validator("targets")
+        @classmethod
+        def _target_names(cls, value: dict[str, TargetConfig]) -> dict[str, TargetConfig]:
+            for name in value:
+                if not NAME_PATTERN.match(name):
+                    raise ValueError(f"target name {name!r}: letters, digits, . _ - only")
+                if name == LOCAL:
+                    raise ValueError("'local' is the embedded gateway and cannot be redefined")
+            return value
+
+        @field_validator("target")
+        @classmethod
+        def _target_name(cls, value: str | None) -> str | None:
+            return value.strip() or None if isinstance(value, str) else value
+
+        @field_validator("models", mode="before")
+        @classmethod
+        def _models_from_text(cls, value: Any) -> Any:
+            # ANOMAN_MODELS="a,b,c" is friendlier than JSON in an environment variable.
+            if isinstance(value, str):
+                return [m.strip() for m in value.split(",") if m.strip()]
+            return value
+
+        @field_validator("base_url", "api_key", mode="before")
+        @classmethod
+        def _blank_is_unset(cls, value: Any) -> Any:
+            # `ANOMAN_BASE_URL=` (or `--base-url ""`) means "none": the local gateway, no key.
+            if isinstance(value, str) and not value.strip():
+                return None
+            return value.strip() if isinstance(value, str) else value
+
+        @field_validator("history_url", mode="before")
+        @classmethod
+        def _postgresql_url(cls, value: Any) -> Any:
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            if isinstance(value, str):
+                value = value.strip()
+                if not value:
+                    return None
+                problem = history_url_problem(value)
+                if problem:
+                    raise ValueError(problem)
+            return value
+
+        @field_validator("user", mode="before")
+        @classmethod
+        def _user_name(cls, value: Any) -> Any:
+            if isinstance(value, str):
+                value = value.strip() or None
+                problem = None if value is None else user_problem(value)
+                if problem:
+                    raise ValueError(problem)
+            return value
+
+        @field_validator("base_url")
+        @classmethod
+        def _http_url(cls, value: str | None) -> str | None:
+            if value is not None and not value.lower().startswith(("http://", "https://")):
+                raise ValueError("must start with http:// or https://")
+            return value
+
+    # Their annotations are text (`from __future__ import annotations`) naming this
+    # function's locals, which pydantic does not look up by itself.
+    names = {"TargetConfig": target_config.TargetConfig, "Temperature": Temperature,
+             "MaxTokens": MaxTokens, "PaneConfig": PaneConfig, "ArenaConfig": ArenaConfig}
+    for model in (PaneConfig, ArenaConfig, SettingsModel):
+        model.model_rebuild(force=True, _types_namespace=names)
+    return SimpleNamespace(PaneConfig=PaneConfig, ArenaConfig=ArenaConfig,
+                           SettingsModel=SettingsModel)
+
+
+def __getattr__(name: str) -> Any:
+    # The tables' pydantic models, made when first named (`_models`).
+    if name in ("PaneConfig", "ArenaConfig"):
+        return getattr(_models(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 ENV_PREFIX = "ANOMAN_"
 
@@ -309,7 +500,7 @@ def _environment_values() -> dict[str, Any]:
                 raise EnvironmentJSONError(key) from None
             if key == "arena" and isinstance(value, dict):
                 # A table's own keys match in any case, as the variable's name does.
-                fields = {name.lower(): name for name in ArenaConfig.model_fields}
+                fields = {f.name.lower(): f.name for f in dataclasses.fields(ArenaTable)}
                 value = {fields.get(str(k).lower(), k): v for k, v in value.items()}
         values[key] = value
     return values
@@ -374,11 +565,13 @@ def load_settings(**overrides: Any) -> Settings:
     flags = {k: v for k, v in overrides.items() if v is not None}
     try:
         settings = Settings(**flags)
-    except ValidationError as exc:
-        raise ConfigError(_describe(exc, flags)) from None
     except EnvironmentJSONError as exc:
         raise ConfigError(f"environment variable ANOMAN_{exc.key.upper()}: not valid JSON"
                           ) from None
+    except ValueError as exc:
+        if not _is_validation_error(exc):
+            raise
+        raise ConfigError(_describe(cast("ValidationError", exc), flags)) from None
     known = settings.all_targets()
     if settings.default_target not in known:
         close = difflib.get_close_matches(settings.default_target, list(known), n=1)
@@ -389,6 +582,12 @@ def load_settings(**overrides: Any) -> Settings:
     if problem:
         raise ConfigError(problem)
     return settings
+
+
+def _is_validation_error(exc: ValueError) -> bool:
+    # pydantic is imported only if the model validated (`_validated_values`).
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(exc, pydantic.ValidationError)
 
 
 def not_utf8(text: str) -> bool:

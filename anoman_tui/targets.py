@@ -16,8 +16,10 @@ is one.
 A model on its target, resolved (`ModelSlot`), and the one way a request to it is made
 (`stream_request`: every caller that sends a prompt to a target builds it here).
 
-May import: the standard library, pydantic and `anoman_tui.streaming` (for the
-endpoint formats, URL normalising, a model's listing and the request).
+May import: the standard library, `anoman_tui.streaming` (for the endpoint formats, URL
+normalising, a model's listing and the request) and `anoman_tui.target_config` (a
+config's `[targets.NAME]` table, pydantic: imported on first use, as the first paint
+needs the built-in targets but no validation library).
 """
 
 from __future__ import annotations
@@ -26,17 +28,26 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
-
-from anoman_tui.streaming import EndpointFormat, normalize_base_url
-from anoman_tui.streaming.safe_text import redact_url
+from anoman_tui.streaming.endpoints import EndpointFormat, normalize_base_url
+from anoman_tui.streaming.safe_text import Secret, SecretValue, redact_url
 
 if TYPE_CHECKING:
     from anoman_tui.streaming import ChatTurn, ModelInfo, StreamClient, StreamRequest
+    from anoman_tui.target_config import TargetConfig as TargetConfig
+    from anoman_tui.target_config import TargetKind
 
-TargetKind = Literal["anoman", "openai-compatible", "anthropic"]
+
+def __getattr__(name: str) -> Any:
+    # `TargetConfig` (pydantic) is imported when first named, not with the built-in
+    # targets that the first paint needs.
+    if name == "TargetConfig":
+        from anoman_tui.target_config import TargetConfig
+
+        return TargetConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 LOCAL = "local"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -53,61 +64,18 @@ _DEFAULT_PATHS: dict[TargetKind, dict[str, str | None]] = {
 }
 
 
-class TargetConfig(BaseModel):
-    """A `[targets.NAME]` table of the config file, as written (paths optional)."""
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """A server panes stream from. `local` has no URL until the embedded gateway runs.
 
-    model_config = ConfigDict(extra="forbid")
-
-    kind: TargetKind = "openai-compatible"
-    base_url: str
-    api_key_env: str | None = None
-    api_key: SecretStr | None = None
-    """Accepted, but warned about: a key in a file is easily shared by mistake."""
-    headers: dict[str, str] = Field(default_factory=dict)
-    chat_path: str | None = None
-    messages_path: str | None = None
-    playground_path: str | None = None
-    models_path: str | None = None
-    usage_path: str | None = None
-    include_usage: bool = True
-    """Ask an OpenAI-format stream for its usage (`stream_options.include_usage`)."""
-    max_concurrency: int | None = Field(default=None, ge=1)
-    """The most streams a suite run keeps in flight on it (None: the run's own limit)."""
-
-    @field_validator("base_url")
-    @classmethod
-    def _http(cls, value: str) -> str:
-        value = value.strip()
-        if not value.lower().startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
-
-    @field_validator("chat_path", "messages_path", "playground_path", "models_path",
-                     "usage_path")
-    @classmethod
-    def _slash(cls, value: str | None) -> str | None:
-        if value is not None and value and not value.startswith("/"):
-            raise ValueError("a path starts with /")
-        return value or None
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-            raise ValueError("must be the name of an environment variable, not a key")
-        return value
-
-
-class Target(BaseModel):
-    """A server panes stream from. `local` has no URL until the embedded gateway runs."""
-
-    model_config = ConfigDict(frozen=True)
+    A plain dataclass (as every field is built by `_target` from checked values): the
+    built-in ones exist before the first paint, which imports no validation library."""
 
     name: str
     kind: TargetKind
     base_url: str | None
     api_key_env: str | None = None
-    api_key: SecretStr | None = Field(default=None, repr=False)
+    api_key: SecretValue | None = field(default=None, repr=False)
     headers: tuple[tuple[str, str], ...] = ()
     chat_path: str | None = None
     messages_path: str | None = None
@@ -185,7 +153,7 @@ class Target(BaseModel):
 
 
 def _target(name: str, kind: TargetKind, base_url: str | None, **fields: Any) -> Target:
-    paths = {key: value for key, value in _DEFAULT_PATHS[kind].items()}
+    paths: dict[str, Any] = {key: value for key, value in _DEFAULT_PATHS[kind].items()}
     paths.update({key: value for key, value in fields.items() if key.endswith("_path")})
     rest = {key: value for key, value in fields.items() if not key.endswith("_path")}
     return Target(name=name, kind=kind,
@@ -224,7 +192,7 @@ def from_config(name: str, config: TargetConfig) -> Target:
     return _target(name, config.kind, config.base_url, **fields)
 
 
-def gateway_target(base_url: str, api_key: SecretStr | None) -> Target:
+def gateway_target(base_url: str, api_key: SecretValue | None) -> Target:
     """The default target when `base_url` is set: an Anoman gateway there, with `api_key`."""
     # The key is the `api_key` setting, already read from the flag, ANOMAN_API_KEY or the
     # file in that order: no variable of its own to prefer over it.
@@ -280,15 +248,14 @@ def _one_typo(typed: str, name: str) -> bool:
 ANTHROPIC_VERSION = "2023-06-01"
 
 
-class Connection(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Connection:
     """A target, resolved to where its requests go now (the local gateway's URL and key
     are known only once it runs)."""
 
-    model_config = ConfigDict(frozen=True)
-
     target: Target
     base_url: str
-    api_key: SecretStr = Field(default=SecretStr(""), repr=False)
+    api_key: SecretValue = field(default=Secret(""), repr=False)
 
     @property
     def name(self) -> str:
@@ -336,11 +303,11 @@ def connect(target: Target, *, local: tuple[str, str] | None = None,
     if target.is_local:
         if local is None:
             raise ValueError("the local gateway is not running")
-        return Connection(target=target, base_url=local[0], api_key=SecretStr(local[1]))
+        return Connection(target=target, base_url=local[0], api_key=Secret(local[1]))
     base_url = target.resolved_base_url(environ)
     assert base_url is not None
     return Connection(target=target, base_url=base_url,
-                      api_key=SecretStr(target.key(environ)))
+                      api_key=Secret(target.key(environ)))
 
 
 def stream_request(connection: Connection, endpoint: EndpointFormat, model: str,
@@ -361,7 +328,8 @@ def stream_request(connection: Connection, endpoint: EndpointFormat, model: str,
     if simulate:
         extra = (*extra, ("X-Anoman-Simulate", simulate))
     return StreamRequest(
-        base_url=connection.base_url, api_key=connection.api_key, endpoint=endpoint,
+        base_url=connection.base_url, api_key=connection.api_key.get_secret_value(),
+        endpoint=endpoint,
         path=path if path is not None else target.path_for(endpoint),
         include_usage=target.include_usage, key_env=target.key_source, model=model,
         messages=tuple(messages), system=system, temperature=temperature,

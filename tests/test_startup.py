@@ -34,10 +34,14 @@ DEFERRED = {
     "anoman_tui.gateway": "the local gateway",
     "uvicorn": "the local gateway's server",
     "starlette": "the local gateway's app",
-    # The settings are read with the standard library and validated with plain pydantic;
-    # pydantic-settings (its sources for dotenv, cloud vaults, a CLI...) is the local
-    # gateway's.
+    # The settings are read with the standard library; pydantic-settings (its sources for
+    # dotenv, cloud vaults, a CLI...) is the local gateway's.
     "pydantic_settings": "the local gateway's settings",
+    # Plain settings and the built-in targets are checked without pydantic (~0.14 s of
+    # CPU with its models); its models check tables, a variable's text and bad values.
+    "pydantic": "the settings' tables, a variable's text and bad values; requests",
+    "anoman_tui.target_config": "a config's [targets.NAME] tables",
+    "anoman_tui.streaming.request": "a request (pydantic), built with the first prompt",
     # The answer renderer: the first paint shows no answer; the warm-up thread after it
     # (or the first block) imports it.
     "anoman_tui.ui.render.markdown_render": "the answer renderer",
@@ -57,6 +61,10 @@ DEFERRED = {
     "anoman_tui.ui.screens.usage": "the usage screen",
     "anoman_tui.ui.screens.history": "the history screen",
     "anoman_tui.ui.screens.suite": "the suite screen",
+    # The compare screen's dialogs (a picker, a text box) and its diffs: on first use.
+    "anoman_tui.ui.screens.pickers": "the pickers (model, target, diff, ...)",
+    "anoman_tui.ui.screens.text_input": "the gateway URL and key dialogs",
+    "anoman_tui.ui.render.diff": "the word diff (F7)",
     # The X-Anoman-Simulate vocabulary (suites/scenarios.py, light) comes with the panes;
     # the suite files, the engine and what they import do not.
     "anoman_tui.suites.model": "suites",

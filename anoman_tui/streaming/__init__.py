@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from anoman_tui.streaming.cost import Cost as Cost
     from anoman_tui.streaming.cost import CostSource as CostSource
     from anoman_tui.streaming.cost import cost_of as cost_of
+    from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS as ENDPOINT_FORMATS
+    from anoman_tui.streaming.endpoints import EndpointFormat as EndpointFormat
+    from anoman_tui.streaming.endpoints import normalize_base_url as normalize_base_url
     from anoman_tui.streaming.events import AnomanMetadata as AnomanMetadata
     from anoman_tui.streaming.events import ReasoningDelta as ReasoningDelta
     from anoman_tui.streaming.events import ResultStatus as ResultStatus
@@ -38,12 +41,9 @@ if TYPE_CHECKING:
         estimate_from_price_library as estimate_from_price_library,
     )
     from anoman_tui.streaming.prices import preload_price_library as preload_price_library
-    from anoman_tui.streaming.request import ENDPOINT_FORMATS as ENDPOINT_FORMATS
     from anoman_tui.streaming.request import ChatTurn as ChatTurn
-    from anoman_tui.streaming.request import EndpointFormat as EndpointFormat
     from anoman_tui.streaming.request import StreamRequest as StreamRequest
-    from anoman_tui.streaming.request import mask_key as mask_key
-    from anoman_tui.streaming.request import normalize_base_url as normalize_base_url
+    from anoman_tui.streaming.safe_text import mask_key as mask_key
     from anoman_tui.streaming.sse import SSEDecoder as SSEDecoder
     from anoman_tui.streaming.sse import SSEEvent as SSEEvent
     from anoman_tui.streaming.vocabulary import FailureDescription as FailureDescription
@@ -75,11 +75,11 @@ _EXPORTS = {
     "estimate_from_price_library": "anoman_tui.streaming.prices",
     "preload_price_library": "anoman_tui.streaming.prices",
     "ChatTurn": "anoman_tui.streaming.request",
-    "ENDPOINT_FORMATS": "anoman_tui.streaming.request",
-    "EndpointFormat": "anoman_tui.streaming.request",
+    "ENDPOINT_FORMATS": "anoman_tui.streaming.endpoints",
+    "EndpointFormat": "anoman_tui.streaming.endpoints",
     "StreamRequest": "anoman_tui.streaming.request",
-    "mask_key": "anoman_tui.streaming.request",
-    "normalize_base_url": "anoman_tui.streaming.request",
+    "mask_key": "anoman_tui.streaming.safe_text",
+    "normalize_base_url": "anoman_tui.streaming.endpoints",
     "SSEDecoder": "anoman_tui.streaming.sse",
     "SSEEvent": "anoman_tui.streaming.sse",
     "FailureDescription": "anoman_tui.streaming.vocabulary",

@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from anoman_tui.streaming.endpoints import ENDPOINT_FORMATS as ENDPOINT_FORMATS
 from anoman_tui.streaming.endpoints import ENDPOINT_PATHS as ENDPOINT_PATHS
 from anoman_tui.streaming.endpoints import EndpointFormat as EndpointFormat
+from anoman_tui.streaming.endpoints import normalize_base_url as normalize_base_url
+from anoman_tui.streaming.safe_text import Secret
+from anoman_tui.streaming.safe_text import mask_key as mask_key
 
 # The Messages API requires max_tokens; this is the default when the caller sets none.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
@@ -24,22 +27,6 @@ class ChatTurn(BaseModel):
 
     role: Literal["user", "assistant"]
     content: str
-
-
-def normalize_base_url(url: str) -> str:
-    """The gateway root: no trailing slash, and a trailing `/v1` (as SDKs take it) dropped."""
-    url = url.strip().rstrip("/")
-    if url.endswith("/v1"):
-        url = url[: -len("/v1")]
-    return url
-
-
-def mask_key(key: str | None) -> str:
-    """`anm-sk-…a1b2`: enough to tell keys apart, never enough to use one."""
-    if not key:
-        return "(none)"
-    prefix = "anm-sk-" if key.startswith("anm-sk-") else ""
-    return f"{prefix}…{key[-4:]}" if len(key) > len(prefix) + 8 else f"{prefix}…"
 
 
 class StreamRequest(BaseModel):
@@ -70,6 +57,14 @@ class StreamRequest(BaseModel):
     key_env: str | None = "ANOMAN_API_KEY"
     # Keep the response byte-exact with its arrival times (`StreamResult.recording`).
     record: bool = False
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _any_secret(cls, value: Any) -> Any:
+        # A `Secret` (the settings' and targets', which hold no pydantic type) too.
+        if isinstance(value, Secret):
+            return value.get_secret_value()
+        return value
 
     @field_validator("base_url")
     @classmethod

@@ -25,7 +25,7 @@ import io
 import re
 import urllib.parse
 from collections.abc import Iterable
-from typing import IO, Any, TypeVar, cast
+from typing import IO, Any, Protocol, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -201,3 +201,49 @@ class MaskedWriter(io.TextIOBase):
 def masked_stream(stream: IO[str], secrets: Iterable[str] = ()) -> IO[str]:
     """`stream` behind a `MaskedWriter`, typed as the stream it stands for."""
     return cast(IO[str], MaskedWriter(stream, secrets))
+
+
+def mask_key(key: str | None) -> str:
+    """`anm-sk-…a1b2`: enough to tell keys apart, never enough to use one."""
+    if not key:
+        return "(none)"
+    prefix = "anm-sk-" if key.startswith("anm-sk-") else ""
+    return f"{prefix}…{key[-4:]}" if len(key) > len(prefix) + 8 else f"{prefix}…"
+
+
+class SecretValue(Protocol):
+    """What holds a secret: `Secret` below, or pydantic's `SecretStr`."""
+
+    def get_secret_value(self) -> str: ...
+
+
+class Secret:
+    """A key or a URL that may hold a password, as pydantic's `SecretStr` keeps one (the
+    same `get_secret_value()`, never shown by `str` or `repr`), without pydantic: the
+    settings and targets hold these before the first paint, which imports no validation
+    library."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __str__(self) -> str:
+        return "**********" if self._value else ""
+
+    def __repr__(self) -> str:
+        return f"Secret('{self}')"
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        # As SecretStr: equal to another secret holding the same value.
+        get = getattr(other, "get_secret_value", None)
+        return callable(get) and get() == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)

@@ -31,7 +31,7 @@ from anoman_tui.ui.connection import Connector, LocalGateway
 from anoman_tui.ui.render.pane_state import PaneParams, PaneState
 from anoman_tui.ui.screens.compare import CompareScreen
 from anoman_tui.ui.screens.deck_keys import DeckKeys
-from anoman_tui.ui.textual_internals import end_process_if_exit_blocks
+from anoman_tui.ui.textual_internals import end_process_if_exit_blocks, start_with_theme
 from anoman_tui.ui.themes import load_themes
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -216,6 +216,17 @@ class AnomanApp(App[None]):
         connects once the suite screen is left: until then the run's pool is the only
         one, and its loop the only one on the client side."""
         super().__init__()
+        for theme in load_themes().values():
+            self.register_theme(theme)
+        if settings.theme in self.available_themes:
+            # Before the start, so the stylesheet is first parsed with its colours: set
+            # once running, it parsed the app's CSS again and restyled every widget.
+            start_with_theme(self, settings.theme)
+        # The theme picker offers the app's and the user's themes, not Textual's twenty:
+        # only the one in use stays (a built-in name is a valid `theme` setting).
+        for name in BUILTIN_THEMES:
+            if name != self.theme:
+                self.unregister_theme(name)
         self._suite = suite
         self._suite_files = suite_files
         self._suite_client = suite_client
@@ -261,15 +272,6 @@ class AnomanApp(App[None]):
     # -- start and stop -------------------------------------------------------
 
     def on_mount(self) -> None:
-        for theme in load_themes().values():
-            self.register_theme(theme)
-        if self.settings.theme in self.available_themes:
-            self.theme = self.settings.theme
-        # The theme picker offers the app's and the user's themes, not Textual's twenty:
-        # only the one in use stays (a built-in name is a valid `theme` setting).
-        for name in BUILTIN_THEMES:
-            if name != self.theme:
-                self.unregister_theme(name)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)

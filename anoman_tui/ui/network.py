@@ -54,15 +54,14 @@ from anoman_tui.streaming import (
     ReasoningDelta,
     StreamDone,
     StreamEvent,
-    StreamRequest,
     StreamResult,
     TextDelta,
 )
 
 if TYPE_CHECKING:
     # The HTTP stack (httpcore and what it brings) is imported as the thread starts,
-    # after the first paint.
-    from anoman_tui.streaming import ModelStream, StreamClient
+    # after the first paint; the request's pydantic model with the first request.
+    from anoman_tui.streaming import ModelStream, StreamClient, StreamRequest
 
 __all__ = ["NetworkThread", "ThreadedStream"]
 

@@ -42,6 +42,11 @@ The internals used (Textual 8.2.8):
   of it lands in one frame: 40% of frames had been for a footer or a scrollbar alone
   (3-10 ms each) and the wait for the update timer was up to 1/60 s (p99 25 ms).
   Benchmark: `benchmarks/app_display_lag.py` (the same change as above).
+  `Screen._compositor_refresh()` and `App._batch_count` again: `no_composite_while_batching()`
+  keeps the compare screen from compositing inside a batch, where `App._display()` draws
+  nothing (at start-up the app mounts in one batch: a whole composite before the first
+  paint was dropped, and the frame after it drew only what changed since). Benchmark:
+  `benchmarks/startup.py`; pinned by test_screen_update_internals and the snapshots.
 * `Widget._repaint_required` and `Screen._dirty_widgets`: `composite_screen_now()` takes
   the repaints asked for during the clock's tick into the screen's dirty set itself, as
   the Update message each widget posts when its queue next goes idle would, but before
@@ -72,6 +77,12 @@ The internals used (Textual 8.2.8):
   ~15 widgets) in the case screen's first frame. Benchmark: `benchmarks/suite_screen.py`
   (a running case's text drawn after Enter); pinned by
   tests/ui/test_textual_internals.py::test_footer_key_internals.
+* `App._watch_theme()` and `App._refresh_truecolor_filter()`: `start_with_theme()` sets
+  the app's theme before it starts, doing to the app what the theme's watcher does (its
+  classes and ANSI colour filter) but not what the watcher does to a running app: parse
+  the whole stylesheet again and restyle every widget, which setting the theme in
+  `on_mount` cost the first paint. Benchmark: `benchmarks/startup.py`; pinned by
+  tests/ui/test_textual_internals.py::test_theme_internals and the snapshots.
 * `textual.drivers._writer_thread` (a private module): Textual's output thread stops at
   its first failed write and its queue holds `MAX_QUEUED_WRITES` writes, so once the
   terminal has gone, the app's exit (which restores the terminal through it) can block
@@ -129,7 +140,9 @@ __all__ = [
     "end_process_if_exit_blocks",
     "is_batching",
     "made_vertical_scrollbar",
+    "no_composite_while_batching",
     "set_footer_key_enabled",
+    "start_with_theme",
     "styles_cache",
     "update_scrollbars",
     "use_row_styles_cache",
@@ -158,6 +171,50 @@ def composite_screen_now(screen: Screen[Any]) -> None:
             widget._repaint_required = False
             dirty.add(widget)
     screen._on_timer_update()
+
+
+# -- the theme at start-up (AnomanApp) -----------------------------------------------------
+def start_with_theme(app: App[Any], name: str) -> None:
+    """Make `name` (registered) the theme of an app that has not started: what
+    `App._watch_theme` does to the app as the theme changes (its `-theme-NAME`,
+    `-dark-mode` and `-light-mode` classes, its ANSI colour filter), without what it
+    does to a running app (parse its CSS again and restyle every widget), as the
+    stylesheet is first parsed with the theme's colours anyway."""
+    app.set_reactive(App.theme, name)
+    theme = app.current_theme
+    classes = {c: False for c in app.classes if c.startswith("-theme-")}
+    classes[f"-theme-{theme.name}"] = True
+    classes["-dark-mode"] = theme.dark
+    classes["-light-mode"] = not theme.dark
+    app.update_classes(classes, update=False)
+    app._refresh_truecolor_filter(app.ansi_theme)
+    # The stylesheet took the default theme's colours as the app was made; nothing is
+    # parsed yet (the app reads its CSS as it starts), so these are the ones it parses with.
+    app.stylesheet.set_variables(app.get_css_variables())
+
+
+def no_composite_while_batching(screen: Screen[Any],
+                                first_frame: Callable[[], None] | None = None) -> None:
+    """Make `screen` composite nothing inside `App.batch_update()`, asking to be drawn
+    once the batch is over instead: Textual composites a layout done in a batch (its
+    `call_later` comes while the batch still runs) and then draws nothing of it
+    (`App._display` returns while batching), having taken the dirty regions, so the
+    frame after the batch redraws only what changed since. At start-up, where the app's
+    mounting is one batch, that was a whole composite of the compare screen for nothing
+    before the first paint. `first_frame` is called (later, by the screen's message
+    loop) once its first frame has been drawn."""
+    composite = screen._compositor_refresh
+    waiting = [first_frame] if first_frame is not None else []
+
+    def compositor_refresh() -> None:
+        if screen.app._batch_count:
+            screen.refresh()  # a repaint of the whole screen, after the batch
+            return
+        composite()
+        if waiting:
+            screen.call_later(waiting.pop())
+
+    screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
 
 
 # -- the key bar (KeyBar) ------------------------------------------------------------------
@@ -489,11 +546,19 @@ class KeepStylesOnResume:
     Textual restyles every widget of a screen each time it is pushed (`ScreenResume`'s
     `refresh_styles`, handled by `Screen._on_screen_resume`, which runs after this
     class's handler of the same name): for the suite's case screen, ~130 widgets, the
-    largest part of the time from Enter to its first frame (benchmarks/suite_screen.py).
+    largest part of the time from Enter to its first frame (benchmarks/suite_screen.py);
+    for the compare screen, styled as it mounts at start-up, a second styling of its
+    ~80 widgets before the first paint (benchmarks/startup.py; `keep_styles_always`
+    off: only that first time).
     """
+
+    keep_styles_always: ClassVar[bool] = True
+    """False: only the first resume keeps them (the push that shows the screen, just
+    composed and styled as it mounted); later ones restyle as Textual's do."""
 
     _styled_theme: str | None = None
     _resumed_early = False
+    _resumed = False
 
     def _on_mount(self, event: Any) -> None:
         self._styled_theme = self.app.theme  # type: ignore[attr-defined]  # styled as mounted
@@ -506,9 +571,10 @@ class KeepStylesOnResume:
             event.prevent_default()
             return
         app = self.app  # type: ignore[attr-defined]
-        if self._styled_theme == app.theme:
+        if self._styled_theme == app.theme and (self.keep_styles_always or not self._resumed):
             event.refresh_styles = False
         self._styled_theme = app.theme
+        self._resumed = True
 
     def resume_now(self) -> None:
         """Just pushed (and on top): resume now, as the `ScreenResume` that `push_screen`

@@ -5,6 +5,7 @@ the app keeps taking keys. One app per endpoint format runs every fault in turn.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -97,7 +98,7 @@ async def test_every_fault_in_one_pane_leaves_the_others_alone(
         async with RawServer("reset") as dead:
             connections = app.connector.connections
             live = connections["gateway"]
-            connections["gateway"] = live.model_copy(update={"base_url": dead.base_url})
+            connections["gateway"] = replace(live, base_url=dead.base_url)
             await send(pilot, "anyone there")
             await until(pilot, lambda: settled(app))
             assert all("GATEWAY UNREACHABLE" in badge_text(p) for p in panes(app))

@@ -128,6 +128,23 @@ def test_screen_update_internals() -> None:
           parameters(Screen._compositor_refresh) == ["self"])
     # benchmarks/app_harness.py draws each frame as terminal output through this one.
     shape("App._display()", parameters(App._display) == ["self", "screen", "renderable"])
+    # no_composite_while_batching: a composite inside a batch is not drawn, and a layout
+    # in a batch composites later (call_later), as the batch may still run.
+    shape("App._display() while batching",
+          "if self._batch_count:\n                return" in inspect.getsource(App._display))
+    shape("Screen._refresh_layout() while batching",
+          "self.call_later(self._compositor_refresh)" in inspect.getsource(
+              Screen._refresh_layout))
+
+
+def test_theme_internals() -> None:
+    # start_with_theme does to an app not yet started what _watch_theme does to the app.
+    shape("App._refresh_truecolor_filter()",
+          parameters(App._refresh_truecolor_filter) == ["self", "theme"])
+    watch = inspect.getsource(App._watch_theme)
+    shape("App._watch_theme()", all(part in watch for part in (
+        '"-theme-', '"-dark-mode"', '"-light-mode"', "update_classes(",
+        "_refresh_truecolor_filter(self.ansi_theme)", "refresh_css")))
 
 
 def test_partial_update_internals() -> None:

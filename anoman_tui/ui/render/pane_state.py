@@ -9,17 +9,15 @@ output of a failed or cancelled stream (docs/wire-contract.md §3).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from anoman_tui.streaming import (
-    ChatTurn,
-    EndpointFormat,
-    ResultStatus,
-    StreamRequest,
-    StreamResult,
-)
+from anoman_tui.streaming import EndpointFormat, ResultStatus, StreamResult
 from anoman_tui.suites.scenarios import SCENARIO_HEADERS, Scenario
 from anoman_tui.targets import BUILT_IN, LOCAL, Connection, Target, stream_request
+
+if TYPE_CHECKING:
+    # pydantic models, imported with the first request (not before the first paint).
+    from anoman_tui.streaming import ChatTurn, StreamRequest
 
 PaneStatus = Literal["idle", "waiting", "streaming", "done", "failed", "cancelled"]
 
@@ -168,6 +166,8 @@ class PaneState:
         compare_id: str,
         record: bool = False,
     ) -> StreamRequest:
+        from anoman_tui.streaming import ChatTurn
+
         # Demo scenarios are the local gateway's: another server would not know them.
         scenario: Scenario = self.scenario if connection.target.is_local else "none"
         idle_timeout = min(idle_timeout, SCENARIO_IDLE_TIMEOUT.get(scenario, idle_timeout))
@@ -189,6 +189,8 @@ class PaneState:
         self.last_result = result
         self.status = OUTCOME_STATUS[result.status]
         if result.committed:
+            from anoman_tui.streaming import ChatTurn
+
             self.history.append(ChatTurn(role="user", content=prompt))
             self.history.append(ChatTurn(role="assistant", content=result.text))
 

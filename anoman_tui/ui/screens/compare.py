@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult, SystemCommand
@@ -28,12 +27,12 @@ from textual.widgets import Input
 
 from anoman_tui.streaming import (
     ENDPOINT_FORMATS,
-    ChatTurn,
     GatewayRequestError,
     ModelInfo,
     normalize_base_url,
     preload_price_library,
 )
+from anoman_tui.streaming.safe_text import Secret
 from anoman_tui.targets import Target
 from anoman_tui.ui.messages import (
     GatewayConnecting,
@@ -62,11 +61,13 @@ from anoman_tui.ui.screens.deck_keys import (
     ZOOM_KEY,
     DeckKeys,
 )
-from anoman_tui.ui.screens.pickers import ChoiceScreen, ParamsScreen
 from anoman_tui.ui.screens.prompting import TypedPrompts, live_sources, pane_list, prompt_area
-from anoman_tui.ui.screens.text_input import TextInputScreen
 from anoman_tui.ui.services import AppServices, app_services
-from anoman_tui.ui.textual_internals import draw_dirty_lines_only
+from anoman_tui.ui.textual_internals import (
+    KeepStylesOnResume,
+    draw_dirty_lines_only,
+    no_composite_while_batching,
+)
 from anoman_tui.ui.widgets.deck import PaneDeck, SavedSource
 from anoman_tui.ui.widgets.key_bar import KeyBar
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -75,8 +76,11 @@ from anoman_tui.ui.widgets.status_line import APP_BADGE, StatusLine
 if TYPE_CHECKING:
     from anoman_tui.history import ComparisonRecord, PaneRecord
 
-class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
+class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
     """The live comparison: the app's first screen, under every other."""
+
+    # Pushed at start-up just after it mounted (and was styled): not styled again then.
+    keep_styles_always = False
 
     BINDINGS = [
         *ABORT_KEYS,
@@ -116,6 +120,7 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         # Three answers redraw side by side many times a second: composite only what
         # changed (see textual_internals._render_dirty_lines).
         draw_dirty_lines_only(self)
+        no_composite_while_batching(self, first_frame=self._first_frame_drawn)
         self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=self.model_info)
         self.system_prompt = system_prompt  # from the settings: prefills the system box
         self._frozen = frozen_clock
@@ -135,6 +140,15 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         # A rerun from the history: the comparison it repeats (the deck's `original`),
         # until the next prompt.
         self._rerun_of: int | None = None
+
+    def _first_frame_drawn(self) -> None:
+        # What no pane shows before F7, made once the screen is there to see.
+        self.deck.build_hidden()
+
+    def build_hidden_later(self) -> None:
+        # At start-up the app mounts in a batch, and a callback after the next refresh
+        # ran before the first frame: `_first_frame_drawn` does it instead.
+        pass
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -523,6 +537,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def change_gateway_url(self) -> None:
+        from anoman_tui.ui.screens.text_input import TextInputScreen
+
         connector = self.services.connector
 
         def check(text: str) -> str | None:
@@ -549,6 +565,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def change_api_key(self) -> None:
+        from anoman_tui.ui.screens.text_input import TextInputScreen
+
         connector = self.services.connector
         masked = connector.masked_key()
 
@@ -556,7 +574,7 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
             if text is None:
                 return
             # Kept for this session only: a key is never written to the config file.
-            connector.settings.api_key = SecretStr(text) if text else None
+            connector.settings.api_key = Secret(text) if text else None
             connector.targets_changed()
             if connector.is_local_gateway:
                 self.notify("Key set: the local gateway uses its own; this one goes to the "
@@ -580,6 +598,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
                         exit_on_error=False)
 
     async def _pick_model(self, n: int, target: Target, *, retarget: bool = False) -> None:
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
         if target.kind != "anoman":
             # Its first import (~150 ms) off the UI thread, as the app's warm-up does.
@@ -630,6 +650,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
 
     def pick_target(self, n: int) -> None:
         """Choose where pane `n` streams from, then one of that target's models."""
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
         connector = self.services.connector
         options: list[tuple[str, Text | str]] = []
@@ -650,6 +672,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
             ChoiceScreen(f"Target for pane {n}", options, state.target.name), chosen)
 
     def pick_endpoint(self, n: int) -> None:
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
         target = state.target
         what = {"openai": "chat.completion.chunk frames", "anthropic": "Messages events",
@@ -670,6 +694,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def pick_scenario(self, n: int) -> None:
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         state = self.panes[n - 1]
 
         def chosen(choice: str | None) -> None:
@@ -684,6 +710,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
         )
 
     def edit_params(self, n: int) -> None:
+        from anoman_tui.ui.screens.pickers import ParamsScreen
+
         state = self.panes[n - 1]
 
         def chosen(result: tuple[PaneParams, bool] | None) -> None:
@@ -747,6 +775,8 @@ class CompareScreen(DeckKeys, TypedPrompts, Screen[None]):
             state.params = PaneParams(saved.temperature, saved.max_tokens)
             turns = saved.conversation if saved.conversation is not None \
                 else record.conversation
+            from anoman_tui.streaming import ChatTurn  # pydantic: not before the first paint
+
             state.history = [ChatTurn(role=r, content=c) for r, c in turns
                              if r in ("user", "assistant")]
             if answers:

@@ -22,7 +22,6 @@ from textual.widgets import Input
 
 from anoman_tui.ui.render.code_blocks import code_blocks
 from anoman_tui.ui.render.pane_state import PaneState
-from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.deck import ORIGINAL, PaneDeck
 from anoman_tui.ui.widgets.pane import ComparePane
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -89,7 +88,13 @@ class DeckKeys:
         self.deck.focus_home()
         self.update_status()
         self.lay_out()
+        self.build_hidden_later()
         return True
+
+    def build_hidden_later(self) -> None:
+        """Mount what the panes keep hidden until asked for (`PaneDeck.build_hidden`)
+        once this screen has drawn a frame."""
+        self.call_after_refresh(self.deck.build_hidden)  # type: ignore[attr-defined]
 
     def lay_out(self) -> None:
         """The panes laid out for the screen's width."""
@@ -148,6 +153,8 @@ class DeckKeys:
 
     def action_diff(self) -> None:
         """Pick two panes: the second shows a word diff of its answer against the first."""
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         deck = self.deck
         choices = deck.diff_choices()
         if choices is None:
@@ -193,6 +200,8 @@ class DeckKeys:
 
     def copy_code_block(self, index: int) -> None:
         """Pick one fenced code block of pane `index`'s latest answer and copy its code."""
+        from anoman_tui.ui.screens.pickers import ChoiceScreen
+
         pane = self.deck.pane(index)
         blocks = code_blocks(pane.answer.text)
         if not blocks:

@@ -179,13 +179,32 @@ class PaneDeck(Vertical):
         """The hint last shown (`show_hints`)."""
         self.turn_open = False
         """Some pane streams a turn whose end has not been told (`TurnEnded`)."""
+        self._tab_widgets = {p.index: Tab(f"{p.index}", id=f"tab-{p.index}") for p in panes}
+        self._tab_strip: Tabs | None = None
 
     def compose(self) -> ComposeResult:
-        yield Tabs(*(Tab(f"{p.index}", id=f"tab-{p.index}") for p in self.panes), id="pane-tabs")
+        # The tab strip (narrow terminals) is mounted when first needed (`_tabs`).
         with Horizontal(id="panes"):
             for state in self.panes:
                 yield ComparePane(state, frozen_clock=self._frozen, model_info=self._model_info,
                                   simulated_from_list=self._simulated_from_list)
+
+    def build_hidden(self) -> None:
+        """Mount what the panes keep hidden until asked for (their diff views' parts):
+        after the first frame, to keep it quick (the parts are mounted when first shown
+        otherwise)."""
+        for pane in self.widgets:
+            pane.diff_view.build()
+
+    def _tabs(self, *, make: bool = False) -> Tabs | None:
+        """The tab strip, None until the deck is first narrow (`make`: mount it then, as
+        the deck's first child). A wide deck, the usual start, never shows it: its ~6
+        widgets were mounted and styled before the first paint all the same."""
+        if self._tab_strip is None and make:
+            self._tab_strip = Tabs(*self._tab_widgets.values(), id="pane-tabs",
+                                   active=f"tab-{self.current}")
+            self.mount(self._tab_strip, before=0)
+        return self._tab_strip
 
     # -- the panes ------------------------------------------------------------------------
 
@@ -304,7 +323,9 @@ class PaneDeck(Vertical):
             return False
         self.narrow = narrow
         self.screen.set_class(narrow, "-narrow")
-        self.query_one(Tabs).display = narrow and not self.zoomed
+        tabs = self._tabs(make=narrow)
+        if tabs is not None:
+            tabs.display = narrow and not self.zoomed
         self.show_current()
         return True
 
@@ -323,7 +344,9 @@ class PaneDeck(Vertical):
     def make_current(self, index: int) -> None:
         """Pane `index` becomes the current one (the one shown in tabs)."""
         self.current = index
-        self.query_one(Tabs).active = f"tab-{index}"
+        tabs = self._tabs()
+        if tabs is not None:
+            tabs.active = f"tab-{index}"
         self.show_current()
 
     def next_pane(self) -> None:
@@ -340,8 +363,9 @@ class PaneDeck(Vertical):
         pane = next((a for a in event.widget.ancestors if isinstance(a, ComparePane)), None)
         if pane is not None and pane.state.index != self.current:
             self.current = pane.state.index
-            if self.narrow:
-                self.query_one(Tabs).active = f"tab-{self.current}"
+            tabs = self._tabs()
+            if self.narrow and tabs is not None:
+                tabs.active = f"tab-{self.current}"
             self._mark_current()
 
     def zoom(self) -> None:
@@ -353,7 +377,9 @@ class PaneDeck(Vertical):
         """
         self.zoomed = not self.zoomed
         self.screen.set_class(self.zoomed, "-zoomed")
-        self.query_one(Tabs).display = bool(self.narrow) and not self.zoomed
+        tabs = self._tabs()
+        if tabs is not None:
+            tabs.display = bool(self.narrow) and not self.zoomed
         self.show_current()
         if self.zoomed:
             # The boxes are hidden: arrows and PgUp/PgDn now scroll the zoomed answer.
@@ -389,7 +415,6 @@ class PaneDeck(Vertical):
 
     def update_tabs(self, width: int) -> None:
         """Every tab with its pane's model and state, shortened to fit `width`."""
-        tabs = self.query_one(Tabs)
         # The longest model names are shortened (in their middle) until the tabs fit
         # (each is padded by a cell a side).
         names = [pane.shown_name or "—" for pane in self.panes]
@@ -398,7 +423,7 @@ class PaneDeck(Vertical):
         while cap > 4 and sum(min(len(name), cap) for name in names) > room:
             cap -= 1
         for pane, name in zip(self.panes, names, strict=True):
-            tab = tabs.query_one(f"#tab-{pane.index}", Tab)
+            tab = self._tab_widgets[pane.index]
             tab.label = Text(f"{pane.index} {shorten(name, cap)} · {pane.status}")
 
     # -- diff --------------------------------------------------------------------------------

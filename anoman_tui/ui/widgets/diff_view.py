@@ -9,13 +9,17 @@ anoman.tcss), so every theme shows them; the brackets say the same without colou
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from anoman_tui.ui.render.diff import WordDiff, render_diff, summary
+if TYPE_CHECKING:
+    # Imported with the first diff shown (not before the first paint).
+    from anoman_tui.ui.render.diff import WordDiff
 
 
 class DiffBody(Widget):
@@ -34,6 +38,7 @@ class DiffBody(Widget):
     def render(self) -> Text:
         if self.diff is None:
             return Text()
+        from anoman_tui.ui.render.diff import render_diff
         # Whole styles, not partial ones: a partial style drops the tint's transparency,
         # and the words would sit on a background of their own colour.
         return render_diff(
@@ -45,42 +50,61 @@ class DiffBody(Widget):
 
 
 class DiffView(Vertical):
-    """The summary, the streaming note and the scrollable diff of one pane."""
+    """The summary, the streaming note and the scrollable diff of one pane.
+
+    Its parts are mounted after the first frame: every pane has a diff view, hidden
+    until F7, and their four widgets each were a sixth of the compare screen's widgets to
+    mount and style before the first paint (benchmarks/startup.py). Mounted by then, a
+    diff's first frame shows it whole."""
+
+    def __init__(self, **kwargs: str) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._summary = Static(classes="diff-summary")
+        self._note = Static(classes="diff-note")
+        self._body = DiffBody(classes="diff-body")
+        self._scroll = VerticalScroll(self._body, classes="diff-scroll")
+        self._built = False
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="diff-summary")
-        yield Static(classes="diff-note")
-        with VerticalScroll(classes="diff-scroll"):
-            yield DiffBody(classes="diff-body")
+        return iter(())  # its parts come after the first frame (`build`)
+
+    def build(self) -> None:
+        """Mount its parts (its screen's first frame drawn; or a diff shown before)."""
+        if not self._built:
+            self._built = True
+            self.mount(self._summary, self._note, self._scroll)
 
     @property
     def scroller(self) -> VerticalScroll:
-        return self.query_one(".diff-scroll", VerticalScroll)
+        return self._scroll
 
     @property
     def diff(self) -> WordDiff | None:
-        return self.query_one(DiffBody).diff
+        return self._body.diff
 
     def show(self, diff: WordDiff, base_index: int | str, running: list[int]) -> None:
         """Show `diff` (against pane `base_index`, or the answer so named); `running`: the
         panes of the two that still stream, so the diff is of the text so far."""
+        from anoman_tui.ui.render.diff import summary
+
+        self.build()  # (shown before the first frame: at once)
         line = summary(diff, base_index)
         if running:
             line += " (so far)"
-        self.query_one(".diff-summary", Static).update(Text(line))
-        note = self.query_one(".diff-note", Static)
+        self._summary.update(Text(line))
+        note = self._note
         note.display = bool(running)
         if running:
             names = " and ".join(str(i) for i in running)
             which = f"Pane {names} is" if len(running) == 1 else f"Panes {names} are"
             note.update(Text(f"{which} still streaming: the diff updates when "
                              f"{'it finishes' if len(running) == 1 else 'they finish'}."))
-        self.query_one(DiffBody).show(diff)
+        self._body.show(diff)
 
     def summary_text(self) -> str:
         """The summary line and the note, as shown."""
-        note = self.query_one(".diff-note", Static)
-        lines = [str(self.query_one(".diff-summary", Static).render())]
+        note = self._note
+        lines = [str(self._summary.render())]
         if note.display:
             lines.append(str(note.render()))
         return "\n".join(lines)

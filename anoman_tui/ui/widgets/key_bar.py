@@ -140,10 +140,18 @@ class KeyBar(Footer):
             first = next(widgets, None)
         if first is not None:
             built = True
-            yield first
-            yield from widgets
+            yield self._styled_compact(first)
+            yield from map(self._styled_compact, widgets)
         if built and signature is not None:
             self._composed = signature
+
+    def _styled_compact(self, widget: Widget) -> Widget:
+        # A key bound to the bar's `compact` takes its `-compact` class as it mounts,
+        # which restyles the key a second time (~16 keys, each time the bar is built);
+        # given the class before it mounts, it is styled once.
+        if self.compact and type(widget).__name__ == "FooterKey":  # (a private class)
+            widget.set_class(True, "-compact", update=False)
+        return widget
 
     async def recompose(self) -> None:
         if self._composed is not None and self.is_attached and self._refreshed_in_place():

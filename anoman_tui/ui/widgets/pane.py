@@ -44,7 +44,6 @@ from anoman_tui.streaming import (
 from anoman_tui.streaming.cost import HIDDEN, Cost, cost_of
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.network import ThreadedStream
-from anoman_tui.ui.render.diff import word_diff
 from anoman_tui.ui.render.fit import fit_model_and_target
 from anoman_tui.ui.render.pane_state import OUTCOME_STATUS, PaneState, PaneStatus
 from anoman_tui.ui.render.verdict import PaneFigures, marks_line
@@ -415,6 +414,8 @@ class ComparePane(Vertical):
         """Show this pane's latest answer as a word diff against `base_text` (pane
         `base_index`'s, or the answer so named), in place of the answer; `running`: which
         of the two panes still stream (the diff is then of the text so far)."""
+        from anoman_tui.ui.render.diff import word_diff  # with the first diff shown
+
         view = self.diff_view
         if self._diff_base is None:
             answer = self.answer
