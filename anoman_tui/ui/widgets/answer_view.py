@@ -102,7 +102,7 @@ from anoman_tui.ui.textual_internals import (
     use_row_styles_cache,
     vertical_scrollbar,
 )
-from anoman_tui.ui.widgets.frame_clock import FrameClock
+from anoman_tui.ui.widgets.frame_clock import FrameClock, when_laid_out
 
 __all__ = ["AnswerView"]
 
@@ -379,6 +379,7 @@ class AnswerView(ScrollView, can_focus=True):
         self._report_flushes = report_flushes
         self._scheduled = False  # waiting for the flush clock
         self._flush_height: int | None = None  # the view's height during a flush
+        self._awaiting_size = False  # a flush waits for the layout that gives the size
         self._width = 0  # render width; 0 until the size is known
         self._follow = True
         self._style: Style | None = None  # cached self.rich_style (costly per line)
@@ -627,6 +628,20 @@ class AnswerView(ScrollView, can_focus=True):
         if self._inbox:
             self._flush(final=self._finishing)
 
+    def _wait_for_size(self) -> None:
+        if not self._awaiting_size:
+            self._awaiting_size = True
+            when_laid_out(self, self._laid_out)
+
+    def _laid_out(self) -> None:
+        self._awaiting_size = False
+        if not (self._inbox or self._finishing):
+            return
+        if self._width > 0 or self._update_width():
+            self._schedule()
+        else:
+            self._wait_for_size()  # still hidden: the next layout, then
+
     def _on_flush_timer(self) -> None:
         self._scheduled = False
         self._flush(final=self._finishing)
@@ -645,7 +660,11 @@ class AnswerView(ScrollView, can_focus=True):
 
     def _flush(self, *, final: bool) -> None:
         if self._width <= 0 and not self._update_width():
-            return  # size unknown yet: the first Resize (or Show) schedules the flush
+            # Size unknown yet (hidden, e.g. a tab not shown): flushed once a layout gives
+            # it one. Not left to Resize or Show alone: a view shown by focusing it can
+            # get neither (see `when_laid_out`), and its text then never drew.
+            self._wait_for_size()
+            return
         # The view's height, once: each lookup walks up the DOM (profiled: 12% of a
         # flush's layout work), and nothing lays the screen out during a flush.
         self._flush_height = max(1, self.scrollable_content_region.height)
