@@ -6,7 +6,7 @@ its picture of the ratings)."""
 from __future__ import annotations
 
 import json
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -145,11 +145,13 @@ async def test_next_round_draws_again_and_typing_a_prompt_starts_one(make_app) -
 
 async def test_the_arena_flag_waits_for_a_history_slow_to_open(make_app, monkeypatch) -> None:
     # The gateway answers first (on a busy machine): the arena waits for the history
-    # rather than saying there is none.
+    # rather than saying there is none. The history opens once the arena is seen open
+    # (a fixed 1 s was at times over before the arena opened, with a core busy).
     real_open = HistoryStore.open.__func__  # type: ignore[attr-defined]
+    arena_open = threading.Event()
 
     def slow_open(cls, *args, **kwargs):  # type: ignore[no-untyped-def]
-        time.sleep(1.0)  # (in the history's own thread)
+        arena_open.wait(30)  # (in the history's own thread)
         return real_open(cls, *args, **kwargs)
 
     monkeypatch.setattr(HistoryStore, "open", classmethod(slow_open))
@@ -158,6 +160,7 @@ async def test_the_arena_flag_waits_for_a_history_slow_to_open(make_app, monkeyp
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ArenaScreen))
         assert app.history is None  # still opening when the arena opened
+        arena_open.set()
         await until(pilot, lambda: app.history is not None
                     and isinstance(app.screen, ArenaScreen) and app.screen.phase == "ready")
 

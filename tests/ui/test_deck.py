@@ -12,10 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.message import Message
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from anoman_tui.streaming import StreamFailure
 from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck, SavedSource
+from anoman_tui.ui.widgets.frame_clock import FrameClock
+from anoman_tui.ui.widgets.pane import PaneFooter
 from tests.pilot import until
 from tests.ui.deck_host import DeckHost, Posted
 from tests.ui.screen_text import screen_lines
@@ -145,6 +149,41 @@ async def test_a_narrow_deck_shows_one_pane_under_tabs() -> None:
         host.deck.make_current(3)
         await pilot.pause()
         assert [p.display for p in host.deck.widgets] == [False, False, True]
+
+
+LONG = "\n\n".join(f"Paragraph {i} of a long answer, long enough to wrap." for i in range(80))
+
+
+async def test_a_tab_shown_by_focusing_its_text_draws_what_it_read_while_hidden(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pane shown by focusing its text (Tab, a click) at times got no Show nor Resize
+    # (see `when_laid_out`): its text, read while its tab was hidden, was never drawn, nor
+    # its footer redrawn to its width. It took a frame drawn between the focus and the
+    # layout that shows the pane: the frame clock draws at any moment; here, always just
+    # before the screen takes in a layout, and four panes are shown so (about half of
+    # them went undrawn before the fix, so nearly every run failed).
+    laid_out = Screen._on_layout
+
+    async def drawn_first(screen: Screen[None], message: Message) -> None:
+        FrameClock.of(screen.app).draw_now()
+        await laid_out(screen, message)
+
+    monkeypatch.setattr(Screen, "_on_layout", drawn_first)
+    host = DeckHost(5)
+    async with host.run_test(size=(80, 24)) as pilot:
+        events = completed(text_events(LONG, ttft=0.01, rate=5000.0), prompt_tokens=5,
+                           cost="0.0001", weight=1)
+        host.deck.play("q", {n: LiveSource(ScriptedStream(list(events))) for n in range(1, 6)})
+        await until(pilot, lambda: ended(host))
+        one, *others = host.deck.widgets
+        footer = str(one.query_one(PaneFooter).render())
+        for pane in others:
+            assert not pane.display and not pane.answer.caught_up  # read, not drawn yet
+            pane.answer.focus()
+            await until(pilot, lambda p=pane: p.display and p.answer.caught_up, timeout=5)
+            assert any("Paragraph 79" in line for line in pane.answer._rendered_lines())
+            # Its footer drawn to its width, as pane 1's (the same answer, same figures).
+            assert str(pane.query_one(PaneFooter).render()) == footer
 
 
 async def test_a_diff_shows_one_pane_against_another_and_goes() -> None:

@@ -85,11 +85,12 @@ async def test_mine_or_everyones_and_a_user_word(make_app, size) -> None:  # typ
         await pilot.press("ctrl+o")
         listed = await shown(pilot, screen, "History · mine (ann)", 1)
         assert "explain kafka partitions" in listed[0] and "by " not in listed[0]
-        assert "1 comparison by ann" in status(screen)
+        # (the status line follows the list by a message: waited for, here and below)
+        await until(pilot, lambda: "1 comparison by ann" in status(screen))
         # A search within mine.
         await pilot.press(*"raft")
         await until(pilot, lambda: not rows(screen))
-        assert status(screen).startswith("Nothing by ann matches “raft”")
+        await until(pilot, lambda: status(screen).startswith("Nothing by ann matches “raft”"))
         screen.query_one(Input).value = ""
         await shown(pilot, screen, "History · mine (ann)", 1)
 
@@ -102,7 +103,7 @@ async def test_mine_or_everyones_and_a_user_word(make_app, size) -> None:  # typ
         listed = await shown(pilot, screen, "History · bob's comparisons", 3)
         assert "SUITE" in listed[0] and "explain raft" in listed[1]
         assert not any("by bob" in row for row in listed)
-        assert "2 comparisons by bob" in status(screen)
+        await until(pilot, lambda: "2 comparisons by bob" in status(screen))
         screen.query_one(Input).value = "kafka user:bob"
         listed = await shown(pilot, screen, "History · bob's comparisons", 1)
         assert "explain kafka lag" in listed[0]

@@ -59,8 +59,11 @@ async def test_cancel_closes_the_connection_without_the_ui(ui_gateway: EmbeddedG
             if isinstance(event, TextDelta):
                 break
         stream.cancel()
-        # The UI loop is blocked (a long frame); the connection closes all the same.
-        time.sleep(0.3)
+        # The UI loop is blocked (a long frame, until the connection closed or 10 s went
+        # by: a fixed 0.3 s failed with a core busy); it closes all the same.
+        deadline = time.monotonic() + 10
+        while stream._inner.running and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert not stream._inner.running
         async for _ in stream:
             pass
@@ -74,7 +77,11 @@ async def test_stop_ends_the_thread_and_cancels_what_runs(ui_gateway: EmbeddedGa
     network = NetworkThread()
     stream = network.stream(request(ui_gateway, "ttft=0.01,rate=100,tokens=100000"))
     stream.start()
-    await asyncio.sleep(0.2)
+    # Until it reads (not a fixed 0.2 s: with a core busy it might not have begun).
+    deadline = time.monotonic() + 10
+    while stream._received == 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert stream._received > 0
     thread = network._thread
     network.stop()
     assert thread is not None and not thread.is_alive()

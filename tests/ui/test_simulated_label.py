@@ -89,9 +89,18 @@ async def test_a_saved_turn_the_history_list_and_a_reopened_turn_say_simulated(
         assert f"{saved.panes[0].model} · simulated" in first
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, RecordScreen))
-        panes = list(app.screen.query(ComparePane))
-        await until(pilot, lambda: all("simulated" in header(p) for p in panes))
-        assert "simulated models: not real answers" in " ".join(screen_lines(app)[:2])
+        reopened = app.screen
+
+        def reopened_headers() -> list[str]:
+            return [header(p) for p in reopened.query(ComparePane)]
+
+        # (Its panes queried until there are three: a query made as soon as it is the
+        # app's screen may find none, and the check then holds for no pane. Its status
+        # line waited for too.)
+        await until(pilot, lambda: len(reopened_headers()) == 3
+                    and all("simulated" in h for h in reopened_headers()))
+        await until(pilot, lambda: "simulated models: not real answers"
+                    in " ".join(screen_lines(app)[:2]))
 
         # A reopened turn says what its record says, not what the model list says now.
         real = dataclasses.replace(saved, panes=tuple(

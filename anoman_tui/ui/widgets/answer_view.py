@@ -102,7 +102,7 @@ from anoman_tui.ui.textual_internals import (
     use_row_styles_cache,
     vertical_scrollbar,
 )
-from anoman_tui.ui.widgets.frame_clock import FrameClock
+from anoman_tui.ui.widgets.frame_clock import FrameClock, when_laid_out
 
 __all__ = ["AnswerView"]
 
@@ -379,8 +379,12 @@ class AnswerView(ScrollView, can_focus=True):
         self._report_flushes = report_flushes
         self._scheduled = False  # waiting for the flush clock
         self._flush_height: int | None = None  # the view's height during a flush
+        self._awaiting_size = False  # a flush waits for the layout that gives the size
         self._width = 0  # render width; 0 until the size is known
         self._follow = True
+        # The row a finished turn was revealed at (`_reveal_turn`) while the reader has
+        # not scrolled since: a resize reveals it again (None: no reveal holds).
+        self._revealed_y: int | None = None
         self._style: Style | None = None  # cached self.rich_style (costly per line)
         # Styled rows are kept across scrolls: see textual_internals.RowStylesCache.
         self._row_styles = use_row_styles_cache(self, self._row, self._paint_line,
@@ -570,6 +574,7 @@ class AnswerView(ScrollView, can_focus=True):
         self._items = []
         self._turn_dimmed = False
         self._follow = True
+        self._revealed_y = None
         self._relayout()
 
     def end_turn(
@@ -601,6 +606,7 @@ class AnswerView(ScrollView, can_focus=True):
         """Remove all text (every turn)."""
         self._reset_content()
         self._follow = True
+        self._revealed_y = None
         self._set_virtual_size(Size(self._width, 0))  # (a screen layout only if needed)
         self.scroll_to(0, 0, animate=False)
         self.refresh()
@@ -627,6 +633,20 @@ class AnswerView(ScrollView, can_focus=True):
         if self._inbox:
             self._flush(final=self._finishing)
 
+    def _wait_for_size(self) -> None:
+        if not self._awaiting_size:
+            self._awaiting_size = True
+            when_laid_out(self, self._laid_out)
+
+    def _laid_out(self) -> None:
+        self._awaiting_size = False
+        if not (self._inbox or self._finishing):
+            return
+        if self._width > 0 or self._update_width():
+            self._schedule()
+        else:
+            self._wait_for_size()  # still hidden: the next layout, then
+
     def _on_flush_timer(self) -> None:
         self._scheduled = False
         self._flush(final=self._finishing)
@@ -645,7 +665,11 @@ class AnswerView(ScrollView, can_focus=True):
 
     def _flush(self, *, final: bool) -> None:
         if self._width <= 0 and not self._update_width():
-            return  # size unknown yet: the first Resize (or Show) schedules the flush
+            # Size unknown yet (hidden, e.g. a tab not shown): flushed once a layout gives
+            # it one. Not left to Resize or Show alone: a view shown by focusing it can
+            # get neither (see `when_laid_out`), and its text then never drew.
+            self._wait_for_size()
+            return
         # The view's height, once: each lookup walks up the DOM (profiled: 12% of a
         # flush's layout work), and nothing lays the screen out during a flush.
         self._flush_height = max(1, self.scrollable_content_region.height)
@@ -679,7 +703,7 @@ class AnswerView(ScrollView, can_focus=True):
             self._finishing = False
             reveal = self._apply_turn_end()
         self._relayout()
-        if reveal:
+        if reveal and self._follow:
             self._reveal_turn()
         if latest and self._report_flushes:
             self.call_after_refresh(self.post_message, self.Flushed(self, latest))
@@ -865,7 +889,7 @@ class AnswerView(ScrollView, can_focus=True):
         Only when it does not fit (else it is in view at the bottom already). A long
         prompt is not shown whole: a third of the view of it, then the answer's start.
         """
-        if not self._follow or self._turn_from >= len(self._blocks):
+        if self._turn_from >= len(self._blocks):
             return
         self._ensure_starts()
         height = self._viewport_height()
@@ -877,6 +901,13 @@ class AnswerView(ScrollView, can_focus=True):
         target = max(top, answer_top - max(3, height // 3))
         if target < self.max_scroll_y:
             self.scroll_to(y=target, animate=False, immediate=True)
+        else:  # it fits: at the bottom
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
+        # Decided at the view's height as the turn ends, but the view often shrinks just
+        # after (the pane's footer grows, its marks appear): it left the turn a row off,
+        # or scrolled to its end. Kept, to be done again at each resize until the reader
+        # scrolls.
+        self._revealed_y = round(self.scroll_y)
 
     def _finalise_approx(self) -> None:
         for index, block in enumerate(self._blocks):
@@ -1208,7 +1239,13 @@ class AnswerView(ScrollView, can_focus=True):
         return True
 
     def on_resize(self, event: events.Resize) -> None:
-        if not self._update_width() and self._follow:
+        revealed, self._revealed_y = self._revealed_y, None
+        y = round(self.scroll_y)
+        if revealed is not None and (y == revealed or y == round(self.max_scroll_y) < revealed):
+            # The reader has not scrolled since (or a taller view clamped the scroll).
+            self._update_width()
+            self._reveal_turn()
+        elif not self._update_width() and self._follow:
             # The height changed (e.g. `height: auto`): stay at the bottom.
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         if self._inbox or self._finishing:

@@ -46,6 +46,7 @@ from anoman_tui.ui.render.fit import shorten
 from anoman_tui.ui.render.pane_state import PaneState
 from anoman_tui.ui.render.rerun import rerun_deltas
 from anoman_tui.ui.render.verdict import verdict
+from anoman_tui.ui.widgets.frame_clock import when_laid_out
 from anoman_tui.ui.widgets.pane import ComparePane, PaneStream
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
@@ -333,7 +334,12 @@ class PaneDeck(Vertical):
         """In tabs or zoomed: only the current pane shown."""
         one = self.narrow or self.zoomed
         for pane in self.widgets:
-            pane.display = (not one) or pane.state.index == self.current
+            shown = (not one) or pane.state.index == self.current
+            if shown and not pane.display:
+                # Its header and footer are laid out to its width: drawn again once it has
+                # one (a pane shown may get no Resize: see `when_laid_out`).
+                when_laid_out(pane, pane.refresh_chrome)
+            pane.display = shown
         self._mark_current()
 
     def _mark_current(self) -> None:

@@ -30,10 +30,11 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual.app import App
+from textual.widget import Widget
 
 from anoman_tui.ui.textual_internals import composite_screen_now, is_batching
 
-__all__ = ["FrameClock"]
+__all__ = ["FrameClock", "when_laid_out"]
 
 
 class FrameClock:
@@ -151,3 +152,25 @@ class FrameClock:
             # What the screen's update timer would do on its next beat: lay out if
             # needed, then composite the dirty widgets.
             composite_screen_now(screen)
+
+
+def when_laid_out(widget: Widget, callback: Callable[[], object]) -> None:
+    """Call `callback` once, after the next layout of `widget`'s screen.
+
+    A widget shown again (its `display`, or an ancestor's, set) is not always told so:
+    a frame drawn after the change but before the layout it asks for (this clock draws
+    at any moment, and the hidden widget may already wait in the screen's dirty set, e.g.
+    once focused) has Textual place it in its map on the spot, so the layout that follows
+    finds nothing newly shown and sends it neither `Show` nor `Resize` (Textual 8.2.8).
+    What must follow a widget getting its size waits for the layout itself instead.
+    One waiting callback per widget (a second replaces the first)."""
+    if not widget.is_running:
+        return
+    signal = widget.screen.screen_layout_refresh_signal
+
+    def laid_out(_screen: object) -> None:
+        signal.unsubscribe(widget)
+        callback()
+
+    signal.unsubscribe(widget)
+    signal.subscribe(widget, laid_out)
