@@ -311,7 +311,8 @@ class _ThumbScrollBar(ScrollBar):
         # screen out again (5-8 ms a pane, as the answers flow); until then the bar is
         # drawn as the empty gutter it replaces.
         if self.window_virtual_size <= self.window_size:
-            assert self.parent is not None
+            if self.parent is None:  # removed while a frame was being drawn (the app quits)
+                return _Gutter(Style())
             return _Gutter(Style(bgcolor=self.parent.background_colors[1].rich_color))
         return super().render()
 

@@ -70,7 +70,7 @@ class DiffView(Vertical):
 
     def build(self) -> None:
         """Mount its parts (its screen's first frame drawn; or a diff shown before)."""
-        if not self._built:
+        if not self._built and self.is_attached:  # (a screen taken apart as the app quits)
             self._built = True
             self.mount(self._summary, self._note, self._scroll)
 
