@@ -10,6 +10,8 @@ a pane's model, the history and its exports)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from rich.segment import Segment
@@ -224,43 +226,49 @@ async def test_scroll_keys_move_the_current_pane(gateway_feed: GatewayFeed,
     async with host.run_test(size=(200, 50)) as pilot:
         for prompt in ("explain connection pooling", "compare it with caching", "and queues"):
             await ask_deck(pilot, host, gateway_feed, prompt)  # a conversation taller than a pane
-        await pilot.pause()
-        screen = host.deck_screen
-        answer = screen.pane(1).answer
-        assert screen.pane(1).has_class("-current")
-        assert answer.max_scroll_y > 0
-        assert host.focused is not None and host.focused.id == "prompt"  # typing stays
-        await pilot.press("ctrl+end")
-        assert answer.scroll_y == answer.max_scroll_y
-        await pilot.press("shift+pageup")
-        after_page = answer.scroll_y
-        assert after_page < answer.max_scroll_y
-        await pilot.press("alt+down")
-        assert answer.scroll_y > after_page
-        await pilot.press("ctrl+home")
-        assert answer.scroll_y == 0
-        await pilot.press("shift+pagedown")
-        assert answer.scroll_y > 0
-        # F4 picks the pane the keys scroll; so does focusing its text.
-        await pilot.press("f4")
-        two = screen.pane(2)
-        assert two.has_class("-current") and not screen.pane(1).has_class("-current")
-        await pilot.press("ctrl+end")
-        assert two.answer.scroll_y == two.answer.max_scroll_y > 0
-        three = screen.pane(3)
-        three.answer.focus()
-        # The focus arrives as a message: waited for (one pause was not always enough
-        # with a core busy).
-        await until(pilot, lambda: three.has_class("-current"), timeout=10)
-        # With the pane focused, its own keys scroll it. (Textual's own End, PageUp and
-        # Home animate the scroll: waited for, a busy machine ends it after the press.)
-        view = three.answer
-        await pilot.press("end")
-        await until(pilot, lambda: view.scroll_y == view.max_scroll_y > 0, timeout=10)
-        await pilot.press("pageup")
-        await until(pilot, lambda: view.scroll_y < view.max_scroll_y, timeout=10)
-        await pilot.press("home")
-        await until(pilot, lambda: view.scroll_y == 0, timeout=10)
+        await _walk_the_scroll_keys(pilot, host.deck_screen, lambda: host.focused)
+
+
+async def _walk_the_scroll_keys(pilot: Any, screen: Any, focused: Callable[[], Any]) -> None:
+    """The scroll keys on a conversation taller than its panes: Ctrl+End/Home and
+    Shift+PageUp/Down move the current pane, F4 and focusing a pane's text pick it, and a
+    focused text scrolls with its own keys (as the app's and a deck host's screens do)."""
+    await pilot.pause()
+    answer = screen.pane(1).answer
+    assert screen.pane(1).has_class("-current")
+    assert answer.max_scroll_y > 0
+    assert focused() is not None and focused().id == "prompt"  # typing stays
+    await pilot.press("ctrl+end")
+    assert answer.scroll_y == answer.max_scroll_y
+    await pilot.press("shift+pageup")
+    after_page = answer.scroll_y
+    assert after_page < answer.max_scroll_y
+    await pilot.press("alt+down")
+    assert answer.scroll_y > after_page
+    await pilot.press("ctrl+home")
+    assert answer.scroll_y == 0
+    await pilot.press("shift+pagedown")
+    assert answer.scroll_y > 0
+    # F4 picks the pane the keys scroll; so does focusing its text.
+    await pilot.press("f4")
+    two = screen.pane(2)
+    assert two.has_class("-current") and not screen.pane(1).has_class("-current")
+    await pilot.press("ctrl+end")
+    assert two.answer.scroll_y == two.answer.max_scroll_y > 0
+    three = screen.pane(3)
+    three.answer.focus()
+    # The focus arrives as a message: waited for (one pause was not always enough
+    # with a core busy).
+    await until(pilot, lambda: three.has_class("-current"), timeout=10)
+    # With the pane focused, its own keys scroll it. (Textual's own End, PageUp and
+    # Home animate the scroll: waited for, a busy machine ends it after the press.)
+    view = three.answer
+    await pilot.press("end")
+    await until(pilot, lambda: view.scroll_y == view.max_scroll_y > 0, timeout=10)
+    await pilot.press("pageup")
+    await until(pilot, lambda: view.scroll_y < view.max_scroll_y, timeout=10)
+    await pilot.press("home")
+    await until(pilot, lambda: view.scroll_y == 0, timeout=10)
 
 
 async def test_an_answer_cut_by_max_tokens_is_marked_cut(gateway_feed: GatewayFeed) -> None:
@@ -373,42 +381,7 @@ async def test_scroll_keys_move_the_current_pane_under_tabs(make_app, fast_answe
         await ready(pilot)
         for prompt in ("explain connection pooling", "compare it with caching", "and queues"):
             await ask(pilot, app, prompt)  # a conversation taller than a 200x50 pane
-        await pilot.pause()
-        answer = app.compare.pane(1).answer
-        assert app.compare.pane(1).has_class("-current")
-        assert answer.max_scroll_y > 0
-        assert app.focused is not None and app.focused.id == "prompt"  # typing stays
-        await pilot.press("ctrl+end")
-        assert answer.scroll_y == answer.max_scroll_y
-        await pilot.press("shift+pageup")
-        after_page = answer.scroll_y
-        assert after_page < answer.max_scroll_y
-        await pilot.press("alt+down")
-        assert answer.scroll_y > after_page
-        await pilot.press("ctrl+home")
-        assert answer.scroll_y == 0
-        await pilot.press("shift+pagedown")
-        assert answer.scroll_y > 0
-        # F4 picks the pane the keys scroll; so does focusing its text.
-        await pilot.press("f4")
-        two = app.compare.pane(2)
-        assert two.has_class("-current") and not app.compare.pane(1).has_class("-current")
-        await pilot.press("ctrl+end")
-        assert two.answer.scroll_y == two.answer.max_scroll_y > 0
-        three = app.compare.pane(3)
-        three.answer.focus()
-        # The focus arrives as a message: waited for (one pause was not always enough
-        # with a core busy).
-        await until(pilot, lambda: three.has_class("-current"), timeout=10)
-        # With the pane focused, its own keys scroll it. (Textual's own End, PageUp and
-        # Home animate the scroll: waited for, a busy machine ends it after the press.)
-        view = three.answer
-        await pilot.press("end")
-        await until(pilot, lambda: view.scroll_y == view.max_scroll_y > 0, timeout=10)
-        await pilot.press("pageup")
-        await until(pilot, lambda: view.scroll_y < view.max_scroll_y, timeout=10)
-        await pilot.press("home")
-        await until(pilot, lambda: view.scroll_y == 0, timeout=10)
+        await _walk_the_scroll_keys(pilot, app.compare, lambda: app.focused)
 
 
 async def test_the_scroll_keys_can_be_rebound(make_app, fast_answers) -> None:
