@@ -343,7 +343,16 @@ async def test_a_pane_keeps_its_whole_conversation(
         assert first + 2 < second and any(line.strip() for line in lines[first + 1 : second])
         assert len(one.state.history) == 4
         # Finished while followed: the latest turn reads from its prompt (at the top of
-        # the view if the turn is taller than it).
+        # the view if the turn is taller than it). The view settles after the footer
+        # grows with the turn's figures (a layout later on a busy machine): waited for.
+
+        def reads_from_its_prompt() -> bool:
+            rows = visible_rows(one.answer)
+            return "▌ second question" in rows and (
+                rows[:2] == ["▌ You", "▌ second question"]
+                or rows[rows.index("▌ second question") - 1] == "▌ You")
+
+        await until(pilot, reads_from_its_prompt)
         shown = visible_rows(one.answer)
         assert "▌ second question" in shown
         if shown[:2] != ["▌ You", "▌ second question"]:
