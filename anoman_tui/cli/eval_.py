@@ -243,8 +243,7 @@ def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float,
     on the loop the app then runs on, through the pool its cells and judge then use."""
     import asyncio
 
-    from anoman_tui.headless.eval import EXIT_USAGE, exit_status, start_embedded
-    from anoman_tui.suites.prepare import EvalRefused, prepare_run
+    from anoman_tui.headless.eval import EXIT_USAGE, exit_status, prepare_or_refuse
     from anoman_tui.ui.app import AnomanApp
     from anoman_tui.ui.screens.suite import suite_client
 
@@ -255,16 +254,10 @@ def _run_on_screen(request: EvalRequest, settings: Settings, save_wait: float,
 
         async def on_screen() -> AnomanApp | None:
             async with suite_client(request) as client:
-                try:
-                    prepared = await prepare_run(request, store, start_embedded, client)
-                except EvalRefused as exc:
-                    print(f"{PROG}: {exc.reason}", file=sys.stderr)
+                prepared = await prepare_or_refuse(request, store, writes, client)
+                if prepared is None:
                     return None
-                if prepared.store is not None:
-                    prepared.pending = writes
                 stack.callback(prepared.stop)
-                for line in prepared.warnings:
-                    print(f"{PROG}: {line}", file=sys.stderr)
                 app = AnomanApp(settings, suite=prepared, suite_files=files,
                                 suite_client=client)
                 await app.run_async()

@@ -148,7 +148,6 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool 
     files = files or ReportFiles()
     secrets = suite_secrets(request)
     out = masked_stream(out or sys.stdout, secrets)
-    prog = "anoman-tui eval"
     from anoman_tui.report.suite_text import may_be_terminal
 
     err_file = masked_stream(sys.stderr, secrets)
@@ -167,15 +166,9 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool 
         prepared: Prepared | None = None
         try:
             async with SuiteRun.client_of(request.suite, request.options) as client:
-                try:
-                    prepared = await prepare_run(request, store, start_embedded, client)
-                except EvalRefused as exc:
-                    print(f"{prog}: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
+                prepared = await prepare_or_refuse(request, store, pending, client)
+                if prepared is None:
                     return EXIT_USAGE
-                if prepared.store is not None:
-                    prepared.pending = pending
-                for line in prepared.warnings:
-                    print(f"{prog}: {mask_secrets(line, secrets)}", file=sys.stderr)
                 run, outcome = await _run(prepared, client, out, view_console,
                                           err_file, as_json=as_json)
                 return prepared, run, outcome
@@ -192,6 +185,24 @@ def run_eval(request: EvalRequest, store: HistoryStore | None, *, as_json: bool 
         return _report_run(prepared, run, outcome, console, out, files, as_json=as_json)
     finally:
         prepared.stop()
+
+
+async def prepare_or_refuse(request: EvalRequest, store: HistoryStore | None,
+                            pending: PendingSaves | None, client: StreamClient
+                            ) -> Prepared | None:
+    """`prepare_run` for `eval` and `eval --tui`: a refusal (None) and each warning one
+    line on stderr, with no key in it."""
+    secrets = suite_secrets(request)
+    try:
+        prepared = await prepare_run(request, store, start_embedded, client)
+    except EvalRefused as exc:
+        print(f"anoman-tui eval: {mask_secrets(exc.reason, secrets)}", file=sys.stderr)
+        return None
+    if prepared.store is not None:
+        prepared.pending = pending
+    for line in prepared.warnings:
+        print(f"anoman-tui eval: {mask_secrets(line, secrets)}", file=sys.stderr)
+    return prepared
 
 
 def suite_secrets(request: EvalRequest) -> tuple[str, ...]:
