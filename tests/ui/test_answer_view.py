@@ -606,3 +606,40 @@ async def test_an_open_numbered_list_draws_each_finished_item_once() -> None:
             code_theme=AnswerView.CODE_THEME)]
         assert view._tail == whole
         assert view._tail[0] is first_rows[0] and view._tail[1] is first_rows[1]
+
+
+async def test_a_revealed_turn_stays_at_its_prompt_as_the_view_shrinks() -> None:
+    # A turn that ends exactly filling the view is shown at the bottom, still followed;
+    # the view then shrinks a row (as a pane's footer grows with the turn's figures):
+    # the turn is re-read from its prompt, at the same offset, so no scroll event says it
+    # is no longer at the bottom. The view still thought it followed the end, and the
+    # next layout (a redraw, a flush) scrolled it there, past the prompt (seen at 80x30).
+    app = Host()
+    async with app.run_test(size=(60, 40)) as pilot:
+        view = app.query_one(AnswerView)
+        view.begin_turn("first question")
+        view.append("".join(f"first answer line {i}\n\n" for i in range(30)))
+        view.end_turn()
+        await drained(pilot, view)
+        view.begin_turn("second question")
+        view.append("".join(f"second answer line {i}\n\n" for i in range(6)))
+        view.end_turn()
+        await drained(pilot, view)
+        lines = view._rendered_lines()
+        top = lines.index("▌ second question") - 1
+        assert lines[top] == "▌ You"
+        rows = len(lines) - top  # the turn, from its prompt to its end
+        assert rows < view.scrollable_content_region.height
+        await pilot.resize_terminal(60, rows)  # the turn fills the view exactly
+        await drained(pilot, view)
+        assert view.scrollable_content_region.height == rows
+        assert round(view.scroll_y) == top == view.max_scroll_y
+        await pilot.resize_terminal(60, rows - 1)  # a row less: it no longer fits
+        await drained(pilot, view)
+        assert view.max_scroll_y == top + 1
+        assert round(view.scroll_y) == top, "reads from its prompt"
+        # Drawn again (another theme): the prompt stays at the top.
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await drained(pilot, view)
+        assert round(view.scroll_y) == top, "still at its prompt"
+        assert view.render_line(0).text.rstrip() == "▌ You"

@@ -904,6 +904,11 @@ class AnswerView(ScrollView, can_focus=True):
             self.scroll_to(y=target, animate=False, immediate=True)
         else:  # it fits: at the bottom
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
+        # Following means "at the bottom" (watch_scroll_y), but that watcher runs only
+        # when the offset changes: when the view has shrunk under a turn revealed at its
+        # end, the same offset is no longer the bottom, and a stale True scrolled the
+        # next layout to the end, past the prompt.
+        self._follow = round(self.scroll_y) >= self.max_scroll_y
         # Decided at the view's height as the turn ends, but the view often shrinks just
         # after (the pane's footer grows, its marks appear): it left the turn a row off,
         # or scrolled to its end. Kept, to be done again at each resize until the reader
