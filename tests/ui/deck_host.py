@@ -10,15 +10,17 @@ screen builds them: for what depends on how a stream arrives).
 
 `DeckHost(prompt=True)` adds a prompt box under the deck, as the deck's screens have
 (where focus goes home, what a zoom hides); `theme=` styles it with one of the app's
-themes. The panes' clock is frozen at their last event (as for snapshots: a scripted
-stream's instants are its own); panes fed by `GatewayFeed` want `frozen_clock=False`,
-the app's live clock (the footer's figures are drawn while the answer streams).
+themes; `model_info=` gives the panes what the compare screen gives them from a target's
+model list (a model's prices and whether it is simulated). The panes' clock is frozen at
+their last event (as for snapshots: a scripted stream's instants are its own); panes fed
+by `GatewayFeed` want `frozen_clock=False`, the app's live clock (the footer's figures are
+drawn while the answer streams).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult
@@ -30,7 +32,7 @@ from textual.screen import Screen
 
 from anoman_tui.locations import stylesheet
 from anoman_tui.targets import BUILT_IN, LOCAL, connect
-from anoman_tui.ui.network import NetworkThread
+from anoman_tui.ui.network import NetworkThread, ThreadedStream
 from anoman_tui.ui.render.pane_state import PaneState
 from anoman_tui.ui.screens.deck_keys import (
     ABORT_ALL_KEY,
@@ -48,6 +50,7 @@ from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
     from anoman_tui.gateway.embedded import EmbeddedGateway
+    from anoman_tui.streaming import ModelInfo
 
 MODELS = ("anoman-lite", "claude-sonnet-4-6", "qwen3-coder", "deepseek-r1", "gpt-4o",
           "llama-3")
@@ -68,9 +71,10 @@ class DeckScreen(DeckKeys, Screen[None]):
                 *SCROLL_KEYS]
 
     def __init__(self, panes: list[PaneState], *, prompt: bool = False,
-                 frozen_clock: bool = True) -> None:
+                 frozen_clock: bool = True,
+                 model_info: Callable[[PaneState], ModelInfo | None] | None = None) -> None:
         super().__init__()
-        self.deck = PaneDeck(panes, frozen_clock=frozen_clock)
+        self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=model_info)
         self._prompt = prompt
 
     def compose(self) -> ComposeResult:
@@ -115,11 +119,12 @@ class DeckHost(App[None]):
 
     def __init__(self, count: int = 3, *, models: Iterable[str] | None = None,
                  panes: list[PaneState] | None = None, prompt: bool = False,
-                 theme: str | None = None, frozen_clock: bool = True) -> None:
+                 theme: str | None = None, frozen_clock: bool = True,
+                 model_info: Callable[[PaneState], ModelInfo | None] | None = None) -> None:
         super().__init__()
         self.stylesheet.__class__ = _SharedParses
         self.deck_screen = DeckScreen(panes or deck_panes(count, models), prompt=prompt,
-                                      frozen_clock=frozen_clock)
+                                      frozen_clock=frozen_clock, model_info=model_info)
         self._theme = theme
 
     def on_mount(self) -> None:
@@ -159,20 +164,26 @@ class GatewayFeed:
     """Streams for a host's panes from the local gateway `gateway`, over real sockets,
     through the real stream core on the app's network thread; each request built from
     its pane's state as the compare screen builds it (`PaneState.build_request`: the
-    pane's conversation, scenario and parameters). `stop()` ends the thread."""
+    pane's conversation, scenario and parameters). `bypass_cache`: as the compare screen's
+    "Toggle cache bypass". `stop()` ends the thread."""
 
     def __init__(self, gateway: EmbeddedGateway, *, idle_timeout: float = 1.5) -> None:
         self.connection = connect(BUILT_IN[LOCAL], local=(gateway.base_url, gateway.api_key))
         self.network = NetworkThread()
         self.idle_timeout = idle_timeout
+        self.bypass_cache = False
 
-    def play(self, deck: PaneDeck, prompt: str, panes: Iterable[int] | None = None) -> None:
-        """Send `prompt` from the panes `panes` (default: all), as one turn."""
+    def play(self, deck: PaneDeck, prompt: str, panes: Iterable[int] | None = None
+             ) -> dict[int, ThreadedStream]:
+        """Send `prompt` from the panes `panes` (default: all), as one turn; its streams,
+        by pane."""
         compare_id = f"cmp-{uuid.uuid4().hex[:12]}"
         states = [deck.panes[i - 1] for i in panes] if panes is not None else deck.panes
-        deck.play(prompt, {state.index: LiveSource(self.network.stream(state.build_request(
+        streams = {state.index: self.network.stream(state.build_request(
             prompt, connection=self.connection, system=None, idle_timeout=self.idle_timeout,
-            bypass_cache=False, compare_id=compare_id))) for state in states})
+            bypass_cache=self.bypass_cache, compare_id=compare_id)) for state in states}
+        deck.play(prompt, {index: LiveSource(stream) for index, stream in streams.items()})
+        return streams
 
     def stop(self) -> None:
         self.network.stop()
