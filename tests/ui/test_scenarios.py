@@ -1,4 +1,7 @@
-"""Demo scenarios are one-shot unless pinned, say they are simulated; guardrail categories show."""
+"""Demo scenarios are one-shot unless pinned, say they are simulated; guardrail categories
+show. The scenario picker runs on the app; what a scenario does to a pane's requests and
+what the pane shows of it, on a deck alone fed by the local gateway
+(tests/ui/deck_host.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ from textual.widgets import OptionList
 from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.widgets.pane import PaneFooter, PaneHeader
-from tests.pilot import badge_text, panes, ready, send, settled, until
+from tests.pilot import badge_text, ready, until
+from tests.ui.deck_host import DeckHost, GatewayFeed
 
 SIZES = [(80, 24), (200, 50)]
 
@@ -34,81 +38,114 @@ def header(app: AnomanApp, n: int) -> str:
     return str(app.compare.pane(n).query_one(PaneHeader).render())
 
 
-@pytest.mark.parametrize("size", SIZES)
-async def test_scenario_is_one_shot_and_retry_succeeds(make_app, size) -> None:
+async def test_the_picker_sets_a_panes_scenario_one_shot_or_pinned(make_app) -> None:
+    # What a scenario does to the pane's next requests and header: on a deck alone, below.
     app = make_app(models=["anoman-lite"] * 3)
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:
         await ready(pilot)
         await pick(pilot, app, 1, "interrupt")
         assert app.panes[0].scenario == "interrupt" and not app.panes[0].scenario_pinned
-        assert "simulating" in header(app, 1) or size[0] < 200  # narrow panes cut the header
-        await send(pilot, "retry after a simulated fault")
-        await until(pilot, lambda: settled(app))
-        pane1 = app.compare.pane(1)
-        assert pane1.status == "failed"
-        assert app.panes[0].scenario == "none"  # consumed by the request it applied to
-        assert app.panes[0].applied_scenario == "interrupt"
-        if size[0] >= 200:
-            assert "simulated interruption" in header(app, 1)
-        await pilot.press("ctrl+r")
-        await until(pilot, lambda: pane1.status == "done")
-        assert len(app.panes[0].history) == 2
-        # The scenario's mark is gone (the model's own "· simulated" stays).
-        assert "simulated int" not in header(app, 1) and "simulating" not in header(app, 1)
-        assert [p.status for p in panes(app)] == ["done", "done", "done"]
+        assert "simulating" in header(app, 1)
+        await pick(pilot, app, 2, "rate_limit+pinned")
+        assert app.panes[1].scenario == "rate_limit" and app.panes[1].scenario_pinned
+        assert "simulating rate limit (pinned)" in header(app, 2)
+        # Picking "none" unpins it.
+        await pick(pilot, app, 2, "none")
+        assert app.panes[1].scenario == "none" and not app.panes[1].scenario_pinned
+        assert "simulating" not in header(app, 2)
+
+
+# -- a deck alone (tests/ui/deck_host.py), fed by the local gateway ------------------------
+
+
+def deck_header(host: DeckHost, n: int) -> str:
+    return str(host.deck.pane(n).query_one(PaneHeader).render())
+
+
+def deck_settled(host: DeckHost) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in host.deck.panes)
+
+
+async def play(pilot: Pilot, host: DeckHost, feed: GatewayFeed, prompt: str,
+               panes: list[int] | None = None) -> None:
+    """Send `prompt` from `panes` (default: all) and wait until every pane has ended."""
+    feed.play(host.deck, prompt, panes)
+    await until(pilot, lambda: deck_settled(host) and all(
+        host.deck.panes[n - 1].last_prompt == prompt for n in panes or (1, 2, 3)))
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_pinned_scenario_fires_on_every_request(make_app, size) -> None:
-    app = make_app(models=["anoman-lite"] * 3)
-    async with app.run_test(size=size) as pilot:
-        await ready(pilot)
-        await pick(pilot, app, 2, "rate_limit+pinned")
-        assert app.panes[1].scenario == "rate_limit" and app.panes[1].scenario_pinned
+async def test_scenario_is_one_shot_and_retry_succeeds(gateway_feed: GatewayFeed,
+                                                       size) -> None:
+    host = DeckHost(3, models=["anoman-lite"] * 3, frozen_clock=False)
+    async with host.run_test(size=size) as pilot:
+        state = host.deck.panes[0]
+        state.set_scenario("interrupt")  # as the scenario picker sets it
+        host.deck.pane(1).refresh_chrome()
+        assert state.scenario == "interrupt" and not state.scenario_pinned
+        assert "simulating" in deck_header(host, 1) or size[0] < 200  # narrow: cut
+        await play(pilot, host, gateway_feed, f"retry after a simulated fault ({size[0]})")
+        pane1 = host.deck.pane(1)
+        assert pane1.status == "failed"
+        assert state.scenario == "none"  # consumed by the request it applied to
+        assert state.applied_scenario == "interrupt"
         if size[0] >= 200:
-            assert "simulating rate limit (pinned)" in header(app, 2)
-        pane2 = app.compare.pane(2)
+            assert "simulated interruption" in deck_header(host, 1)
+        # The retry (the compare screen's Ctrl+R) sends the failed pane's prompt again.
+        await play(pilot, host, gateway_feed, state.last_prompt or "", [1])
+        assert pane1.status == "done"
+        assert len(state.history) == 2
+        # The scenario's mark is gone (the model's own "· simulated" stays).
+        assert "simulated int" not in deck_header(host, 1)
+        assert "simulating" not in deck_header(host, 1)
+        assert [p.status for p in host.deck.widgets] == ["done", "done", "done"]
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_pinned_scenario_fires_on_every_request(gateway_feed: GatewayFeed,
+                                                      size) -> None:
+    host = DeckHost(3, models=["anoman-lite"] * 3, frozen_clock=False)
+    async with host.run_test(size=size) as pilot:
+        state = host.deck.panes[1]
+        state.set_scenario("rate_limit+pinned")
+        host.deck.pane(2).refresh_chrome()
+        assert state.scenario == "rate_limit" and state.scenario_pinned
+        if size[0] >= 200:
+            assert "simulating rate limit (pinned)" in deck_header(host, 2)
+        pane2 = host.deck.pane(2)
         for prompt in ("pinned once", "pinned twice"):
-            await send(pilot, prompt)
-            await until(pilot, lambda: settled(app))
+            await play(pilot, host, gateway_feed, f"{prompt} ({size[0]})")
             assert pane2.status == "failed" and "429" in badge_text(pane2)
-        assert app.panes[1].scenario == "rate_limit"
-        # Picking "none" unpins it, and the next prompt goes through.
-        await pick(pilot, app, 2, "none")
-        assert app.panes[1].scenario == "none" and not app.panes[1].scenario_pinned
-        await send(pilot, "not pinned any more")
-        await until(pilot, lambda: settled(app))
+        assert state.scenario == "rate_limit"
+        # "none" unpins it, and the next prompt goes through.
+        state.set_scenario("none")
+        assert state.scenario == "none" and not state.scenario_pinned
+        await play(pilot, host, gateway_feed, f"not pinned any more ({size[0]})")
         assert pane2.status == "done"
 
 
-async def test_guardrail_scenario_says_it_is_simulated(make_app) -> None:
+async def test_guardrail_scenario_says_it_is_simulated(gateway_feed: GatewayFeed) -> None:
     # One size: nothing here depends on it (at 200 columns the badge is on screen too).
-    app = make_app(models=["anoman-lite"] * 3)
-    async with app.run_test(size=(200, 50)) as pilot:
-        await ready(pilot)
-        await pick(pilot, app, 3, "guardrail")
-        await send(pilot, "Explain TCP slow start")
-        await until(pilot, lambda: settled(app))
-        pane3 = app.compare.pane(3)
+    host = DeckHost(3, models=["anoman-lite"] * 3, frozen_clock=False)
+    async with host.run_test(size=(200, 50)) as pilot:
+        host.deck.panes[2].set_scenario("guardrail")
+        await play(pilot, host, gateway_feed, "Explain TCP slow start")
+        pane3 = host.deck.pane(3)
         assert pane3.status == "failed"
         assert "BLOCKED (simulated) by the injection guardrail" in badge_text(pane3)
-        assert [p.status for p in panes(app)][:2] == ["done", "done"]
+        assert [p.status for p in host.deck.widgets][:2] == ["done", "done"]
 
 
-async def test_footer_names_the_moderation_category(make_app) -> None:
-    app = make_app(models=["anoman-lite"] * 3)
-    async with app.run_test(size=(200, 50)) as pilot:
-        await ready(pilot)
-        await send(pilot, "I will murder him")
-        await until(pilot, lambda: settled(app))
-        footer = str(app.compare.pane(1).query_one(PaneFooter).render())
+async def test_footer_names_the_moderation_category(gateway_feed: GatewayFeed) -> None:
+    host = DeckHost(3, models=["anoman-lite"] * 3, frozen_clock=False)
+    async with host.run_test(size=(200, 50)) as pilot:
+        await play(pilot, host, gateway_feed, "I will murder him")
+        footer = str(host.deck.pane(1).query_one(PaneFooter).render())
         assert "moderation flag 0.60 (violence)" in footer
-        await pilot.press("ctrl+n")
-        await send(pilot, "How do I keep my Kubernetes cluster stable?")
-        await until(pilot, lambda: settled(app))
-        await send(pilot, "And how do I keep it stable under load?")
-        await until(pilot, lambda: settled(app))
-        footer = str(app.compare.pane(1).query_one(PaneFooter).render())
+        host.deck.clear()  # (the compare screen's Ctrl+N)
+        await play(pilot, host, gateway_feed, "How do I keep my Kubernetes cluster stable?")
+        await play(pilot, host, gateway_feed, "And how do I keep it stable under load?")
+        footer = str(host.deck.pane(1).query_one(PaneFooter).render())
         assert "moderation pass" in footer and "(violence)" not in footer
 
 
