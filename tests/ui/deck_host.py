@@ -44,6 +44,7 @@ from anoman_tui.ui.screens.deck_keys import (
     ZOOM_KEY,
     DeckKeys,
 )
+from anoman_tui.ui.textual_internals import draw_dirty_lines_only
 from anoman_tui.ui.themes import load_themes
 from anoman_tui.ui.widgets.deck import LiveSource, PaneDeck
 from anoman_tui.ui.widgets.prompt_box import PromptBox
@@ -65,7 +66,8 @@ def deck_panes(count: int, models: Iterable[str] | None = None) -> list[PaneStat
 
 
 class DeckScreen(DeckKeys, Screen[None]):
-    """The deck alone, with its keys."""
+    """The deck alone, with its keys, compositing partial updates from the dirty lines
+    alone as every screen of the app that shows panes does (`draw_dirty_lines_only`)."""
 
     BINDINGS = [*ABORT_KEYS, ABORT_ALL_KEY, NEXT_PANE_KEY, DIFF_KEY, ZOOM_KEY, COPY_KEY,
                 *SCROLL_KEYS]
@@ -74,6 +76,7 @@ class DeckScreen(DeckKeys, Screen[None]):
                  frozen_clock: bool = True,
                  model_info: Callable[[PaneState], ModelInfo | None] | None = None) -> None:
         super().__init__()
+        draw_dirty_lines_only(self)
         self.deck = PaneDeck(panes, frozen_clock=frozen_clock, model_info=model_info)
         self._prompt = prompt
 

@@ -151,15 +151,14 @@ async def test_the_usage_ledger_shows_what_requests_cost_at_80_columns(
         assert "routing" in "\n".join(screen_lines(app))
 
 
-async def test_a_toast_is_flush_with_the_right_edge_and_has_no_stray_half_block(
-    make_app,
-) -> None:
-    app = make_app()
+async def test_a_toast_is_flush_with_the_right_edge_and_has_no_stray_half_block() -> None:
+    # The deck's abort key says so in a toast: a deck alone (tests/ui/deck_host.py) under
+    # its prompt box, in the app's theme and styles.
+    app = DeckHost(3, prompt=True, theme="anoman-dark")
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await ready(pilot)
         await pilot.press("f1")  # nothing streams: a toast says so
-        await until(pilot, lambda: bool(app.screen.query("Toast")))
-        await pilot.pause(0.3)
+        await until(pilot, lambda: bool(app.screen.query("Toast"))
+                    and "Pane 1 is not streaming." in "\n".join(screen_lines(app)))
         toast = app.screen.query_one("Toast")
         assert toast.region.right == app.size.width
         lines = screen_lines(app)

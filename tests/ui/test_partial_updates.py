@@ -1,9 +1,12 @@
-"""The compare screen sends the terminal only what changed, and what it sends is right.
+"""A screen of panes sends the terminal only what changed, and what it sends is right.
 
-`textual_internals.draw_dirty_lines_only` replaces how the screen composites a partial
-update. These tests replay every update the screen produces onto a grid of terminal
+`textual_internals.draw_dirty_lines_only` replaces how every screen that shows panes (the
+compare screen, the arena's, a replay's, a reopened comparison's) composites a partial
+update. These tests replay every update such a screen produces onto a grid of terminal
 cells, as a terminal would, and compare the grid with a full render of the screen after
-each one; and they check that a frame renders no more than its dirty lines.
+each one; and they check that a frame renders no more than its dirty lines. They run on
+the deck alone under its prompt box (tests/ui/deck_host.py), whose screen composites as
+the compare screen does, fed by the local gateway over real sockets.
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ import pytest
 from rich.segment import Segment
 from rich.style import Style
 from textual._compositor import ChopsUpdate, LayoutUpdate
+from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
-from anoman_tui.ui.app import AnomanApp
 from anoman_tui.ui.render import pane_state
-from anoman_tui.ui.widgets.prompt_box import PromptBox
-from tests.pilot import ready, settled, submit, until
+from tests.pilot import until
+from tests.ui.deck_host import DeckHost, GatewayFeed
 
 Cell = tuple[str, Style | None]
 
@@ -58,8 +61,7 @@ class Terminal:
                     self.rows[y][x : x + len(piece)] = piece
 
 
-def watch(app: AnomanApp, check: Callable[[Terminal], None]) -> Terminal:
-    screen = app.compare
+def watch(screen: Screen[None], check: Callable[[Terminal], None]) -> Terminal:
     compositor = screen._compositor
     terminal = Terminal()
     terminal.rows = [cells(strip) for strip in compositor.render_strips()]  # as drawn so far
@@ -83,16 +85,20 @@ def steady_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(pane_state.SCENARIO_HEADERS, "none", "ttft=0,rate=120")
 
 
+def settled(host: DeckHost) -> bool:
+    return all(p.status in ("done", "failed", "cancelled") for p in host.deck.panes)
+
+
 @pytest.mark.usefixtures("steady_answers")
 async def test_every_partial_update_leaves_the_terminal_as_a_full_render(
-    make_app: Callable[..., AnomanApp],
+    gateway_feed: GatewayFeed,
 ) -> None:
-    app = make_app()
+    app = DeckHost(3, prompt=True, frozen_clock=False)
     mismatches: list[str] = []
 
     def differences(terminal: Terminal, *, bars: bool) -> Iterable[tuple[int, list[Cell],
                                                                       list[Cell]]]:
-        compositor = app.compare._compositor
+        compositor = app.deck_screen._compositor
         full = [cells(strip) for strip in compositor.render_strips()]
         # Not yet due: a widget that asked for a repaint since this update was made (it
         # reaches the next one), and an answer's scrollbar, which repaints its thumb at
@@ -123,30 +129,29 @@ async def test_every_partial_update_leaves_the_terminal_as_a_full_render(
                 )
 
     async with app.run_test(size=(120, 30)) as pilot:
-        await ready(pilot)
-        await pilot.pause(0.2)
-        terminal = watch(app, check)
-        await submit(pilot, "Explain streaming, with a list, a table and some code.")
+        await pilot.pause()
+        terminal = watch(app.deck_screen, check)
+        gateway_feed.play(app.deck, "Explain streaming, with a list, a table and some code.")
         await until(pilot, lambda: settled(app), timeout=60)
-        await pilot.pause(0.5)
+        # Once the last frames after the answers' ends are drawn (each pane's footer and
+        # header, the scrollbars' thumbs), the terminal shows the screen: waited for, as
+        # long as a loaded machine takes to draw them.
+        try:
+            await until(pilot, lambda: not any(differences(terminal, bars=True)), timeout=10)
+        except AssertionError:
+            left = [y for y, _, _ in differences(terminal, bars=True)]
+            raise AssertionError(
+                f"rows {left} differ from the screen once the answers ended") from None
         assert terminal.partial_updates > 20, "the answers streamed in too few frames"
         assert not mismatches, "\n".join(mismatches)
-        left = [y for y, _, _ in differences(terminal, bars=True)]
-        assert not left, f"rows {left} differ from the screen once the answers ended"
 
 
-@pytest.mark.usefixtures("steady_answers")
-async def test_a_frame_renders_only_the_widgets_and_lines_it_changes(
-    make_app: Callable[..., AnomanApp],
-) -> None:
-    app = make_app()
+async def test_a_frame_renders_only_the_widgets_and_lines_it_changes() -> None:
+    # (The host's prompt box does not blink: a blink repaints it on its own clock, and on
+    # a loaded machine fell inside the counted frames.)
+    app = DeckHost(3, prompt=True)
     async with app.run_test(size=(120, 30)) as pilot:
-        await ready(pilot)
-        # The prompt box's blinking cursor repaints it on its own clock; on a loaded
-        # machine a blink fell inside the counted frames.
-        for box in app.compare.query(PromptBox):
-            box.cursor_blink = False
-        await pilot.pause(0.2)
+        await pilot.pause()
         rendered: list[tuple[Widget, int]] = []
         original = Widget.render_lines
 
@@ -157,7 +162,7 @@ async def test_a_frame_renders_only_the_widgets_and_lines_it_changes(
 
         Widget.render_lines = counting  # type: ignore[method-assign]
         try:
-            view = app.compare.pane(1).answer
+            view = app.deck.pane(1).answer
             view.append("".join(f"paragraph {n}\n\n" for n in range(5)) + "the last")
             await until(pilot, lambda: "the last" in view.text)
             await pilot.pause(0.2)
@@ -176,20 +181,17 @@ async def test_a_frame_renders_only_the_widgets_and_lines_it_changes(
         assert all(rows == 1 for _, rows in rendered), rendered
 
 
-async def test_a_widget_gone_without_a_repaint_is_repainted(
-    make_app: Callable[..., AnomanApp],
-) -> None:
+async def test_a_widget_gone_without_a_repaint_is_repainted() -> None:
     """The area of a widget that left the screen is repainted even when nothing marked
     it (seen in a terminal: a toast that expired while answers streamed, after a resize,
     left its text beside the prompt box; the layout had found nothing to mark)."""
     from textual.widgets._toast import Toast
 
-    app = make_app()
+    app = DeckHost(3, prompt=True)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await ready(pilot)
-        await pilot.pause(0.2)
-        terminal = watch(app, lambda _: None)
-        screen = app.compare
+        await pilot.pause()
+        screen = app.deck_screen
+        terminal = watch(screen, lambda _: None)
         compositor = screen._compositor
 
         def text() -> str:
