@@ -19,16 +19,22 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
+from anoman_tui.config import Settings
 from anoman_tui.gateway.embedded import EmbeddedGateway
 from anoman_tui.history import ComparisonRecord, HistoryStore, default_path
+from anoman_tui.targets import TargetConfig
 from anoman_tui.ui.app import AnomanApp
+from anoman_tui.ui.render.pane_state import PaneState
 from anoman_tui.ui.screens.history import HistoryScreen
 from anoman_tui.ui.screens.pickers import ChoiceScreen
 from anoman_tui.ui.screens.record import RecordScreen
+from anoman_tui.ui.widgets.deck import LiveSource
 from anoman_tui.ui.widgets.pane import ComparePane
 from tests.helpers import LISTED, LocalGateways, RecordingGateway
 from tests.pilot import ready, settled, submit, until
+from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines
+from tests.ui.scripted import ScriptedStream, completed, text_events
 
 SIZES = [(80, 24), (200, 50)]
 SECOND_KEY_VAR = "ANOMAN_TEST_SECOND_KEY"
@@ -118,10 +124,11 @@ async def choose(pilot: Pilot, option_id: str, *, after: object = None) -> list[
 # -- TARGET:MODEL per pane ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 async def test_each_pane_streams_from_its_own_target(
         make_app: Callable[..., AnomanApp], ui_gateway: EmbeddedGateway,
-        second: EmbeddedGateway, targets_file: Path, size: tuple[int, int]) -> None:
+        second: EmbeddedGateway, targets_file: Path) -> None:
+    # (How each pane's header shows its target at each size: on a deck alone, below.)
+    size = (200, 50)
     app = make_app(["anoman-lite", "second:qwen3-coder", "second:claude-sonnet-4-6"],
                    history=False)
     async with app.run_test(size=size) as pilot:
@@ -147,13 +154,39 @@ async def test_each_pane_streams_from_its_own_target(
         # The second server is not an Anoman gateway to this app: only the OpenAI format.
         assert {r["endpoint"] for r in rows(second)[:2]} == {"/v1/chat/completions"}
 
-        # On screen, the target's name never pushes the state word out of the header (at
-        # 80 columns one pane shows at a time: F4 brings the next one).
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_the_target_never_pushes_the_state_out_of_a_panes_header(
+        size: tuple[int, int]) -> None:
+    """On screen, the target's name never pushes the state word out of the header (at 80
+    columns one pane shows at a time: F4 brings the next one). The headers are the deck's:
+    a deck alone (tests/ui/deck_host.py), each pane's turn scripted."""
+    settings = Settings(targets={"second": TargetConfig(kind="openai-compatible",
+                                                        base_url="http://127.0.0.1:9/v1")})
+    targets = settings.all_targets()
+    host = DeckHost(panes=[
+        PaneState(index=1, model="anoman-lite", target=targets["local"]),
+        PaneState(index=2, model="qwen3-coder", target=targets["second"]),
+        PaneState(index=3, model="claude-sonnet-4-6", target=targets["second"])])
+    async with host.run_test(size=size) as pilot:
+        host.deck.play(f"Name one prime number ({size[0]} columns, targets)", {
+            n: LiveSource(ScriptedStream(completed(text_events("Seven is prime.", ttft=0.1,
+                                                               rate=100),
+                                                   prompt_tokens=5, cost="0", weight=1)))
+            for n in (1, 2, 3)})
+        await until(pilot, lambda: all(p.status == "done" for p in host.deck.panes))
         for n, target in ((1, "@local"), (2, "@second"), (3, "@second")):
             if n > 1 and size[0] < 100:
                 await pilot.press("f4")
-            await pilot.pause(0.2)
-            lines = screen_lines(app)
+
+            def header_row(n: int = n, target: str = target) -> list[int]:
+                return [i for i, line in enumerate(screen_lines(host))
+                        if f" {n}  " in line and target in line
+                        and re.search(r"\bdone\b", line)]
+
+            # (each tab drawn by its next frame: waited for)
+            await until(pilot, lambda: bool(header_row()), 10)
+            lines = screen_lines(host)
             text = "\n".join(lines)
             assert all(len(line) <= size[0] for line in lines)
             at = [i for i, line in enumerate(lines) if f" {n}  " in line and target in line]
