@@ -10,6 +10,7 @@ import dataclasses
 from textual.widgets import OptionList
 
 from anoman_tui.history import ListedComparison, ListedPane
+from anoman_tui.streaming import ModelInfo
 from anoman_tui.streaming.cost import UNKNOWN
 from anoman_tui.ui.render.pane_state import PaneState, simulated_field
 from anoman_tui.ui.screens import export
@@ -18,6 +19,7 @@ from anoman_tui.ui.screens.record import RecordScreen
 from anoman_tui.ui.screens.scoreboard import ScoreboardScreen
 from anoman_tui.ui.widgets.pane import ComparePane, PaneHeader
 from tests.pilot import ready, settled, submit, until
+from tests.ui.deck_host import DeckHost
 from tests.ui.screen_text import screen_lines, svg_lines
 
 
@@ -32,17 +34,20 @@ async def one_turn(pilot, app, prompt: str) -> None:  # type: ignore[no-untyped-
     await until(pilot, lambda: any(r.prompt == prompt for r in app.history.recent(limit=5)))
 
 
-async def test_the_header_says_simulated_and_fits_at_80x24(make_app) -> None:
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot)
-        await until(pilot, lambda: all(p.simulated for p in app.panes))
-        pane = app.compare.pane(1)
-        await until(pilot, lambda: "simulated" in header(pane))
+async def test_the_header_says_simulated_and_fits_at_80x24() -> None:
+    # The header is the pane's: a deck alone (tests/ui/deck_host.py), given what a target
+    # lists of its models as the compare screen gives it. (That the local gateway's list
+    # makes every pane simulated: the status line's test, next, on the app.)
+    host = DeckHost(3, prompt=True,
+                    model_info=lambda state: ModelInfo(state.model, simulated=True))
+    async with host.run_test(size=(80, 24)) as pilot:
+        pane = host.deck.pane(1)
+        await until(pilot, lambda: "simulated" in header(pane)
+                    and all(p.simulated for p in host.deck.panes))
         assert f"{pane.state.model} @local · simulated" in header(pane)
         # Whole on screen, in the one pane an 80-column terminal shows.
-        assert any(f"{pane.state.model} @local · simulated" in line
-                   for line in screen_lines(app))
+        await until(pilot, lambda: any(f"{pane.state.model} @local · simulated" in line
+                                       for line in screen_lines(host)))
         # A model the server does not say is simulated: no label.
         pane.model_info = lambda state: None
         pane.refresh_chrome()
