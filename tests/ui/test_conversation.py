@@ -296,11 +296,9 @@ async def test_an_answer_cut_by_max_tokens_is_marked_cut(gateway_feed: GatewayFe
         assert "cut" not in str(three.query_one(PaneHeader).render())
 
 
-# (80x30 and 120x40: there the view shrinks just after the turn ends, as the pane's
-# footer grows; it had left the turn a row off or scrolled to its end.)
-# Two sizes: at 80x30 the turn can still end scrolled to its end rather than its prompt
-# (seen once in a fresh-clone CI run on a quiet machine, after the re-anchoring at each
-# resize): an open bug, so not asserted there yet.
+# (In the app at 80x30 and 120x40 the view shrinks just after the turn ends, as the
+# pane's footer grows: the turn was left a row off or scrolled to its end. That shrink,
+# row by row: test_answer_view.py::test_a_revealed_turn_stays_at_its_prompt_as_the_view_shrinks.)
 @pytest.mark.parametrize("size", SIZES)
 async def test_a_pane_keeps_its_whole_conversation(
     gateway_feed: GatewayFeed, monkeypatch, size: tuple[int, int]
