@@ -58,6 +58,39 @@ def saved() -> list:
         return store.recent(20)
 
 
+async def test_a_sighted_vote_as_the_turn_ends_waits_for_its_save(
+    make_app, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The vote key pressed while the turn is still being written (a slow disk): it used to
+    # be refused ("Only a saved comparison can be voted on") or, after an earlier turn,
+    # to go to that turn.
+    app = make_app()
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: app.history is not None and app.pending_saves is not None)
+        await submit(pilot, "the first turn")
+        await until(pilot, lambda: len(saved()) == 1 and app.compare.turns_ended == 1)
+        pending = app.pending_saves
+        write, gate = pending.save, threading.Event()
+
+        def slow_save(*args: object, **kwargs: object) -> int | None:
+            assert gate.wait(10)
+            return write(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(pending, "save", slow_save)
+        await submit(pilot, "the second turn")
+        await until(pilot, lambda: app.compare.turns_ended == 2)
+        app.compare.sighted_vote(2)
+        gate.set()
+        await until(pilot, lambda: len(saved()) == 2 and saved()[0].vote is not None)
+        newest, first = saved()
+        assert newest.prompt == "the second turn" and first.prompt == "the first turn"
+        assert newest.vote is not None and (newest.vote.blind, newest.vote.winner_pane) == (
+            False, 2)
+        assert first.vote is None
+        assert not any("Only a saved" in n.message for n in app._notifications)
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_a_blind_round_names_no_model_until_the_vote(make_app, size) -> None:
     app = make_app()

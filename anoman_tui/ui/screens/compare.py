@@ -11,6 +11,7 @@ palette's per-pane settings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
@@ -431,6 +432,19 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         names were on screen), kept apart from the blind arena's."""
         saved = next(iter(self._saved.values()), None)
         store = self.services.history
+        saving = [w for w in self.app.workers
+                  if w.node is self and w.name == "save-turn" and not w.is_finished]
+        if saving:
+            # The latest turn is being written (a thread, a few ms): the vote follows it,
+            # rather than being refused, or going to the turn before.
+            async def after_the_save() -> None:
+                for worker in saving:
+                    with contextlib.suppress(Exception):
+                        await worker.wait()
+                self.sighted_vote(index)
+
+            self.run_worker(after_the_save(), group="vote", exit_on_error=False)
+            return
         if saved is None or (saved.id is None and not saved.uid) or store is None:
             self.notify("Only a saved comparison can be voted on (history on, turn ended).",
                         timeout=4)
