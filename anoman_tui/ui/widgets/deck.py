@@ -187,8 +187,12 @@ class PaneDeck(Vertical):
         # The tab strip (narrow terminals) is mounted when first needed (`_tabs`).
         with Horizontal(id="panes"):
             for state in self.panes:
-                yield ComparePane(state, frozen_clock=self._frozen, model_info=self._model_info,
-                                  simulated_from_list=self._simulated_from_list)
+                pane = ComparePane(state, frozen_clock=self._frozen, model_info=self._model_info,
+                                   simulated_from_list=self._simulated_from_list)
+                # Marked current before it is first styled: marked once mounted
+                # (`_mark_current`), the pane and its parts were styled a second time.
+                pane.set_class(state.index == self.current, "-current", update=False)
+                yield pane
 
     def build_hidden(self) -> None:
         """Mount what the panes keep hidden until asked for (their diff views' parts):
