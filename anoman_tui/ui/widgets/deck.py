@@ -195,11 +195,11 @@ class PaneDeck(Vertical):
                 yield pane
 
     def build_hidden(self) -> None:
-        """Mount what the panes keep hidden until asked for (their diff views' parts):
-        after the first frame, to keep it quick (the parts are mounted when first shown
-        otherwise)."""
+        """Mount what the panes keep hidden until asked for (their diff views, badges,
+        marks and rerun lines): after the first frame, to keep it quick (each is mounted
+        when first used otherwise)."""
         for pane in self.widgets:
-            pane.diff_view.build()
+            pane.build_hidden()
 
     def _tabs(self, *, make: bool = False) -> Tabs | None:
         """The tab strip, None until the deck is first narrow (`make`: mount it then, as
