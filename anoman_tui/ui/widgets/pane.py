@@ -50,10 +50,11 @@ from anoman_tui.ui.render.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.diff_view import DiffView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
-from anoman_tui.ui.widgets.rerun_delta import RerunDelta
 
 if TYPE_CHECKING:
-    # Types only: the wire models load with the first stream, after the first paint.
+    # Types only: a rerun's line (and the rerun figures it draws) loads with the first
+    # one made, the wire models with the first stream, both after the first paint.
+    from anoman_tui.ui.widgets.rerun_delta import RerunDelta
     from anoman_tui.wire import AnomanBlock, Usage
 
 log = logging.getLogger(__name__)
@@ -345,7 +346,7 @@ class ComparePane(Vertical):
         self._diff_view = DiffView(classes="diff")
         self._badge = PaneBadge(classes="badge")
         self._marks = PaneMarks(classes="marks")
-        self._rerun_delta = RerunDelta(classes="rerun-delta")
+        self._rerun_delta: RerunDelta | None = None  # (its module, with the first one)
         self._diff_view.display = self._badge.display = self._marks.display = False
         self._hidden_built = False
         self._reset_live()
@@ -385,8 +386,15 @@ class ComparePane(Vertical):
         self._hidden_built = True
         footer = footers.first()
         self.mount(self._diff_view, self._badge, self._marks, before=footer)
-        self.mount(self._rerun_delta, after=footer)
+        self.mount(self._made_rerun_delta(), after=footer)
         self._diff_view.build()
+
+    def _made_rerun_delta(self) -> RerunDelta:
+        if self._rerun_delta is None:
+            from anoman_tui.ui.widgets.rerun_delta import RerunDelta
+
+            self._rerun_delta = RerunDelta(classes="rerun-delta")
+        return self._rerun_delta
 
     def on_resize(self) -> None:
         self.refresh_chrome()  # the header and footer are laid out to the pane's width
@@ -746,7 +754,7 @@ class ComparePane(Vertical):
     @property
     def rerun_delta(self) -> RerunDelta:
         self.build_hidden()
-        return self._rerun_delta
+        return self._made_rerun_delta()
 
     def _clear_turn(self) -> None:
         self.rerun_delta.show(None)  # a new turn: compared again when it ends
