@@ -23,7 +23,14 @@ unset: a package installed by pip has its modules compiled), and one warm-up run
 comes first (bytecode written, OS cache filled); a machine-speed probe
 (`_common.probe_line`) and the load average before and after.
 
-    python benchmarks/startup.py [--runs 7]
+`--instructions` counts instead of timing, with valgrind's cachegrind (`--cache-sim=no`;
+~20 s a start), which a busy machine does not move (two counts of one start agree within
+~0.3%): the baseline is `python -c 'import textual.app; import httpx'` less
+`python -c pass`; the first paint, the app's `main()` (as the console script calls it) in
+the same pty from the interpreter's start to `App._display` of the compare screen's first
+frame, where the process ends itself. Their ratio stands for the time's on an idle core.
+
+    python benchmarks/startup.py [--runs 7] [--instructions]
 
 May import: the standard library and _common beside it (the app runs in its own process).
 """
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
+import re
 import select
 import shutil
 import signal
@@ -82,8 +90,61 @@ def baseline_run() -> float:
     return float(out.stdout.strip())
 
 
-def paint_run(home: Path, timeout: float = 30.0) -> tuple[float, float]:
-    """(seconds to first paint, seconds to gateway ready) for one start."""
+# The app up to its first frame of the compare screen, then gone (`--instructions`).
+PAINT_CODE = (
+    "import os, sys; from textual.app import App; from anoman_tui.cli import main\n"
+    "shown = App._display\n"
+    "def display(app, screen, renderable):\n"
+    "    shown(app, screen, renderable)\n"
+    "    if type(screen).__name__ == 'CompareScreen': os._exit(0)\n"
+    "App._display = display; sys.argv = ['anoman-tui']; sys.exit(main())"
+)
+
+
+def instructions(command: list[str], home: Path | None = None) -> int:
+    """Instructions `command` runs (valgrind's cachegrind), in a 160x45 pty if `home`."""
+    with tempfile.NamedTemporaryFile(prefix="anoman-cachegrind-") as log:
+        valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                    "--cachegrind-out-file=/dev/null", f"--log-file={log.name}", *command]
+        if home is None:
+            subprocess.run(valgrind, capture_output=True, env=fresh_env(), check=False)
+        else:
+            paint_run(home, timeout=300.0, command_line=valgrind, until_exit=True)
+        text = Path(log.name).read_text()
+    counted = re.search(r"I\s+refs:\s+([\d,]+)", text)
+    if counted is None:
+        raise SystemExit(f"valgrind counted nothing:\n{text[-2000:]}")
+    return int(counted.group(1).replace(",", ""))
+
+
+def instructions_main(runs: int) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind")
+    python = sys.executable
+    print(f"instructions (cachegrind), {runs} counts each; load average "
+          f"{os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory(prefix="anoman-startup-") as tmp:
+        paint_instructions(Path(tmp))  # warm-up: bytecode written
+        bare = min(instructions([python, "-c", "pass"]) for _ in range(runs))
+        imports = min(instructions([python, "-c", "import textual.app; import httpx"])
+                      for _ in range(runs)) - bare
+        paints = [paint_instructions(Path(tmp)) for _ in range(runs)]
+    paint = min(paints)
+    print(f"interpreter alone {bare / 1e9:.3f} G; import textual.app + httpx "
+          f"{imports / 1e9:.3f} G; start -> first paint {paint / 1e9:.3f} G "
+          f"(counts {', '.join(f'{p / 1e9:.3f}' for p in paints)})")
+    print(f"ratio {paint / imports:.2f}×   target <= {TARGET_RATIO:g}×  "
+          f"{verdict(paint / imports <= TARGET_RATIO)}")
+
+
+def paint_instructions(home: Path) -> int:
+    return instructions([sys.executable, "-c", PAINT_CODE], home)
+
+
+def paint_run(home: Path, timeout: float = 30.0, *, command_line: list[str] | None = None,
+              until_exit: bool = False) -> tuple[float, float]:
+    """(seconds to first paint, seconds to gateway ready) for one start (`until_exit`:
+    `command_line` ends by itself; its output is read until then, and nothing timed)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 160, 0, 0))
     env = {
@@ -98,11 +159,13 @@ def paint_run(home: Path, timeout: float = 30.0) -> tuple[float, float]:
                  *NO_BYTECODE):
         env.pop(name, None)
     started = time.perf_counter()
-    process = subprocess.Popen(command(), stdin=slave, stdout=slave, stderr=slave, env=env,
-                               start_new_session=True, close_fds=True)
+    process = subprocess.Popen(command_line or command(), stdin=slave, stdout=slave,
+                               stderr=slave, env=env, start_new_session=True, close_fds=True)
     os.close(slave)
     seen = b""
     painted = ready = float("nan")
+    if until_exit:
+        timeout = 0.0  # (nothing to wait for: the drain below reads until it has ended)
     try:
         deadline = started + timeout
         while time.perf_counter() < deadline:
@@ -121,9 +184,10 @@ def paint_run(home: Path, timeout: float = 30.0) -> tuple[float, float]:
                 ready = now - started
             if painted == painted and ready == ready:
                 break
-        os.write(master, b"\x11")  # Ctrl+Q
+        if not until_exit:
+            os.write(master, b"\x11")  # Ctrl+Q
         # Keep reading while it exits: a full pty buffer would block its last writes.
-        quit_deadline = time.perf_counter() + 5
+        quit_deadline = time.perf_counter() + (300 if until_exit else 5)
         while process.poll() is None and time.perf_counter() < quit_deadline:
             if select.select([master], [], [], 0.05)[0]:
                 try:
@@ -144,7 +208,13 @@ def paint_run(home: Path, timeout: float = 30.0) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions (valgrind) instead of timing; --runs 2 is "
+                        "plenty")
     args = parser.parse_args()
+    if args.instructions:
+        instructions_main(args.runs)
+        return
     baselines: list[float] = []
     paints: list[float] = []
     readies: list[float] = []

@@ -65,6 +65,9 @@ DEFERRED = {
     "anoman_tui.ui.screens.pickers": "the pickers (model, target, diff, ...)",
     "anoman_tui.ui.screens.text_input": "the gateway URL and key dialogs",
     "anoman_tui.ui.render.diff": "the word diff (F7)",
+    # A rerun's figures, under its panes; the deck's tab strip, shown in a narrow terminal.
+    "anoman_tui.report.rerun": "a rerun's figures (its panes' lines against the original)",
+    "textual.widgets._tabs": "the deck's tab strip (made when it is first narrow)",
     # The X-Anoman-Simulate vocabulary (suites/scenarios.py, light) comes with the panes;
     # the suite files, the engine and what they import do not.
     "anoman_tui.suites.model": "suites",

@@ -58,3 +58,31 @@ async def test_a_key_enabled_or_dimmed_in_place_and_new_keys_rebuilt() -> None:
         app.refresh_bindings()
         await until(pilot, lambda: "zoom_out" in keys(app))
         assert keys(app)["abort"] is not abort
+
+
+class Grouped(Bar):
+    BINDINGS = [
+        *[Binding(f"f{n}", f"abort({n})", f"Abort {n}", group=Binding.Group("Abort pane"))
+          for n in (1, 2, 3)],
+        Binding("f4", "zoom", "Zoom ⇧"), Binding("ctrl+s", "export", "Export"),
+    ]
+
+
+async def test_the_bar_measures_each_key_as_it_renders() -> None:
+    # The bar fits its keys from their widths worked out without rendering them
+    # (`_key_width`): the same as the width of what each key renders, compact or not.
+    for compact in (True, False):
+        await _check_key_widths(compact)
+
+
+async def _check_key_widths(compact: bool) -> None:
+    from anoman_tui.ui.widgets.key_bar import _key_width
+
+    app = Grouped()
+    async with app.run_test(size=(120, 5)) as pilot:
+        bar = app.query_one(KeyBar)
+        bar.compact = compact
+        await until(pilot, lambda: len(app.query_one(KeyBar).query("FooterKey")) == 6)
+        await pilot.pause()
+        for key in bar.query("FooterKey"):
+            assert _key_width(key) == key.get_content_width(bar.size, app.size), key

@@ -37,20 +37,20 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Tab, Tabs
 
 from anoman_tui.streaming import ModelInfo, StreamResult
 from anoman_tui.streaming.cost import Cost
 from anoman_tui.ui.messages import PaneStatusChanged, PaneStreamFinished
 from anoman_tui.ui.render.fit import shorten
 from anoman_tui.ui.render.pane_state import PaneState
-from anoman_tui.ui.render.rerun import rerun_deltas
 from anoman_tui.ui.render.verdict import verdict
 from anoman_tui.ui.widgets.frame_clock import when_laid_out
 from anoman_tui.ui.widgets.pane import ComparePane, PaneStream
 from anoman_tui.ui.widgets.prompt_box import PromptBox
 
 if TYPE_CHECKING:
+    from textual.widgets import Tab, Tabs
+
     from anoman_tui.history import ComparisonRecord, PaneRecord
 
 NARROW_BELOW = 120
@@ -180,28 +180,34 @@ class PaneDeck(Vertical):
         """The hint last shown (`show_hints`)."""
         self.turn_open = False
         """Some pane streams a turn whose end has not been told (`TurnEnded`)."""
-        self._tab_widgets = {p.index: Tab(f"{p.index}", id=f"tab-{p.index}") for p in panes}
+        self._tab_labels: dict[int, Tab] | None = None  # made with the tab strip
         self._tab_strip: Tabs | None = None
 
     def compose(self) -> ComposeResult:
         # The tab strip (narrow terminals) is mounted when first needed (`_tabs`).
         with Horizontal(id="panes"):
             for state in self.panes:
-                yield ComparePane(state, frozen_clock=self._frozen, model_info=self._model_info,
-                                  simulated_from_list=self._simulated_from_list)
+                pane = ComparePane(state, frozen_clock=self._frozen, model_info=self._model_info,
+                                   simulated_from_list=self._simulated_from_list)
+                # Marked current before it is first styled: marked once mounted
+                # (`_mark_current`), the pane and its parts were styled a second time.
+                pane.set_class(state.index == self.current, "-current", update=False)
+                yield pane
 
     def build_hidden(self) -> None:
-        """Mount what the panes keep hidden until asked for (their diff views' parts):
-        after the first frame, to keep it quick (the parts are mounted when first shown
-        otherwise)."""
+        """Mount what the panes keep hidden until asked for (their diff views, badges,
+        marks and rerun lines): after the first frame, to keep it quick (each is mounted
+        when first used otherwise)."""
         for pane in self.widgets:
-            pane.diff_view.build()
+            pane.build_hidden()
 
     def _tabs(self, *, make: bool = False) -> Tabs | None:
         """The tab strip, None until the deck is first narrow (`make`: mount it then, as
         the deck's first child). A wide deck, the usual start, never shows it: its ~6
         widgets were mounted and styled before the first paint all the same."""
         if self._tab_strip is None and make:
+            from textual.widgets import Tabs  # (imported with the strip: ~2 ms)
+
             self._tab_strip = Tabs(*self._tab_widgets.values(), id="pane-tabs",
                                    active=f"tab-{self.current}")
             self.mount(self._tab_strip, before=0)
@@ -358,8 +364,19 @@ class PaneDeck(Vertical):
     def next_pane(self) -> None:
         self.make_current(self.current % len(self.panes) + 1)
 
-    @on(Tabs.TabActivated)
-    def _tab_changed(self, event: Tabs.TabActivated) -> None:
+    @property
+    def _tab_widgets(self) -> dict[int, Tab]:
+        """The tabs, by pane: made with the tab strip, when the deck is first narrow."""
+        if self._tab_labels is None:
+            from textual.widgets import Tab
+
+            self._tab_labels = {p.index: Tab(f"{p.index}", id=f"tab-{p.index}")
+                                for p in self.panes}
+        return self._tab_labels
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        # (A handler by its name: `@on(Tabs.TabActivated)` would import the tab strip's
+        # module with the deck's, before the first paint.)
         if event.tab.id:
             self.current = int(event.tab.id.split("-")[1])
             self.show_current()
@@ -513,6 +530,8 @@ class PaneDeck(Vertical):
         original = self.original
         deltas = {}
         if record is not None and original is not None and original.id is not None:
+            from anoman_tui.ui.render.rerun import rerun_deltas  # (a rerun's: on first use)
+
             deltas = rerun_deltas(record.panes, original.panes, original.id)
         for pane in self.widgets:
             pane.rerun_delta.show(deltas.get(pane.state.index))

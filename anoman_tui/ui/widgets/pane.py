@@ -50,10 +50,11 @@ from anoman_tui.ui.render.verdict import PaneFigures, marks_line
 from anoman_tui.ui.widgets.answer_view import AnswerView
 from anoman_tui.ui.widgets.diff_view import DiffView
 from anoman_tui.ui.widgets.frame_clock import FrameClock
-from anoman_tui.ui.widgets.rerun_delta import RerunDelta
 
 if TYPE_CHECKING:
-    # Types only: the wire models load with the first stream, after the first paint.
+    # Types only: a rerun's line (and the rerun figures it draws) loads with the first
+    # one made, the wire models with the first stream, both after the first paint.
+    from anoman_tui.ui.widgets.rerun_delta import RerunDelta
     from anoman_tui.wire import AnomanBlock, Usage
 
 log = logging.getLogger(__name__)
@@ -338,6 +339,16 @@ class ComparePane(Vertical):
         self._diff_base: int | str | None = None
         self._answer_scroll_y: float | None = None  # the answer's, when the diff opened
         self._answer_view: AnswerView | None = None
+        # Hidden until needed (F7, a badge, a turn's marks, a rerun's line): mounted after
+        # the first frame (`build_hidden`), or when first used before it. Mounted with the
+        # pane, they were 12 of the compare screen's ~57 widgets to mount and style
+        # before its first paint (benchmarks/startup.py).
+        self._diff_view = DiffView(classes="diff")
+        self._badge = PaneBadge(classes="badge")
+        self._marks = PaneMarks(classes="marks")
+        self._rerun_delta: RerunDelta | None = None  # (its module, with the first one)
+        self._diff_view.display = self._badge.display = self._marks.display = False
+        self._hidden_built = False
         self._reset_live()
 
     def _reset_live(self) -> None:
@@ -355,22 +366,40 @@ class ComparePane(Vertical):
         self._cost_saved: Cost | None = None  # a saved turn's cost, as it was saved
 
     def compose(self) -> ComposeResult:
+        # From the top: the header, the answer (or in its place the diff view), the badge,
+        # the marks, the footer, the rerun's line (against the original's) and the
+        # sparkline; the hidden ones are mounted later (`build_hidden`).
         yield PaneHeader(id=f"pane-{self.state.index}-header", classes="pane-header")
         yield AnswerView(classes="answer")
-        yield DiffView(classes="diff")
-        yield PaneBadge(classes="badge")
-        yield PaneMarks(classes="marks")
         yield PaneFooter(classes="pane-footer")
-        yield RerunDelta(classes="rerun-delta")  # a rerun's pane against the original's
         yield PaneSpark(classes="spark")
+
+    def build_hidden(self) -> None:
+        """Mount the parts the pane keeps hidden until asked for (the diff view with its
+        parts, the badge, the marks, the rerun's line), each in its place. Until then
+        they exist unmounted: what is shown in them then is there once mounted."""
+        if self._hidden_built or not self.is_attached:
+            return
+        footers = self.query_children(PaneFooter)
+        if not footers:  # (not composed yet)
+            return
+        self._hidden_built = True
+        footer = footers.first()
+        self.mount(self._diff_view, self._badge, self._marks, before=footer)
+        self.mount(self._made_rerun_delta(), after=footer)
+        self._diff_view.build()
+
+    def _made_rerun_delta(self) -> RerunDelta:
+        if self._rerun_delta is None:
+            from anoman_tui.ui.widgets.rerun_delta import RerunDelta
+
+            self._rerun_delta = RerunDelta(classes="rerun-delta")
+        return self._rerun_delta
 
     def on_resize(self) -> None:
         self.refresh_chrome()  # the header and footer are laid out to the pane's width
 
     def on_mount(self) -> None:
-        self.query_one(".badge", PaneBadge).display = False
-        self.query_one(PaneMarks).display = False
-        self.query_one(DiffView).display = False
         self.refresh_chrome()
 
     # Looked up once: the pane never replaces its children, and every streamed delta
@@ -402,7 +431,8 @@ class ComparePane(Vertical):
 
     @property
     def diff_view(self) -> DiffView:
-        return self.query_one(DiffView)
+        self.build_hidden()
+        return self._diff_view
 
     @property
     def reading(self) -> Widget:
@@ -621,7 +651,8 @@ class ComparePane(Vertical):
                                or 48) if drawn else "", layout=False)
 
     def _show_badge(self, text: str, severity: str) -> None:
-        badge = self.query_one(PaneBadge)
+        self.build_hidden()
+        badge = self._badge
         badge.set_classes(f"badge {severity}")
         badge.update(Text(text))
         badge.display = True
@@ -657,7 +688,7 @@ class ComparePane(Vertical):
                          f" · {fresh_key} starts afresh", "-muted")
 
     def _hide_badge(self) -> None:
-        self.query_one(PaneBadge).display = False
+        self._badge.display = False
 
     def figures(self) -> PaneFigures:
         """The latest turn's figures, as the footer shows them (cost: reported, else est.)."""
@@ -675,7 +706,9 @@ class ComparePane(Vertical):
 
     def show_marks(self, labels: list[str]) -> None:
         """Show what this pane's answer won; no labels hides the line."""
-        marks = self.query_one(PaneMarks)
+        if labels:
+            self.build_hidden()
+        marks = self._marks
         if labels:
             marks.update(Text(marks_line(labels)))
         marks.display = bool(labels)
@@ -720,7 +753,8 @@ class ComparePane(Vertical):
 
     @property
     def rerun_delta(self) -> RerunDelta:
-        return self.query_one(RerunDelta)
+        self.build_hidden()
+        return self._made_rerun_delta()
 
     def _clear_turn(self) -> None:
         self.rerun_delta.show(None)  # a new turn: compared again when it ends
