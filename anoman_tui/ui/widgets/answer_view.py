@@ -386,6 +386,7 @@ class AnswerView(ScrollView, can_focus=True):
         # The row a finished turn was revealed at (`_reveal_turn`) while the reader has
         # not scrolled since: a resize reveals it again (None: no reveal holds).
         self._revealed_y: int | None = None
+        self._revealed_height = 0  # the view's height when the turn was revealed
         self._style: Style | None = None  # cached self.rich_style (costly per line)
         # Styled rows are kept across scrolls: see textual_internals.RowStylesCache.
         self._row_styles = use_row_styles_cache(self, self._row, self._paint_line,
@@ -914,6 +915,7 @@ class AnswerView(ScrollView, can_focus=True):
         # or scrolled to its end. Kept, to be done again at each resize until the reader
         # scrolls.
         self._revealed_y = round(self.scroll_y)
+        self._revealed_height = height
 
     def _finalise_approx(self) -> None:
         for index, block in enumerate(self._blocks):
@@ -1111,7 +1113,13 @@ class AnswerView(ScrollView, can_focus=True):
             self._set_virtual_size(Size(self._width, total))
             scroll_before = self.scroll_offset.y
             bottom = self.max_scroll_y
-            if self._follow and (self.scroll_y != bottom or self.scroll_target_y != bottom):
+            if self._revealed_y is not None and round(self.scroll_y) == self._revealed_y:
+                # A finished turn shown from its prompt, not scrolled since: a layout at
+                # another height (the pane's footer grew; it can come before or after the
+                # Resize event) shows it so again, rather than following the bottom.
+                if self._viewport_height() != self._revealed_height:
+                    self._reveal_turn()
+            elif self._follow and (self.scroll_y != bottom or self.scroll_target_y != bottom):
                 # (A flush that adds no row has nothing to scroll.)
                 self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         finally:
