@@ -46,7 +46,25 @@ def test_a_replay_gives_the_recorded_texts_and_timing(gateway: EmbeddedGateway,
     made = live(data_home, gateway, "replay me at the recorded pace")
     with HistoryStore.open(history_file(data_home)) as store:
         assert sorted(store.recordings(made["id"])) == [1, 2, 3]
-    again = replay(data_home, made["id"])
+    def paced_as_recorded(again: dict[str, Any]) -> bool:
+        """The replay's own measured timing against the recording's (within 1 ms on a
+        quiet machine; the bounds leave room for a busy one, and
+        benchmarks/replay_timing.py measures the 10 ms target)."""
+        for was, now in zip(made["panels"], again["panels"], strict=True):
+            if abs(now["metrics"]["ttft_s"] - was["metrics"]["ttft_s"]) > 0.025:
+                return False
+            rate = was["metrics"]["output_tokens_per_s"]
+            if now["metrics"]["output_tokens_per_s"] != pytest.approx(rate, rel=0.03):
+                return False
+        return True
+
+    # A process starved of CPU for a moment is late whatever it replays: up to three
+    # tries for the timing (a replay that paces wrongly is off in every one).
+    for _ in range(3):
+        again = replay(data_home, made["id"])
+        if paced_as_recorded(again):
+            break
+    assert paced_as_recorded(again), (made["panels"], again["panels"])
     assert again["id"] is None and again["replay_of"] == made["id"] and again["speed"] == 1
     for was, now in zip(made["panels"], again["panels"], strict=True):
         assert (now["model"], now["status"], now["text"]) == (was["model"], was["status"],
@@ -54,20 +72,22 @@ def test_a_replay_gives_the_recorded_texts_and_timing(gateway: EmbeddedGateway,
         assert now["anoman"] == was["anoman"] and now["usage"] == was["usage"]
         assert now["recorded"]["metrics"]["ttft_s"] == pytest.approx(was["metrics"]["ttft_s"],
                                                                       abs=1e-4)
-        # Within 1 ms on a quiet machine; the bound leaves room for a busy one
-        # (benchmarks/replay_timing.py measures the 10 ms target).
-        assert abs(now["metrics"]["ttft_s"] - was["metrics"]["ttft_s"]) <= 0.025
-        rate = was["metrics"]["output_tokens_per_s"]
-        assert now["metrics"]["output_tokens_per_s"] == pytest.approx(rate, rel=0.03)
         assert now["metrics"]["chunks"] == was["metrics"]["chunks"]
     # Replays are not comparisons: the history holds the one it replayed, only.
     with sqlite3.connect(history_file(data_home)) as conn:
         assert conn.execute("SELECT COUNT(*) FROM comparisons").fetchone()[0] == 1
-    faster = replay(data_home, made["id"], "--speed", "3")
+    def three_times_faster(faster: dict[str, Any]) -> bool:
+        return all(now["metrics"]["ttft_s"] == pytest.approx(was["metrics"]["ttft_s"] / 3,
+                                                             abs=0.025)
+                   for was, now in zip(made["panels"], faster["panels"], strict=True))
+
+    for _ in range(3):
+        faster = replay(data_home, made["id"], "--speed", "3")
+        if three_times_faster(faster):
+            break
+    assert three_times_faster(faster), (made["panels"], faster["panels"])
     for was, now in zip(made["panels"], faster["panels"], strict=True):
         assert now["text"] == was["text"]
-        assert now["metrics"]["ttft_s"] == pytest.approx(was["metrics"]["ttft_s"] / 3,
-                                                         abs=0.025)
 
 
 @pytest.mark.parametrize(("endpoint", "fault", "kind"), [
