@@ -22,6 +22,7 @@ import asyncio
 import html
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -405,6 +406,7 @@ async def make(out: Path = HERE, *, time_scale: float = 1.0) -> list[Path]:
                 save(app, out / "light-theme.svg")
         finally:
             gateway.stop()
+            shutil.rmtree(tmp, ignore_errors=True)  # (each run's config, history, suite)
     return [out / name for name in NAMES]
 
 
