@@ -433,7 +433,7 @@ class CompareScreen(KeepStylesOnResume, DeckKeys, TypedPrompts, Screen[None]):
         saved = next(iter(self._saved.values()), None)
         store = self.services.history
         saving = [w for w in self.app.workers
-                  if w.node is self and w.name == "save-turn" and not w.is_finished]
+                  if w.node is self and w.name == SAVE_WORKER and not w.is_finished]
         if saving:
             # The latest turn is being written (a thread, a few ms): the vote follows it,
             # rather than being refused, or going to the turn before.
@@ -978,6 +978,9 @@ def turn_record(deck: PaneDeck, services: AppServices, prompt: str | None, *, bl
     return record
 
 
+SAVE_WORKER = "save-turn"  # (a vote waits for the turn it names: sighted_vote)
+
+
 def save_turn(screen: Screen[Any], record: ComparisonRecord,
               saved: Callable[[str, ComparisonRecord], None]) -> None:
     """Keep `record` (a turn that just ended on `screen`) in the history, off the UI
@@ -1025,4 +1028,4 @@ def save_turn(screen: Screen[Any], record: ComparisonRecord,
             return
         saved(prompt, dataclasses.replace(record, id=saved_id))
 
-    screen.run_worker(save(), name="save-turn", group="history", exit_on_error=False)
+    screen.run_worker(save(), name=SAVE_WORKER, group="history", exit_on_error=False)
